@@ -1,0 +1,139 @@
+package io.strata.chunking;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+
+/**
+ * The one place where chunking configuration (the JSON of a processor's {@code strategy} and
+ * {@code granularities}) is parsed and validated. Every error names the field and what is allowed.
+ */
+public final class ChunkingConfig {
+    public static final int DEFAULT_MAX_WORDS = 300;
+    public static final int MAX_MAX_WORDS = 8192;
+    public static final int MAX_LEVELS = 4;
+
+    /** strategy type → parser of the remaining strategy keys (consumed from the map). */
+    private static final Map<String, Function<Options, ChunkingStrategy>> STRATEGIES = new LinkedHashMap<>();
+
+    static {
+        STRATEGIES.put(RecursiveStrategy.TYPE, o -> new RecursiveStrategy(o.maxWords()));
+        STRATEGIES.put(SentenceStrategy.TYPE, o -> new SentenceStrategy(o.intValue("sentences", 1, 1, 1000), o.maxWords()));
+        STRATEGIES.put(ParagraphStrategy.TYPE, o -> new ParagraphStrategy(o.maxWords()));
+    }
+
+    private ChunkingConfig() {}
+
+    public static Set<String> strategyTypes() {
+        return STRATEGIES.keySet();
+    }
+
+    /**
+     * Parses {@code strategy} (null means the default recursive strategy with θ = 300 words).
+     *
+     * @param field the name of the setting, used in error messages
+     */
+    public static ChunkingStrategy parseStrategy(String field, Object strategy) {
+        if (strategy == null) {
+            return new RecursiveStrategy(DEFAULT_MAX_WORDS);
+        }
+        if (!(strategy instanceof Map<?, ?> raw)) {
+            throw new ConfigException(field, String.format(Locale.ROOT,
+                "[%s] must be an object like {\"type\": \"recursive\", \"max_words\": 300}", field));
+        }
+        Map<String, Object> map = new LinkedHashMap<>();
+        raw.forEach((k, v) -> map.put(String.valueOf(k), v));
+        Object type = map.remove("type");
+        if (type instanceof String == false) {
+            throw new ConfigException(field + ".type", String.format(Locale.ROOT,
+                "[%s.type] is required and must be one of %s", field, STRATEGIES.keySet()));
+        }
+        var parser = STRATEGIES.get(type);
+        if (parser == null) {
+            throw new ConfigException(field + ".type", String.format(Locale.ROOT,
+                "[%s.type] unknown strategy [%s]; supported: %s", field, type, STRATEGIES.keySet()));
+        }
+        Options options = new Options(field, (String) type, map);
+        ChunkingStrategy parsed = parser.apply(options);
+        options.rejectUnknown();
+        return parsed;
+    }
+
+    /** Parses {@code granularities} (null means the paper's [0.5, 0.25]; an empty list means parents only). */
+    public static List<Double> parseGranularities(String field, Object value, int maxWords) {
+        if (value == null) {
+            return MultiGranularChunker.DEFAULT_GRANULARITIES;
+        }
+        if (!(value instanceof List<?> list)) {
+            throw new ConfigException(field, String.format(Locale.ROOT,
+                "[%s] must be a list of fractions of max_words in (0, 1), e.g. [0.5, 0.25]; [] for parents only", field));
+        }
+        if (list.size() > MAX_LEVELS) {
+            throw new ConfigException(field, String.format(Locale.ROOT,
+                "[%s] allows at most %d child levels, got %d", field, MAX_LEVELS, list.size()));
+        }
+        List<Double> out = new ArrayList<>();
+        for (Object o : list) {
+            if (!(o instanceof Number n) || n.doubleValue() <= 0 || n.doubleValue() >= 1 || Double.isNaN(n.doubleValue())) {
+                throw new ConfigException(field, String.format(Locale.ROOT,
+                    "[%s] values must be numbers in (0, 1) (fractions of max_words), got [%s]", field, o));
+            }
+            double g = n.doubleValue();
+            if (out.isEmpty() == false && g >= out.get(out.size() - 1)) {
+                throw new ConfigException(field, String.format(Locale.ROOT,
+                    "[%s] must be strictly decreasing (level 1 is the coarsest child), got %s", field, list));
+            }
+            if (MultiGranularChunker.childWords(maxWords, g) < 1) {
+                throw new ConfigException(field, String.format(Locale.ROOT,
+                    "[%s] value [%s] gives children of less than one word at max_words [%d]", field, o, maxWords));
+            }
+            out.add(g);
+        }
+        return List.copyOf(out);
+    }
+
+    /** The keys of one strategy object, consumed as they are read so unknown keys can be reported. */
+    static final class Options {
+        private final String field;
+        private final String type;
+        private final Map<String, Object> remaining;
+        private final Set<String> known = new TreeSet<>(Set.of("type"));
+
+        Options(String field, String type, Map<String, Object> remaining) {
+            this.field = field;
+            this.type = type;
+            this.remaining = remaining;
+        }
+
+        int maxWords() {
+            return intValue("max_words", DEFAULT_MAX_WORDS, 1, MAX_MAX_WORDS);
+        }
+
+        int intValue(String key, int defaultValue, int min, int max) {
+            known.add(key);
+            Object v = remaining.remove(key);
+            if (v == null) {
+                return defaultValue;
+            }
+            if (!(v instanceof Number n) || n.doubleValue() != Math.rint(n.doubleValue())
+                || n.doubleValue() < min || n.doubleValue() > max) {
+                throw new ConfigException(field + "." + key, String.format(Locale.ROOT,
+                    "[%s.%s] must be an integer in [%d, %d], got [%s]", field, key, min, max, v));
+            }
+            return n.intValue();
+        }
+
+        void rejectUnknown() {
+            if (remaining.isEmpty() == false) {
+                String key = remaining.keySet().iterator().next();
+                throw new ConfigException(field + "." + key, String.format(Locale.ROOT,
+                    "[%s] unknown option [%s] for strategy [%s]; supported: %s", field, key, type, known));
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+package io.strata.chunking;
+
+import java.util.List;
+
+/**
+ * Cuts a text into parent chunks. Implementations are immutable and thread-safe: one instance serves
+ * every document of a pipeline.
+ */
+public interface ChunkingStrategy {
+    /** The {@code strategy.type} this strategy is configured by. */
+    String type();
+
+    /** The parent size θ in words: the bound parents respect and the base of the child granularities. */
+    int maxWords();
+
+    /**
+     * Parent spans of {@code text.text()}, in order, non-overlapping, each trimmed of surrounding whitespace,
+     * together covering every non-whitespace character.
+     */
+    List<Span> split(TextIndex text);
+}

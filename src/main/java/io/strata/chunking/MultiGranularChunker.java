@@ -1,0 +1,64 @@
+package io.strata.chunking;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Multi-Granular Chunker of the LGMGC paper (§3.2): parents come from a {@link ChunkingStrategy} with
+ * size θ; each parent is re-split by recursive chunking into children of θ·g words for every granularity g
+ * (default θ/2 and θ/4), which never divides a sentence unless the sentence alone exceeds θ·g. The parent
+ * itself is the level-0 child. LGMGC (§3.3) is this class with the logits-guided strategy.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class MultiGranularChunker {
+    /** The paper's granularities: θ/2 and θ/4. */
+    public static final List<Double> DEFAULT_GRANULARITIES = List.of(0.5, 0.25);
+
+    private final ChunkingStrategy strategy;
+    private final SentenceSegmenter segmenter;
+    private final List<Double> granularities;
+    private final List<RecursiveSplitter> childSplitters;
+
+    public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter) {
+        this.strategy = strategy;
+        this.segmenter = segmenter;
+        this.granularities = List.copyOf(granularities);
+        this.childSplitters = new ArrayList<>();
+        for (double g : granularities) {
+            childSplitters.add(new RecursiveSplitter(childWords(strategy.maxWords(), g)));
+        }
+    }
+
+    /** θ·g rounded, the child size of granularity g. */
+    public static int childWords(int theta, double granularity) {
+        return (int) Math.round(theta * granularity);
+    }
+
+    public ChunkingStrategy strategy() {
+        return strategy;
+    }
+
+    public List<Double> granularities() {
+        return granularities;
+    }
+
+    public List<ChunkedParent> chunk(String text) {
+        TextIndex index = new TextIndex(text, segmenter);
+        List<Span> parents = strategy.split(index);
+        List<ChunkedParent> out = new ArrayList<>(parents.size());
+        for (int p = 0; p < parents.size(); p++) {
+            Span parentSpan = parents.get(p);
+            Chunk parent = new Chunk(parentSpan.of(text), parentSpan, 0, p);
+            List<Chunk> children = new ArrayList<>();
+            for (int level = 1; level <= childSplitters.size(); level++) {
+                List<Span> spans = childSplitters.get(level - 1).split(index, parentSpan);
+                for (int c = 0; c < spans.size(); c++) {
+                    children.add(new Chunk(spans.get(c).of(text), spans.get(c), level, c));
+                }
+            }
+            out.add(new ChunkedParent(parent, children));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,186 @@
+package io.strata.chunking;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A source text with the indexes every strategy needs, computed once per document: word starts (for
+ * O(log n) word counts of any span) and, lazily, sentence boundaries. Not thread-safe; one per document.
+ *
+ * <p>A word is a maximal run of non-whitespace characters, the unit of θ in the LGMGC paper ("chunks of θ
+ * words").
+ */
+public final class TextIndex {
+    private final String text;
+    private final int[] wordStarts;
+    private final int wordCount;
+    /** Whitespace runs holding >= 2 line breaks (blank lines): start, end pairs, in order. */
+    private final int[] paragraphBreaks;
+    private final int paragraphBreakCount;
+    private final SentenceSegmenter segmenter;
+    private int[] sentenceBounds;
+
+    public TextIndex(String text, SentenceSegmenter segmenter) {
+        this.text = text;
+        this.segmenter = segmenter;
+        // one pass for word starts and paragraph breaks: every level of every strategy reuses them
+        int[] starts = new int[Math.max(16, text.length() / 5)];
+        int[] breaks = new int[16];
+        int n = 0;
+        int b = 0;
+        int runStart = -1;
+        int runNewlines = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (isWhitespace(c)) {
+                if (runStart < 0) {
+                    runStart = i;
+                    runNewlines = 0;
+                }
+                if (c == '\n') {
+                    runNewlines++;
+                }
+                continue;
+            }
+            if (runNewlines >= 2 && runStart > 0) {
+                if (b + 2 > breaks.length) {
+                    breaks = Arrays.copyOf(breaks, breaks.length * 2);
+                }
+                breaks[b++] = runStart;
+                breaks[b++] = i;
+            }
+            if (runStart >= 0 || i == 0) {
+                if (n == starts.length) {
+                    starts = Arrays.copyOf(starts, n * 2);
+                }
+                starts[n++] = i;
+            }
+            runStart = -1;
+            runNewlines = 0;
+        }
+        this.wordStarts = starts;
+        this.wordCount = n;
+        this.paragraphBreaks = breaks;
+        this.paragraphBreakCount = b / 2;
+    }
+
+    /** Paragraph pieces of {@code span} (pieces between blank lines), trimmed, in order. */
+    public List<Span> paragraphs(Span span) {
+        Span trimmed = trim(span.start(), span.end());
+        List<Span> out = new ArrayList<>();
+        // first break whose run ends after the span start
+        int lo = 0;
+        int hi = paragraphBreakCount;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (paragraphBreaks[2 * mid + 1] <= trimmed.start()) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        int pieceStart = trimmed.start();
+        for (int k = lo; k < paragraphBreakCount && paragraphBreaks[2 * k] < trimmed.end(); k++) {
+            int runStart = paragraphBreaks[2 * k];
+            if (runStart > pieceStart) {
+                out.add(new Span(pieceStart, runStart));
+            }
+            pieceStart = Math.max(pieceStart, paragraphBreaks[2 * k + 1]);
+        }
+        if (trimmed.end() > pieceStart) {
+            out.add(new Span(pieceStart, trimmed.end()));
+        }
+        return out;
+    }
+
+    public String text() {
+        return text;
+    }
+
+    public int length() {
+        return text.length();
+    }
+
+    public int totalWords() {
+        return wordCount;
+    }
+
+    /** Words (or parts of words) inside {@code [start, end)}. */
+    public int words(int start, int end) {
+        if (end <= start) {
+            return 0;
+        }
+        int n = lowerBound(end) - lowerBound(start);
+        // a word that began before start and continues into the span counts too
+        if (start > 0 && !isWhitespace(text.charAt(start)) && !isWhitespace(text.charAt(start - 1))) {
+            n++;
+        }
+        return n;
+    }
+
+    public int words(Span span) {
+        return words(span.start(), span.end());
+    }
+
+    /** Start offsets of the words in {@code span}, in order (a partial first word included). */
+    public int[] wordStartsIn(Span span) {
+        int from = lowerBound(span.start());
+        int to = lowerBound(span.end());
+        boolean partialFirst = span.start() > 0 && span.length() > 0 && !isWhitespace(text.charAt(span.start()))
+            && !isWhitespace(text.charAt(span.start() - 1));
+        int[] out = new int[to - from + (partialFirst ? 1 : 0)];
+        int k = 0;
+        if (partialFirst) {
+            out[k++] = span.start();
+        }
+        System.arraycopy(wordStarts, from, out, k, to - from);
+        return out;
+    }
+
+    /**
+     * Sentence boundaries of the whole text (sorted offsets, starting with 0 and ending with the length),
+     * segmented once on first use. Sentence segmentation breaks after line separators too, so the
+     * boundaries inside any paragraph equal those of segmenting that paragraph alone.
+     */
+    public int[] sentenceBoundaries() {
+        if (sentenceBounds == null) {
+            sentenceBounds = segmenter.boundaries(text);
+        }
+        return sentenceBounds;
+    }
+
+    /** The span shrunk to exclude leading and trailing whitespace (possibly empty). */
+    public Span trim(int start, int end) {
+        while (start < end && isWhitespace(text.charAt(start))) {
+            start++;
+        }
+        while (end > start && isWhitespace(text.charAt(end - 1))) {
+            end--;
+        }
+        return new Span(start, end);
+    }
+
+    static boolean isWhitespace(char c) {
+        if (c <= ' ') { // ASCII fast path: this runs once per character of every document
+            return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\u001C' && c <= '\u001F');
+        }
+        // Character.isWhitespace excludes the no-break spaces; treat them as spaces too
+        return c >= '\u0080' && (Character.isWhitespace(c) || c == '\u00A0' || c == '\u2007' || c == '\u202F');
+    }
+
+    /** Index of the first word start >= offset. */
+    private int lowerBound(int offset) {
+        int lo = 0;
+        int hi = wordCount;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (wordStarts[mid] < offset) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+}

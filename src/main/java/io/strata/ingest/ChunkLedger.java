@@ -1,0 +1,33 @@
+package io.strata.ingest;
+
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The chunk writes made while one bulk request ran its pipelines. {@link ChunkLifecycleFilter} puts a
+ * ledger into the thread context of every bulk request; processors record each document they wrote chunks
+ * for; when the bulk response shows that a document's own write failed, the filter repairs its chunks.
+ * Its presence also tells a processor that it runs for a real write and not in {@code _simulate}.
+ */
+public final class ChunkLedger {
+    /** Thread-context transient key. */
+    public static final String TRANSIENT = "_strata_chunk_ledger";
+
+    /** Chunks were written for {@code index/id} by {@code processor}. */
+    public record Entry(MultiGranularChunkingProcessor processor, String index, String id) {}
+
+    private final Queue<Entry> entries = new ConcurrentLinkedQueue<>();
+
+    public void record(MultiGranularChunkingProcessor processor, String index, String id) {
+        entries.add(new Entry(processor, index, id));
+    }
+
+    public List<Entry> entriesFor(String index, String id) {
+        return entries.stream().filter(e -> e.index().equals(index) && e.id().equals(id)).toList();
+    }
+
+    public boolean isEmpty() {
+        return entries.isEmpty();
+    }
+}

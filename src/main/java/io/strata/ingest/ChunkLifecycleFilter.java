@@ -1,0 +1,135 @@
+package io.strata.ingest;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.opensearch.action.ActionRequest;
+import org.opensearch.action.DocWriteRequest;
+import org.opensearch.action.bulk.BulkAction;
+import org.opensearch.action.bulk.BulkItemResponse;
+import org.opensearch.action.bulk.BulkResponse;
+import org.opensearch.action.support.ActionFilter;
+import org.opensearch.action.support.ActionFilterChain;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.MappingMetadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.action.ActionResponse;
+import org.opensearch.tasks.Task;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Keeps chunk indices in step with their source documents around every bulk request (single-document
+ * index and delete requests run as one-item bulks):
+ * <ul>
+ *   <li>before: puts a {@link ChunkLedger} into the thread context, in which processors record the chunks
+ *       they write;</li>
+ *   <li>after, before the client sees the response: a source document whose write failed after its chunks
+ *       were written gets its chunks repaired to match what is stored (deleted when nothing is); a deleted
+ *       source document loses its chunks in every chunk index of its index.</li>
+ * </ul>
+ */
+public final class ChunkLifecycleFilter implements ActionFilter {
+    private static final Logger logger = LogManager.getLogger(ChunkLifecycleFilter.class);
+
+    private final Supplier<ThreadContext> threadContext;
+    private final Supplier<ClusterService> clusterService;
+    private final Supplier<ChunkStore> store;
+    private volatile ChunkIndices chunkIndices = new ChunkIndices(-1, Map.of());
+
+    /** Suppliers because the node creates action filters before plugin components. */
+    public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
+                                Supplier<ChunkStore> store) {
+        this.threadContext = threadContext;
+        this.clusterService = clusterService;
+        this.store = store;
+    }
+
+    @Override
+    public int order() {
+        return Integer.MAX_VALUE; // after security filters: only requests that are allowed to run
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <Request extends ActionRequest, Response extends ActionResponse> void apply(Task task, String action, Request request,
+                                                                                       ActionListener<Response> listener,
+                                                                                       ActionFilterChain<Request, Response> chain) {
+        ThreadContext context = threadContext.get();
+        if (!BulkAction.NAME.equals(action) || context == null || context.getTransient(ChunkLedger.TRANSIENT) != null) {
+            // not a bulk, or our own chunk writes inside an outer bulk
+            chain.proceed(task, action, request, listener);
+            return;
+        }
+        ChunkLedger ledger = new ChunkLedger();
+        try (ThreadContext.StoredContext restore = context.newStoredContext(true)) {
+            context.putTransient(ChunkLedger.TRANSIENT, ledger);
+            ActionListener<Response> after = ActionListener.wrap(
+                response -> afterBulk(ledger, (BulkResponse) response, () -> listener.onResponse(response)),
+                listener::onFailure);
+            chain.proceed(task, action, request, after);
+        }
+    }
+
+    private void afterBulk(ChunkLedger ledger, BulkResponse response, Runnable respond) {
+        List<Consumer<ActionListener<Void>>> work = new ArrayList<>();
+        for (BulkItemResponse item : response.getItems()) {
+            if (item.isFailed()) {
+                for (ChunkLedger.Entry entry : ledger.entriesFor(item.getIndex(), item.getId())) {
+                    work.add(l -> entry.processor().repair(entry.index(), entry.id(), l));
+                }
+            } else if (item.getOpType() == DocWriteRequest.OpType.DELETE) {
+                for (String chunkIndex : chunkIndicesOf(item.getIndex())) {
+                    work.add(l -> store.get().deleteFrom(chunkIndex, item.getId(), 0, l));
+                }
+            }
+        }
+        if (work.isEmpty()) {
+            respond.run();
+            return;
+        }
+        AtomicInteger pending = new AtomicInteger(work.size());
+        for (Consumer<ActionListener<Void>> step : work) {
+            step.accept(ActionListener.wrap(v -> {
+                if (pending.decrementAndGet() == 0) {
+                    respond.run();
+                }
+            }, e -> {
+                // the source write stands; drift is reported here and repaired by reconciling
+                logger.warn("keeping chunks in step with a source document failed", e);
+                if (pending.decrementAndGet() == 0) {
+                    respond.run();
+                }
+            }));
+        }
+    }
+
+    /** Chunk indices whose mapping names {@code sourceIndex}, from the local cluster state (cached per version). */
+    List<String> chunkIndicesOf(String sourceIndex) {
+        ClusterState state = clusterService.get().state();
+        ChunkIndices current = chunkIndices;
+        if (current.version() != state.metadata().version()) {
+            Map<String, List<String>> bySource = new HashMap<>();
+            for (IndexMetadata index : state.metadata().indices().values()) {
+                MappingMetadata mapping = index.mapping();
+                String source = mapping == null ? null : ChunkDocuments.sourceIndexOf(mapping.sourceAsMap());
+                if (source != null) {
+                    bySource.computeIfAbsent(source, k -> new ArrayList<>()).add(index.getIndex().getName());
+                }
+            }
+            current = new ChunkIndices(state.metadata().version(), bySource);
+            chunkIndices = current;
+        }
+        return current.bySource().getOrDefault(sourceIndex, List.of());
+    }
+
+    private record ChunkIndices(long version, Map<String, List<String>> bySource) {}
+}

@@ -1,0 +1,164 @@
+package io.strata.ingest;
+
+import org.opensearch.ResourceAlreadyExistsException;
+import org.opensearch.action.admin.indices.create.CreateIndexRequest;
+import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.action.bulk.BulkItemResponse;
+import org.opensearch.action.bulk.BulkRequest;
+import org.opensearch.action.delete.DeleteRequest;
+import org.opensearch.action.get.MultiGetItemResponse;
+import org.opensearch.action.get.MultiGetRequest;
+import org.opensearch.action.index.IndexRequest;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.MappingMetadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.search.fetch.subphase.FetchSourceContext;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Writes and removes the chunk documents of one source document. Every call goes through the node client
+ * in the caller's thread context, so chunk writes carry the caller's permissions.
+ *
+ * <p>Chunk ids are {@code <source _id>:<ordinal>} with ordinals 0..n-1, so the chunks of a document are
+ * found by realtime multi-get probes of consecutive ids — exact even before a refresh, and without
+ * {@code _delete_by_query} (which needs the reindex module).
+ */
+public final class ChunkStore {
+    /** How many consecutive chunk ids one probe asks for. */
+    static final int PROBE = 64;
+
+    private final Client client;
+    private final ClusterService clusterService;
+    /** "target|source" pairs whose chunk mapping is known to be in place. */
+    private final Set<String> ready = ConcurrentHashMap.newKeySet();
+
+    public ChunkStore(Client client, ClusterService clusterService) {
+        this.client = client;
+        this.clusterService = clusterService;
+    }
+
+    /** Creates the chunk index (or adds the chunk mapping to an index the user created) on first use. */
+    public void ensureIndex(String target, String sourceIndex, ActionListener<Void> listener) {
+        String key = target + "|" + sourceIndex;
+        if (ready.contains(key)) {
+            listener.onResponse(null);
+            return;
+        }
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        if (metadata == null) {
+            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(sourceIndex));
+            client.admin().indices().create(create, ActionListener.wrap(r -> {
+                ready.add(key);
+                listener.onResponse(null);
+            }, e -> {
+                if (e instanceof ResourceAlreadyExistsException) {
+                    // another document created it first: check who owns it
+                    checkMapping(target, sourceIndex, key, listener);
+                } else {
+                    listener.onFailure(e);
+                }
+            }));
+        } else {
+            checkMapping(target, sourceIndex, key, listener);
+        }
+    }
+
+    private void checkMapping(String target, String sourceIndex, String key, ActionListener<Void> listener) {
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        MappingMetadata mapping = metadata == null ? null : metadata.mapping();
+        String owner = mapping == null ? null : ChunkDocuments.sourceIndexOf(mapping.sourceAsMap());
+        if (owner == null) {
+            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(sourceIndex));
+            client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
+                ready.add(key);
+                listener.onResponse(null);
+            }, listener::onFailure));
+        } else if (owner.equals(sourceIndex)) {
+            ready.add(key);
+            listener.onResponse(null);
+        } else {
+            listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] already holds the chunks of index [%s]; use one target index per source index", target,
+                owner)));
+        }
+    }
+
+    /** Writes {@code docs} as chunks 0..n-1 of {@code sourceId} and removes its chunks from earlier versions. */
+    public void replace(String target, String sourceId, List<Map<String, Object>> docs, ActionListener<Void> listener) {
+        if (docs.isEmpty()) {
+            deleteFrom(target, sourceId, 0, listener);
+            return;
+        }
+        BulkRequest bulk = new BulkRequest();
+        for (int i = 0; i < docs.size(); i++) {
+            bulk.add(new IndexRequest(target).id(ChunkDocuments.chunkId(sourceId, i)).source(docs.get(i)));
+        }
+        client.bulk(bulk, ActionListener.wrap(response -> {
+            if (response.hasFailures()) {
+                BulkItemResponse failed = firstFailure(response.getItems());
+                Exception cause = failed.getFailure().getCause();
+                // leave no partial set behind: the caller sees the failure and nothing of this version
+                deleteFrom(target, sourceId, 0, ActionListener.wrap(
+                    v -> listener.onFailure(chunkWriteFailure(target, cause)),
+                    e -> {
+                        cause.addSuppressed(e);
+                        listener.onFailure(chunkWriteFailure(target, cause));
+                    }));
+            } else {
+                deleteFrom(target, sourceId, docs.size(), listener);
+            }
+        }, listener::onFailure));
+    }
+
+    /** Deletes chunks {@code from, from+1, …} of {@code sourceId} until a probe finds none. */
+    public void deleteFrom(String target, String sourceId, int from, ActionListener<Void> listener) {
+        MultiGetRequest probe = new MultiGetRequest().realtime(true);
+        for (int i = from; i < from + PROBE; i++) {
+            probe.add(new MultiGetRequest.Item(target, ChunkDocuments.chunkId(sourceId, i))
+                .fetchSourceContext(FetchSourceContext.DO_NOT_FETCH_SOURCE));
+        }
+        client.multiGet(probe, ActionListener.wrap(response -> {
+            List<String> existing = new ArrayList<>();
+            for (MultiGetItemResponse item : response.getResponses()) {
+                if (!item.isFailed() && item.getResponse().isExists()) {
+                    existing.add(item.getId());
+                }
+            }
+            if (existing.isEmpty()) {
+                listener.onResponse(null);
+                return;
+            }
+            BulkRequest delete = new BulkRequest();
+            existing.forEach(id -> delete.add(new DeleteRequest(target, id)));
+            client.bulk(delete, ActionListener.wrap(r -> {
+                if (r.hasFailures()) {
+                    listener.onFailure(chunkWriteFailure(target, firstFailure(r.getItems()).getFailure().getCause()));
+                } else {
+                    deleteFrom(target, sourceId, from + PROBE, listener);
+                }
+            }, listener::onFailure));
+        }, listener::onFailure));
+    }
+
+    private static BulkItemResponse firstFailure(BulkItemResponse[] items) {
+        for (BulkItemResponse item : items) {
+            if (item.isFailed()) {
+                return item;
+            }
+        }
+        throw new IllegalStateException("bulk response has failures but no failed item");
+    }
+
+    private static Exception chunkWriteFailure(String target, Exception cause) {
+        return new ChunkWriteException(String.format(Locale.ROOT, "writing chunks to [%s] failed: %s", target,
+            cause.getMessage()), cause);
+    }
+}

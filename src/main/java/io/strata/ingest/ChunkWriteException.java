@@ -1,0 +1,17 @@
+package io.strata.ingest;
+
+import org.opensearch.OpenSearchException;
+import org.opensearch.core.rest.RestStatus;
+
+/** Chunk documents could not be written; the status is the underlying one so clients can retry 429/503. */
+public final class ChunkWriteException extends OpenSearchException {
+    public ChunkWriteException(String message, Exception cause) {
+        super(message, cause);
+    }
+
+    @Override
+    public RestStatus status() {
+        Throwable cause = getCause();
+        return cause instanceof OpenSearchException o ? o.status() : RestStatus.INTERNAL_SERVER_ERROR;
+    }
+}

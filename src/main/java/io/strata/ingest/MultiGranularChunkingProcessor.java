@@ -1,0 +1,291 @@
+package io.strata.ingest;
+
+import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.ChunkingConfig;
+import io.strata.chunking.ConfigException;
+import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.SentenceSegmenter;
+import org.opensearch.action.get.GetRequest;
+import org.opensearch.cluster.metadata.MetadataCreateIndexService;
+import org.opensearch.common.UUIDs;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.ingest.AbstractProcessor;
+import org.opensearch.ingest.ConfigurationUtils;
+import org.opensearch.ingest.IngestDocument;
+import org.opensearch.ingest.Processor;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
+
+/**
+ * {@code multi_granular_chunking}: splits a text field into parent chunks and their multi-granular
+ * children (LGMGC §3.2) and writes one chunk document per parent into {@code target_index}, before the
+ * source document itself is written. The source document gains a summary under {@code strata}.
+ *
+ * <p>Runs asynchronously and never blocks the write thread on I/O. Chunk writes use the caller's thread
+ * context (and so its permissions). In {@code _simulate} nothing is written: the chunk documents are shown
+ * under {@code strata.chunks} instead.
+ */
+public final class MultiGranularChunkingProcessor extends AbstractProcessor {
+    public static final String TYPE = "multi_granular_chunking";
+    public static final String SUMMARY_FIELD = "strata";
+    /** Default limit of the text length, in characters. */
+    public static final int DEFAULT_MAX_CHARS = 10_000_000;
+
+    private final String field;
+    private final String targetIndex;
+    private final MultiGranularChunker chunker;
+    private final List<String> copyFields;
+    private final boolean ignoreMissing;
+    private final int maxChars;
+    private final ChunkStore store;
+    private final ThreadContext threadContext;
+    private final Client client;
+
+    MultiGranularChunkingProcessor(String tag, String description, String field, String targetIndex, MultiGranularChunker chunker,
+                                   List<String> copyFields, boolean ignoreMissing, int maxChars, ChunkStore store,
+                                   ThreadContext threadContext, Client client) {
+        super(tag, description);
+        this.field = field;
+        this.targetIndex = targetIndex;
+        this.chunker = chunker;
+        this.copyFields = List.copyOf(copyFields);
+        this.ignoreMissing = ignoreMissing;
+        this.maxChars = maxChars;
+        this.store = store;
+        this.threadContext = threadContext;
+        this.client = client;
+    }
+
+    @Override
+    public String getType() {
+        return TYPE;
+    }
+
+    public String field() {
+        return field;
+    }
+
+    public String targetIndex() {
+        return targetIndex;
+    }
+
+    public MultiGranularChunker chunker() {
+        return chunker;
+    }
+
+    @Override
+    public IngestDocument execute(IngestDocument document) {
+        throw new UnsupportedOperationException("[" + TYPE + "] runs asynchronously only");
+    }
+
+    @Override
+    public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> handler) {
+        final String sourceIndex;
+        final String sourceId;
+        final List<Map<String, Object>> chunkDocs;
+        try {
+            Object value = document.hasField(field) ? document.getFieldValue(field, Object.class) : null;
+            if (value == null) {
+                if (ignoreMissing) {
+                    handler.accept(document, null);
+                    return;
+                }
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, field));
+            }
+            String text = validText(value);
+            sourceIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
+            if (targetIndex.equals(sourceIndex)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, targetIndex));
+            }
+            String id = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName());
+            if (id == null) {
+                // chunk ids derive from the source id, so the id is fixed here instead of at write time
+                id = UUIDs.base64UUID();
+                document.setFieldValue(IngestDocument.Metadata.ID.getFieldName(), id);
+            }
+            sourceId = id;
+            List<ChunkedParent> parents = chunker.chunk(text);
+            Map<String, Object> copied = copiedFields(document);
+            chunkDocs = new ArrayList<>(parents.size());
+            int children = 0;
+            for (ChunkedParent p : parents) {
+                chunkDocs.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), p, copied));
+                children += p.children().size();
+            }
+            Map<String, Object> summary = new LinkedHashMap<>();
+            summary.put("parents", parents.size());
+            summary.put("children", children);
+            summary.put("strategy", chunker.strategy().type());
+            summary.put("target_index", targetIndex);
+            ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
+            if (ledger == null) {
+                summary.put("chunks", chunkDocs); // _simulate: show what would be written, write nothing
+                document.setFieldValue(SUMMARY_FIELD, summary);
+                handler.accept(document, null);
+                return;
+            }
+            document.setFieldValue(SUMMARY_FIELD, summary);
+            ledger.record(this, sourceIndex, sourceId);
+        } catch (Exception e) {
+            handler.accept(null, e);
+            return;
+        }
+        store.ensureIndex(targetIndex, sourceIndex, ActionListener.wrap(
+            ready -> store.replace(targetIndex, sourceId, chunkDocs, ActionListener.wrap(
+                written -> handler.accept(document, null),
+                e -> handler.accept(null, e))),
+            e -> handler.accept(null, e)));
+    }
+
+    /**
+     * Makes the chunks of {@code index/id} match the document as it is now stored (realtime get): rewrites
+     * them from its current text, or deletes them when the document or its field is gone. Used when a
+     * source write failed after its chunks were written.
+     */
+    public void repair(String index, String id, ActionListener<Void> listener) {
+        client.get(new GetRequest(index, id).realtime(true), ActionListener.wrap(response -> {
+            Object value = response.isExists() ? response.getSourceAsMap().get(field) : null;
+            if (!(value instanceof String text) || text.isBlank()) {
+                store.deleteFrom(targetIndex, id, 0, listener);
+                return;
+            }
+            Map<String, Object> source = response.getSourceAsMap();
+            IngestDocument current = new IngestDocument(index, id, null, null, null, source);
+            Map<String, Object> copied = copiedFields(current);
+            List<Map<String, Object>> docs = new ArrayList<>();
+            for (ChunkedParent p : chunker.chunk(text)) {
+                docs.add(ChunkDocuments.toSource(index, id, chunker.strategy().type(), p, copied));
+            }
+            store.replace(targetIndex, id, docs, listener);
+        }, listener::onFailure));
+    }
+
+    private String validText(Object value) {
+        if (!(value instanceof String text)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] field [%s] must be a string, got [%s]", TYPE, field, value instanceof List ? "array" : value.getClass().getSimpleName()));
+        }
+        if (text.isBlank()) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] field [%s] is empty", TYPE, field));
+        }
+        if (text.length() > maxChars) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] field [%s] has %d characters, more than [max_chars] = %d", TYPE, field, text.length(), maxChars));
+        }
+        return text;
+    }
+
+    private Map<String, Object> copiedFields(IngestDocument document) {
+        Map<String, Object> copied = new LinkedHashMap<>();
+        for (String name : copyFields) {
+            if (document.hasField(name)) {
+                copied.put(name, IngestDocument.deepCopy(document.getFieldValue(name, Object.class)));
+            }
+        }
+        return copied;
+    }
+
+    /** Reads and validates the processor configuration once, at pipeline creation. */
+    public static final class Factory implements Processor.Factory {
+        static final Set<String> KEYS = Set.of("field", "target_index", "strategy", "granularities", "copy_fields",
+            "ignore_missing", "max_chars");
+
+        private final ChunkStore store;
+        private final ThreadContext threadContext;
+        private final Client client;
+        private final SentenceSegmenter segmenter;
+
+        public Factory(ChunkStore store, ThreadContext threadContext, Client client, SentenceSegmenter segmenter) {
+            this.store = store;
+            this.threadContext = threadContext;
+            this.client = client;
+            this.segmenter = segmenter;
+        }
+
+        @Override
+        public MultiGranularChunkingProcessor create(Map<String, Processor.Factory> factories, String tag, String description,
+                                                     Map<String, Object> config) {
+            for (String key : config.keySet()) {
+                if (!KEYS.contains(key)) {
+                    throw ConfigurationUtils.newConfigurationException(TYPE, tag, key, String.format(Locale.ROOT,
+                        "unknown option [%s]; supported: %s", key, KEYS.stream().sorted().toList()));
+                }
+            }
+            String field = ConfigurationUtils.readStringProperty(TYPE, tag, config, "field");
+            String targetIndex = ConfigurationUtils.readStringProperty(TYPE, tag, config, "target_index");
+            validateIndexName(tag, targetIndex);
+            boolean ignoreMissing = ConfigurationUtils.readBooleanProperty(TYPE, tag, config, "ignore_missing", false);
+            Object maxCharsValue = config.remove("max_chars");
+            int maxChars = DEFAULT_MAX_CHARS;
+            if (maxCharsValue != null) {
+                if (!(maxCharsValue instanceof Integer n) || n < 1) {
+                    throw ConfigurationUtils.newConfigurationException(TYPE, tag, "max_chars",
+                        "must be a positive integer (characters), got [" + maxCharsValue + "]");
+                }
+                maxChars = n;
+            }
+            List<String> copyFields = readCopyFields(tag, config.remove("copy_fields"));
+            MultiGranularChunker chunker;
+            try {
+                var strategy = ChunkingConfig.parseStrategy("strategy", config.remove("strategy"));
+                var granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
+                    strategy.maxWords());
+                chunker = new MultiGranularChunker(strategy, granularities, segmenter);
+            } catch (ConfigException e) {
+                throw ConfigurationUtils.newConfigurationException(TYPE, tag, e.field(), e.getMessage());
+            }
+            return new MultiGranularChunkingProcessor(tag, description, field, targetIndex, chunker, copyFields, ignoreMissing,
+                maxChars, store, threadContext, client);
+        }
+
+        private static void validateIndexName(String tag, String name) {
+            String problem = null;
+            if (!name.toLowerCase(Locale.ROOT).equals(name)) {
+                problem = "must be lowercase";
+            } else if (name.startsWith("_") || name.startsWith("-") || name.startsWith("+")) {
+                problem = "must not start with '_', '-' or '+'";
+            } else if (name.equals(".") || name.equals("..")) {
+                problem = "must not be '.' or '..'";
+            } else {
+                try {
+                    MetadataCreateIndexService.validateIndexOrAliasName(name, (n, msg) -> new IllegalArgumentException(msg));
+                } catch (IllegalArgumentException e) {
+                    problem = e.getMessage();
+                }
+            }
+            if (problem != null) {
+                throw ConfigurationUtils.newConfigurationException(TYPE, tag, "target_index",
+                    "[" + name + "] is not a valid index name: " + problem);
+            }
+        }
+
+        private static List<String> readCopyFields(String tag, Object value) {
+            if (value == null) {
+                return List.of();
+            }
+            if (!(value instanceof List<?> list) || list.stream().anyMatch(v -> !(v instanceof String s) || s.isBlank())) {
+                throw ConfigurationUtils.newConfigurationException(TYPE, tag, "copy_fields",
+                    "must be a list of source field names, e.g. [\"title\"]");
+            }
+            List<String> names = list.stream().map(String.class::cast).toList();
+            for (String name : names) {
+                String root = name.contains(".") ? name.substring(0, name.indexOf('.')) : name;
+                if (ChunkDocuments.RESERVED.contains(root)) {
+                    throw ConfigurationUtils.newConfigurationException(TYPE, tag, "copy_fields", String.format(Locale.ROOT,
+                        "[%s] would overwrite a chunk field; reserved: %s", name, ChunkDocuments.RESERVED.stream().sorted().toList()));
+                }
+            }
+            return names;
+        }
+    }
+}

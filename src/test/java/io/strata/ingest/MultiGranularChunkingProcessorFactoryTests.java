@@ -1,0 +1,65 @@
+package io.strata.ingest;
+
+import io.strata.chunking.SentenceSegmenter;
+import org.junit.Test;
+import org.opensearch.OpenSearchParseException;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+public class MultiGranularChunkingProcessorFactoryTests {
+    private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(null, null, null,
+        SentenceSegmenter.english());
+
+    private MultiGranularChunkingProcessor create(Map<String, Object> config) {
+        return factory.create(Map.of(), "tag", null, new HashMap<>(config));
+    }
+
+    private OpenSearchParseException rejected(Map<String, Object> config) {
+        return assertThrows(OpenSearchParseException.class, () -> create(config));
+    }
+
+    @Test
+    public void testCreate_minimalConfig_usesRecursive300WithHalfAndQuarterChildren() {
+        MultiGranularChunkingProcessor p = create(Map.of("field", "body", "target_index", "chunks"));
+        assertEquals("body", p.field());
+        assertEquals("chunks", p.targetIndex());
+        assertEquals("recursive", p.chunker().strategy().type());
+        assertEquals(300, p.chunker().strategy().maxWords());
+        assertEquals(List.of(0.5, 0.25), p.chunker().granularities());
+    }
+
+    @Test
+    public void testCreate_fullConfig() {
+        MultiGranularChunkingProcessor p = create(Map.of("field", "body", "target_index", "chunks", "strategy",
+            Map.of("type", "sentence", "sentences", 2, "max_words", 120), "granularities", List.of(0.5), "copy_fields",
+            List.of("title", "meta.author"), "ignore_missing", true, "max_chars", 5000));
+        assertEquals("sentence", p.chunker().strategy().type());
+        assertEquals(120, p.chunker().strategy().maxWords());
+        assertEquals(List.of(0.5), p.chunker().granularities());
+    }
+
+    @Test
+    public void testCreate_errorsNameTheFieldAndTheAllowedValues() {
+        assertEquals("[field] required property is missing", rejected(Map.of("target_index", "c")).getMessage());
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "size", 3)).getMessage()
+            .startsWith("[size] unknown option [size]; supported: [copy_fields, field, granularities"));
+        OpenSearchParseException e = rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "nope")));
+        assertEquals("strategy.type", e.getMetadata("opensearch.property_name").get(0));
+        assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: [recursive, sentence, paragraph]"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "UPPER")).getMessage().contains("must be lowercase"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "a,b")).getMessage().contains("is not a valid index name"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "copy_fields", List.of("children.x"))).getMessage()
+            .contains("would overwrite a chunk field"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "copy_fields", "title")).getMessage()
+            .contains("must be a list of source field names"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "max_chars", 0)).getMessage().contains("positive integer"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "granularities", List.of(0.5, 0.7))).getMessage()
+            .contains("strictly decreasing"));
+    }
+}

@@ -1,0 +1,73 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.Map;
+
+/** Every bad input gets a 4xx naming the field and what is allowed, and nothing is written. */
+public class BadInputIT extends StrataRestTestCase {
+
+    private static void assertBadPipeline(String processorJson, String... expected) {
+        ResponseException e = callFailing("PUT", "/_ingest/pipeline/bad",
+            "{\"processors\": [{\"multi_granular_chunking\": " + processorJson + "}]}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        for (String fragment : expected) {
+            assertTrue("expected [" + fragment + "] in " + e.getMessage(), e.getMessage().contains(fragment));
+        }
+    }
+
+    public void testPipelineCreation_rejectsInvalidConfigWithTheFieldAndAllowedValues() {
+        assertBadPipeline("{\"target_index\": \"c\"}", "[field] required property is missing");
+        assertBadPipeline("{\"field\": \"body\"}", "[target_index] required property is missing");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"colour\": 1}", "unknown option [colour]", "target_index");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"strategy\": {\"type\": \"magic\"}}",
+            "unknown strategy [magic]", "recursive", "sentence", "paragraph");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"strategy\": {\"max_words\": 100}}",
+            "[strategy.type] is required");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 0}}",
+            "[strategy.max_words] must be an integer in [1, 8192]");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"strategy\": {\"type\": \"recursive\", \"max_words\": \"lots\"}}",
+            "[strategy.max_words] must be an integer");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"strategy\": {\"type\": \"recursive\", \"sentences\": 2}}",
+            "unknown option [sentences] for strategy [recursive]");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"granularities\": [0.25, 0.5]}", "strictly decreasing");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"granularities\": [1.5]}", "values must be numbers in (0, 1)");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"granularities\": \"half\"}", "[granularities] must be a list");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"copy_fields\": [\"text\"]}", "would overwrite a chunk field");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"Bad*Name\"}", "[Bad*Name] is not a valid index name");
+        assertBadPipeline("{\"field\": \"body\", \"target_index\": \"c\", \"max_chars\": -5}", "[max_chars]");
+    }
+
+    private static void assertBadDocument(String docJson, String expected) throws Exception {
+        ResponseException e = callFailing("PUT", "/docs/_doc/1?pipeline=p", docJson);
+        assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue("expected [" + expected + "] in " + e.getMessage(), e.getMessage().contains(expected));
+    }
+
+    public void testIngest_rejectsBadDocumentsAndWritesNothing() throws Exception {
+        putPipeline("p", "{\"field\": \"body\", \"target_index\": \"docs-chunks\", \"max_chars\": 1000}");
+        assertBadDocument("{\"title\": \"no body\"}", "field [body] is missing");
+        assertBadDocument("{\"body\": 42}", "field [body] must be a string, got [Integer]");
+        assertBadDocument("{\"body\": [\"a\", \"b\"]}", "field [body] must be a string, got [array]");
+        assertBadDocument("{\"body\": \"\"}", "field [body] is empty");
+        assertBadDocument("{\"body\": \"   \\n  \"}", "field [body] is empty");
+        assertBadDocument(json(Map.of("body", "word ".repeat(300))), "more than [max_chars] = 1000");
+        assertFalse(indexExists("docs-chunks"));
+        assertFalse(indexExists("docs"));
+    }
+
+    public void testIngest_withIgnoreMissing_indexesTheDocumentWithoutChunks() throws Exception {
+        putPipeline("lenient", "{\"field\": \"body\", \"target_index\": \"docs-chunks\", \"ignore_missing\": true}");
+        call("PUT", "/docs/_doc/1?pipeline=lenient&refresh=true", "{\"title\": \"no body\"}");
+        Map<String, Object> source = (Map<String, Object>) call("GET", "/docs/_doc/1").get("_source");
+        assertEquals(Map.of("title", "no body"), source);
+        assertFalse(indexExists("docs-chunks"));
+    }
+
+    public void testIngest_intoItsOwnTargetIndex_isRejected() throws Exception {
+        putPipeline("self", "{\"field\": \"body\", \"target_index\": \"docs\"}");
+        ResponseException e = callFailing("PUT", "/docs/_doc/1?pipeline=self", "{\"body\": \"Some text.\"}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage().contains("[target_index] [docs] is the index being written"));
+    }
+}

@@ -1,0 +1,106 @@
+package io.strata.it;
+
+import io.strata.chunking.TestTexts;
+import org.opensearch.client.Request;
+import org.opensearch.client.Response;
+import org.opensearch.client.ResponseException;
+import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.xcontent.XContentBuilder;
+import org.opensearch.test.rest.OpenSearchRestTestCase;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Integration tests talk REST to the real cluster that {@code bin/strata-test} starts with
+ * {@code bin/strata-node} (address in {@code tests.rest.cluster}), with JSON a user would write.
+ */
+public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
+
+    /** Performs a request with an optional JSON body and returns the parsed response. */
+    protected static Map<String, Object> call(String method, String path, String body) throws IOException {
+        Request request = new Request(method, path);
+        if (body != null) {
+            request.setJsonEntity(body);
+        }
+        Response response = client().performRequest(request);
+        return entityAsMap(response);
+    }
+
+    protected static Map<String, Object> call(String method, String path) throws IOException {
+        return call(method, path, null);
+    }
+
+    /** Performs a request that must fail; returns the error response. */
+    protected static ResponseException callFailing(String method, String path, String body) {
+        Request request = new Request(method, path);
+        if (body != null) {
+            request.setJsonEntity(body);
+        }
+        return expectThrows(ResponseException.class, () -> client().performRequest(request));
+    }
+
+    protected static String json(Map<String, ?> map) {
+        try {
+            XContentBuilder builder = XContentFactory.jsonBuilder().map(map);
+            return BytesReference.bytes(builder).utf8ToString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    protected static void putPipeline(String name, String processorJson) throws IOException {
+        call("PUT", "/_ingest/pipeline/" + name, "{\"processors\": [{\"multi_granular_chunking\": " + processorJson + "}]}");
+    }
+
+    /** Bulk-indexes {@code docs} (id → source) through {@code pipeline}; returns the response. */
+    protected static Map<String, Object> bulk(String index, String pipeline, Map<String, Map<String, Object>> docs) throws IOException {
+        StringBuilder body = new StringBuilder();
+        for (var e : docs.entrySet()) {
+            body.append(json(Map.of("index", Map.of("_index", index, "_id", e.getKey())))).append('\n');
+            body.append(json(e.getValue())).append('\n');
+        }
+        Request request = new Request("POST", "/_bulk?pipeline=" + pipeline + "&refresh=true");
+        request.setJsonEntity(body.toString());
+        return entityAsMap(client().performRequest(request));
+    }
+
+    protected static void refresh(String index) throws IOException {
+        call("POST", "/" + index + "/_refresh");
+    }
+
+    @SuppressWarnings("unchecked")
+    protected static List<Map<String, Object>> chunksOf(String chunkIndex, String sourceId) throws IOException {
+        refresh(chunkIndex);
+        Map<String, Object> r = call("POST", "/" + chunkIndex + "/_search", """
+            {"size": 1000, "query": {"term": {"source_id": "%s"}}, "sort": [{"ordinal": "asc"}]}
+            """.formatted(sourceId));
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Object hit : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
+            out.add((Map<String, Object>) ((Map<String, Object>) hit).get("_source"));
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    protected static int count(String index) throws IOException {
+        refresh(index);
+        return ((Number) call("GET", "/" + index + "/_count").get("count")).intValue();
+    }
+
+    /** The bundled chapters of Emma, split into chapters: title → text. */
+    protected static Map<String, String> emmaChapters() {
+        String emma = TestTexts.emma();
+        Map<String, String> chapters = new java.util.LinkedHashMap<>();
+        String[] parts = emma.split("(?m)(?=^(?:VOLUME [IVX]+\\. )?CHAPTER [IVX]+$)");
+        for (String part : parts) {
+            String title = part.substring(0, part.indexOf('\n')).strip();
+            chapters.put(title, part.substring(part.indexOf('\n')).strip());
+        }
+        return chapters;
+    }
+}
