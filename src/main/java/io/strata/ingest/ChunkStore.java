@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
@@ -20,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -37,29 +37,72 @@ public final class ChunkStore {
 
     private final Client client;
     private final ClusterService clusterService;
-    /** "target|source" pairs whose chunk mapping is known to be in place. */
-    private final Set<String> ready = ConcurrentHashMap.newKeySet();
+    /**
+     * "target|source" → UUID of the target index whose chunk mapping was checked. Keyed on the UUID so that
+     * a deleted and re-created index is checked again.
+     */
+    private final Map<String, String> ready = new ConcurrentHashMap<>();
+    /** Listeners waiting for an index check in progress, by "target|source". */
+    private final Map<String, List<ActionListener<Void>>> inFlight = new ConcurrentHashMap<>();
 
     public ChunkStore(Client client, ClusterService clusterService) {
         this.client = client;
         this.clusterService = clusterService;
     }
 
-    /** Creates the chunk index (or adds the chunk mapping to an index the user created) on first use. */
+    /**
+     * Creates the chunk index (or adds the chunk mapping to an index the user created) on first use.
+     * Concurrent first uses (a bulk request of many documents) share one check.
+     */
     public void ensureIndex(String target, String sourceIndex, ActionListener<Void> listener) {
         String key = target + "|" + sourceIndex;
-        if (ready.contains(key)) {
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        if (metadata != null && metadata.getIndexUUID().equals(ready.get(key))) {
             listener.onResponse(null);
             return;
         }
+        boolean[] first = new boolean[1];
+        List<ActionListener<Void>> waiting = inFlight.compute(key, (k, list) -> {
+            first[0] = list == null;
+            List<ActionListener<Void>> l = list == null ? new ArrayList<>() : list;
+            l.add(listener);
+            return l;
+        });
+        if (!first[0]) {
+            return;
+        }
+        ActionListener<Void> all = ActionListener.wrap(v -> {
+            for (ActionListener<Void> l : drain(key, waiting)) {
+                l.onResponse(null);
+            }
+        }, e -> {
+            for (ActionListener<Void> l : drain(key, waiting)) {
+                l.onFailure(e);
+            }
+        });
+        try {
+            check(target, sourceIndex, key, all);
+        } catch (Exception e) {
+            all.onFailure(e);
+        }
+    }
+
+    /** Ends the check: later callers start a new one; everyone who joined this one is returned. */
+    private List<ActionListener<Void>> drain(String key, List<ActionListener<Void>> waiting) {
+        // compute() and remove() lock the same map entry, so no listener joins after the removal
+        inFlight.remove(key, waiting);
+        return List.copyOf(waiting);
+    }
+
+    private void check(String target, String sourceIndex, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
             CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(sourceIndex));
             client.admin().indices().create(create, ActionListener.wrap(r -> {
-                ready.add(key);
+                markReady(target, key);
                 listener.onResponse(null);
             }, e -> {
-                if (e instanceof ResourceAlreadyExistsException) {
+                if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
                     // another document created it first: check who owns it
                     checkMapping(target, sourceIndex, key, listener);
                 } else {
@@ -78,16 +121,24 @@ public final class ChunkStore {
         if (owner == null) {
             PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(sourceIndex));
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
-                ready.add(key);
+                markReady(target, key);
                 listener.onResponse(null);
             }, listener::onFailure));
         } else if (owner.equals(sourceIndex)) {
-            ready.add(key);
+            ready.put(key, metadata.getIndexUUID());
             listener.onResponse(null);
         } else {
             listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
                 "[target_index] [%s] already holds the chunks of index [%s]; use one target index per source index", target,
                 owner)));
+        }
+    }
+
+    private void markReady(String target, String key) {
+        // acknowledged create/put-mapping responses mean this node has applied the new state
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        if (metadata != null) {
+            ready.put(key, metadata.getIndexUUID());
         }
     }
 

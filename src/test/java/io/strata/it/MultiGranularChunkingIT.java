@@ -170,6 +170,7 @@ public class MultiGranularChunkingIT extends StrataRestTestCase {
         Map<String, Object> props = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) mapping.get("books-chunks"))
             .get("mappings")).get("properties");
         assertEquals("nested", ((Map<String, Object>) props.get("children")).get("type"));
+        refresh("books-chunks");
         Map<String, Object> shards = call("GET", "/books-chunks/_stats/docs?level=shards");
         Map<String, Object> perShard = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) shards.get("indices"))
             .get("books-chunks")).get("shards");
