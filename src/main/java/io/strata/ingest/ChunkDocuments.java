@@ -2,6 +2,7 @@ package io.strata.ingest;
 
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
+import io.strata.inference.ModelInfo;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,10 +29,14 @@ public final class ChunkDocuments {
     public static final String STRATEGY = "strategy";
     public static final String CHILDREN = "children";
     public static final String LEVEL = "level";
+    public static final String EMBEDDING = "embedding";
+    /** Hash of what a parent's vectors depend on (its text, the child sizes, the model): equal hash, reusable vectors. */
+    public static final String TEXT_HASH = "text_hash";
+    public static final String META_MODEL = "model";
 
     /** Names a copied source field may not take. */
     public static final Set<String> RESERVED = Set.of(SOURCE_ID, SOURCE_INDEX, ORDINAL, TEXT, START, END, STRATEGY, CHILDREN,
-        "embedding");
+        EMBEDDING, TEXT_HASH);
 
     private ChunkDocuments() {}
 
@@ -42,6 +47,15 @@ public final class ChunkDocuments {
     /** The chunk document of one parent and its children. */
     public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
                                                Map<String, Object> copiedFields) {
+        return toSource(sourceIndex, sourceId, strategy, parent, copiedFields, null, null);
+    }
+
+    /**
+     * The chunk document of one parent and its children; {@code vectors} (null: none) holds the parent's
+     * vector followed by its children's, in {@link ChunkedParent#all()} order.
+     */
+    public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
+                                               Map<String, Object> copiedFields, List<float[]> vectors, String textHash) {
         Chunk p = parent.parent();
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put(SOURCE_ID, sourceId);
@@ -52,22 +66,32 @@ public final class ChunkDocuments {
         doc.put(START, p.start());
         doc.put(END, p.end());
         doc.putAll(copiedFields);
+        if (textHash != null) {
+            doc.put(TEXT_HASH, textHash);
+        }
+        if (vectors != null) {
+            doc.put(EMBEDDING, vectors.get(0));
+        }
         List<Map<String, Object>> children = new ArrayList<>(parent.children().size());
-        for (Chunk c : parent.children()) {
+        for (int i = 0; i < parent.children().size(); i++) {
+            Chunk c = parent.children().get(i);
             Map<String, Object> child = new LinkedHashMap<>();
             child.put(LEVEL, c.level());
             child.put(ORDINAL, c.ordinal());
             child.put(TEXT, c.text());
             child.put(START, c.start());
             child.put(END, c.end());
+            if (vectors != null) {
+                child.put(EMBEDDING, vectors.get(i + 1));
+            }
             children.add(child);
         }
         doc.put(CHILDREN, children);
         return doc;
     }
 
-    /** Mapping of a chunk index whose chunks come from {@code sourceIndex}. */
-    public static Map<String, Object> mapping(String sourceIndex) {
+    /** Mapping of a chunk index whose chunks come from {@code sourceIndex}, embedded by {@code model} (null: no vectors). */
+    public static Map<String, Object> mapping(String sourceIndex, ModelInfo model) {
         Map<String, Object> child = new LinkedHashMap<>();
         child.put(LEVEL, Map.of("type", "integer"));
         child.put(ORDINAL, Map.of("type", "integer"));
@@ -83,24 +107,82 @@ public final class ChunkDocuments {
         props.put(TEXT, Map.of("type", "text"));
         props.put(START, Map.of("type", "integer", "index", false));
         props.put(END, Map.of("type", "integer", "index", false));
+        props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
+        if (model != null) {
+            props.put(EMBEDDING, vectorField(model.dimension()));
+            child.put(EMBEDDING, vectorField(model.dimension()));
+        }
         props.put(CHILDREN, Map.of("type", "nested", "properties", child));
 
+        Map<String, Object> strata = new LinkedHashMap<>();
+        strata.put("format", FORMAT_VERSION);
+        strata.put(META_SOURCE_INDEX, sourceIndex);
+        if (model != null) {
+            strata.put(META_MODEL, modelMeta(model));
+        }
         Map<String, Object> mapping = new LinkedHashMap<>();
-        mapping.put("_meta", Map.of(META_KEY, Map.of("format", FORMAT_VERSION, META_SOURCE_INDEX, sourceIndex)));
+        mapping.put("_meta", Map.of(META_KEY, strata));
         mapping.put("properties", props);
         return mapping;
     }
 
-    /** The source index recorded in a chunk index mapping, or null when the mapping is not a chunk index's. */
+    /** What the mapping records about the model, so queries embed with the same one. */
+    public static Map<String, Object> modelMeta(ModelInfo model) {
+        Map<String, Object> meta = new LinkedHashMap<>();
+        if (model.ref().isEmbedded()) {
+            meta.put("model", model.ref().model());
+        } else {
+            meta.put("model_id", model.ref().modelId());
+        }
+        meta.put("name", model.name());
+        meta.put("dimension", model.dimension());
+        return meta;
+    }
+
+    /** HNSW on the Lucene engine (the only k-NN engine without native libraries), cosine similarity. */
+    private static Map<String, Object> vectorField(int dimension) {
+        return Map.of("type", "knn_vector", "dimension", dimension, "method",
+            Map.of("name", "hnsw", "engine", "lucene", "space_type", "cosinesimil"));
+    }
+
+    /** The {@code _meta.strata} object of a chunk index mapping, or null. */
     @SuppressWarnings("unchecked")
-    public static String sourceIndexOf(Map<String, Object> mapping) {
+    public static Map<String, Object> strataMeta(Map<String, Object> mapping) {
         if (mapping == null || !(mapping.get("_meta") instanceof Map<?, ?> meta)) {
             return null;
         }
-        if (!(meta.get(META_KEY) instanceof Map<?, ?> strata)) {
+        return meta.get(META_KEY) instanceof Map<?, ?> strata ? (Map<String, Object>) strata : null;
+    }
+
+    /** The parent's and children's vectors of a stored chunk document, or null when any is missing. */
+    public static List<float[]> vectorsOf(Map<String, Object> source) {
+        List<float[]> out = new ArrayList<>();
+        if (!(source.get(EMBEDDING) instanceof List<?> parent)) {
             return null;
         }
-        Object source = ((Map<String, Object>) strata).get(META_SOURCE_INDEX);
-        return source instanceof String s ? s : null;
+        out.add(toFloats(parent));
+        if (source.get(CHILDREN) instanceof List<?> children) {
+            for (Object child : children) {
+                if (!(child instanceof Map<?, ?> c) || !(c.get(EMBEDDING) instanceof List<?> v)) {
+                    return null;
+                }
+                out.add(toFloats(v));
+            }
+        }
+        return out;
+    }
+
+    private static float[] toFloats(List<?> values) {
+        float[] out = new float[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = ((Number) values.get(i)).floatValue();
+        }
+        return out;
+    }
+
+    /** The source index recorded in a chunk index mapping, or null when the mapping is not a chunk index's. */
+    public static String sourceIndexOf(Map<String, Object> mapping) {
+        Map<String, Object> strata = strataMeta(mapping);
+        return strata != null && strata.get(META_SOURCE_INDEX) instanceof String s ? s : null;
     }
 }

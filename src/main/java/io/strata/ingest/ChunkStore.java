@@ -13,6 +13,8 @@ import org.opensearch.action.index.IndexRequest;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.settings.Settings;
+import io.strata.inference.ModelInfo;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.search.fetch.subphase.FetchSourceContext;
 import org.opensearch.transport.client.Client;
@@ -54,8 +56,8 @@ public final class ChunkStore {
      * Creates the chunk index (or adds the chunk mapping to an index the user created) on first use.
      * Concurrent first uses (a bulk request of many documents) share one check.
      */
-    public void ensureIndex(String target, String sourceIndex, ActionListener<Void> listener) {
-        String key = target + "|" + sourceIndex;
+    public void ensureIndex(String target, String sourceIndex, ModelInfo model, ActionListener<Void> listener) {
+        String key = target + "|" + sourceIndex + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model));
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata != null && metadata.getIndexUUID().equals(ready.get(key))) {
             listener.onResponse(null);
@@ -81,7 +83,7 @@ public final class ChunkStore {
             }
         });
         try {
-            check(target, sourceIndex, key, all);
+            check(target, sourceIndex, model, key, all);
         } catch (Exception e) {
             all.onFailure(e);
         }
@@ -94,32 +96,42 @@ public final class ChunkStore {
         return List.copyOf(waiting);
     }
 
-    private void check(String target, String sourceIndex, String key, ActionListener<Void> listener) {
+    private void check(String target, String sourceIndex, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
-            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(sourceIndex));
+            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(sourceIndex, model))
+                .settings(Settings.builder().put("index.knn", true));
             client.admin().indices().create(create, ActionListener.wrap(r -> {
                 markReady(target, key);
                 listener.onResponse(null);
             }, e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
                     // another document created it first: check who owns it
-                    checkMapping(target, sourceIndex, key, listener);
+                    checkMapping(target, sourceIndex, model, key, listener);
                 } else {
                     listener.onFailure(e);
                 }
             }));
         } else {
-            checkMapping(target, sourceIndex, key, listener);
+            checkMapping(target, sourceIndex, model, key, listener);
         }
     }
 
-    private void checkMapping(String target, String sourceIndex, String key, ActionListener<Void> listener) {
+    private void checkMapping(String target, String sourceIndex, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         MappingMetadata mapping = metadata == null ? null : metadata.mapping();
-        String owner = mapping == null ? null : ChunkDocuments.sourceIndexOf(mapping.sourceAsMap());
-        if (owner == null) {
-            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(sourceIndex));
+        Map<String, Object> strata = mapping == null ? null : ChunkDocuments.strataMeta(mapping.sourceAsMap());
+        String owner = strata == null ? null : ChunkDocuments.sourceIndexOf(mapping.sourceAsMap());
+        Object existingModel = strata == null ? null : strata.get(ChunkDocuments.META_MODEL);
+        Object wantedModel = model == null ? null : ChunkDocuments.modelMeta(model);
+        if (owner != null && owner.equals(sourceIndex) && existingModel != null && !existingModel.equals(wantedModel)) {
+            listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] holds vectors of %s; this pipeline embeds with %s. Use another target index or the same model",
+                target, existingModel, wantedModel == null ? "no model" : wantedModel)));
+            return;
+        }
+        if (owner == null || (existingModel == null && wantedModel != null)) {
+            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(sourceIndex, model));
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
                 markReady(target, key);
                 listener.onResponse(null);
@@ -166,6 +178,33 @@ public final class ChunkStore {
             } else {
                 deleteFrom(target, sourceId, docs.size(), listener);
             }
+        }, listener::onFailure));
+    }
+
+    /**
+     * Vectors of the chunks {@code 0..count-1} of {@code sourceId} as stored now (realtime), by
+     * {@code text_hash}: the parent's vector followed by its children's. Missing index or chunks: empty.
+     */
+    public void storedVectors(String target, String sourceId, int count, ActionListener<Map<String, List<float[]>>> listener) {
+        MultiGetRequest probe = new MultiGetRequest().realtime(true);
+        FetchSourceContext fields = new FetchSourceContext(true, new String[] { ChunkDocuments.TEXT_HASH, ChunkDocuments.EMBEDDING,
+            ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING }, null);
+        for (int i = 0; i < count; i++) {
+            probe.add(new MultiGetRequest.Item(target, ChunkDocuments.chunkId(sourceId, i)).fetchSourceContext(fields));
+        }
+        client.multiGet(probe, ActionListener.wrap(response -> {
+            Map<String, List<float[]>> byHash = new java.util.HashMap<>();
+            for (MultiGetItemResponse item : response.getResponses()) {
+                if (item.isFailed() || !item.getResponse().isExists()) {
+                    continue;
+                }
+                Map<String, Object> source = item.getResponse().getSourceAsMap();
+                List<float[]> vectors = ChunkDocuments.vectorsOf(source);
+                if (source.get(ChunkDocuments.TEXT_HASH) instanceof String hash && vectors != null) {
+                    byHash.put(hash, vectors);
+                }
+            }
+            listener.onResponse(byHash);
         }, listener::onFailure));
     }
 

@@ -3,6 +3,10 @@ package io.strata.ingest;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.ConfigException;
+import io.strata.chunking.Embedder;
+import io.strata.inference.InferenceService;
+import io.strata.inference.ModelInfo;
+import io.strata.inference.ModelRef;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import org.opensearch.action.get.GetRequest;
@@ -16,7 +20,11 @@ import org.opensearch.ingest.IngestDocument;
 import org.opensearch.ingest.Processor;
 import org.opensearch.transport.client.Client;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -45,13 +53,16 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final List<String> copyFields;
     private final boolean ignoreMissing;
     private final int maxChars;
+    /** The model that embeds every chunk; null when the pipeline writes no vectors. */
+    private final ModelRef model;
     private final ChunkStore store;
+    private final InferenceService inference;
     private final ThreadContext threadContext;
     private final Client client;
 
     MultiGranularChunkingProcessor(String tag, String description, String field, String targetIndex, MultiGranularChunker chunker,
-                                   List<String> copyFields, boolean ignoreMissing, int maxChars, ChunkStore store,
-                                   ThreadContext threadContext, Client client) {
+                                   List<String> copyFields, boolean ignoreMissing, int maxChars, ModelRef model, ChunkStore store,
+                                   InferenceService inference, ThreadContext threadContext, Client client) {
         super(tag, description);
         this.field = field;
         this.targetIndex = targetIndex;
@@ -59,7 +70,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         this.copyFields = List.copyOf(copyFields);
         this.ignoreMissing = ignoreMissing;
         this.maxChars = maxChars;
+        this.model = model;
         this.store = store;
+        this.inference = inference;
         this.threadContext = threadContext;
         this.client = client;
     }
@@ -81,6 +94,10 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         return chunker;
     }
 
+    public ModelRef model() {
+        return model;
+    }
+
     @Override
     public IngestDocument execute(IngestDocument document) {
         throw new UnsupportedOperationException("[" + TYPE + "] runs asynchronously only");
@@ -90,7 +107,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> handler) {
         final String sourceIndex;
         final String sourceId;
-        final List<Map<String, Object>> chunkDocs;
+        final List<ChunkedParent> parents;
+        final Map<String, Object> copied;
         try {
             Object value = document.hasField(field) ? document.getFieldValue(field, Object.class) : null;
             if (value == null) {
@@ -114,22 +132,21 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 document.setFieldValue(IngestDocument.Metadata.ID.getFieldName(), id);
             }
             sourceId = id;
-            List<ChunkedParent> parents = chunker.chunk(text);
-            Map<String, Object> copied = copiedFields(document);
-            chunkDocs = new ArrayList<>(parents.size());
-            int children = 0;
-            for (ChunkedParent p : parents) {
-                chunkDocs.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), p, copied));
-                children += p.children().size();
-            }
+            parents = chunker.chunk(text);
+            copied = copiedFields(document);
             Map<String, Object> summary = new LinkedHashMap<>();
             summary.put("parents", parents.size());
-            summary.put("children", children);
+            summary.put("children", parents.stream().mapToInt(p -> p.children().size()).sum());
             summary.put("strategy", chunker.strategy().type());
             summary.put("target_index", targetIndex);
             ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
             if (ledger == null) {
-                summary.put("chunks", chunkDocs); // _simulate: show what would be written, write nothing
+                // _simulate: show what would be written (without vectors), write nothing
+                List<Map<String, Object>> preview = new ArrayList<>(parents.size());
+                for (ChunkedParent p : parents) {
+                    preview.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), p, copied));
+                }
+                summary.put("chunks", preview);
                 document.setFieldValue(SUMMARY_FIELD, summary);
                 handler.accept(document, null);
                 return;
@@ -140,11 +157,88 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             handler.accept(null, e);
             return;
         }
-        store.ensureIndex(targetIndex, sourceIndex, ActionListener.wrap(
-            ready -> store.replace(targetIndex, sourceId, chunkDocs, ActionListener.wrap(
-                written -> handler.accept(document, null),
-                e -> handler.accept(null, e))),
-            e -> handler.accept(null, e)));
+        write(sourceIndex, sourceId, parents, copied, ActionListener.wrap(v -> handler.accept(document, null), e -> handler.accept(null, e)));
+    }
+
+    /**
+     * Embeds (reusing the stored vectors of parents whose {@code text_hash} is unchanged) and writes the
+     * chunk documents of one source document, replacing its earlier chunks.
+     */
+    private void write(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
+                       ActionListener<Void> listener) {
+        if (model == null) {
+            store.ensureIndex(targetIndex, sourceIndex, null, ActionListener.wrap(
+                ready -> store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, null, null), listener),
+                listener::onFailure));
+            return;
+        }
+        inference.describe(model, ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
+            ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
+                stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, stored, listener),
+                listener::onFailure)),
+            listener::onFailure)), listener::onFailure));
+    }
+
+    /** Previous chunks looked at for reusable vectors beyond the new count (parents shifted by edits). */
+    static final int REUSE_WINDOW = 8;
+
+    private void embedAndReplace(ModelInfo info, String sourceIndex, String sourceId, List<ChunkedParent> parents,
+                                 Map<String, Object> copied, Map<String, List<float[]>> stored, ActionListener<Void> listener) {
+        List<String> hashes = new ArrayList<>(parents.size());
+        List<String> texts = new ArrayList<>();
+        for (ChunkedParent p : parents) {
+            String hash = textHash(info, p.parent().text());
+            hashes.add(hash);
+            List<float[]> previous = stored.get(hash);
+            if (previous == null || previous.size() != p.children().size() + 1) {
+                p.all().forEach(c -> texts.add(c.text()));
+            }
+        }
+        ActionListener<List<float[]>> embedded = ActionListener.wrap(vectors -> {
+            List<List<float[]>> perParent = new ArrayList<>(parents.size());
+            int next = 0;
+            for (int i = 0; i < parents.size(); i++) {
+                List<float[]> previous = stored.get(hashes.get(i));
+                int n = parents.get(i).children().size() + 1;
+                if (previous != null && previous.size() == n) {
+                    perParent.add(previous);
+                } else {
+                    perParent.add(vectors.subList(next, next + n));
+                    next += n;
+                }
+            }
+            store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, perParent, hashes), listener);
+        }, listener::onFailure);
+        if (texts.isEmpty()) {
+            embedded.onResponse(List.of());
+        } else {
+            inference.embed(model, texts, Embedder.Purpose.PASSAGE, embedded);
+        }
+    }
+
+    private List<Map<String, Object>> chunkDocs(String sourceIndex, String sourceId, List<ChunkedParent> parents,
+                                                Map<String, Object> copied, List<List<float[]>> vectors, List<String> hashes) {
+        List<Map<String, Object>> docs = new ArrayList<>(parents.size());
+        for (int i = 0; i < parents.size(); i++) {
+            docs.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), parents.get(i), copied,
+                vectors == null ? null : vectors.get(i), hashes == null ? null : hashes.get(i)));
+        }
+        return docs;
+    }
+
+    /** What a parent's vectors depend on: the model, the child sizes and the parent text. */
+    private String textHash(ModelInfo info, String parentText) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
+            digest.update(chunker.granularities().toString().getBytes(StandardCharsets.UTF_8));
+            digest.update(Integer.toString(chunker.strategy().maxWords()).getBytes(StandardCharsets.UTF_8));
+            digest.update((byte) 0);
+            digest.update(parentText.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest.digest(), 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /**
@@ -159,14 +253,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 store.deleteFrom(targetIndex, id, 0, listener);
                 return;
             }
-            Map<String, Object> source = response.getSourceAsMap();
-            IngestDocument current = new IngestDocument(index, id, null, null, null, source);
-            Map<String, Object> copied = copiedFields(current);
-            List<Map<String, Object>> docs = new ArrayList<>();
-            for (ChunkedParent p : chunker.chunk(text)) {
-                docs.add(ChunkDocuments.toSource(index, id, chunker.strategy().type(), p, copied));
-            }
-            store.replace(targetIndex, id, docs, listener);
+            IngestDocument current = new IngestDocument(index, id, null, null, null, response.getSourceAsMap());
+            write(index, id, chunker.chunk(text), copiedFields(current), listener);
         }, listener::onFailure));
     }
 
@@ -198,15 +286,18 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Reads and validates the processor configuration once, at pipeline creation. */
     public static final class Factory implements Processor.Factory {
         static final Set<String> KEYS = Set.of("field", "target_index", "strategy", "granularities", "copy_fields",
-            "ignore_missing", "max_chars");
+            "ignore_missing", "max_chars", "model", "model_id", "embed");
 
         private final ChunkStore store;
+        private final InferenceService inference;
         private final ThreadContext threadContext;
         private final Client client;
         private final SentenceSegmenter segmenter;
 
-        public Factory(ChunkStore store, ThreadContext threadContext, Client client, SentenceSegmenter segmenter) {
+        public Factory(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client,
+                       SentenceSegmenter segmenter) {
             this.store = store;
+            this.inference = inference;
             this.threadContext = threadContext;
             this.client = client;
             this.segmenter = segmenter;
@@ -235,6 +326,21 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 maxChars = n;
             }
             List<String> copyFields = readCopyFields(tag, config.remove("copy_fields"));
+            boolean embed = ConfigurationUtils.readBooleanProperty(TYPE, tag, config, "embed", true);
+            String modelField = config.containsKey("model_id") ? "model_id" : "model";
+            ModelRef model;
+            try {
+                model = ModelRef.parse("[" + TYPE + "]", config);
+                if (!embed && model != null) {
+                    throw new IllegalArgumentException("[" + TYPE + "] [embed] is false but a model is configured; remove one of them");
+                }
+                if (embed) {
+                    model = model == null ? inference.defaultRef() : model;
+                    inference.validate("[" + TYPE + "]", model);
+                }
+            } catch (IllegalArgumentException e) {
+                throw ConfigurationUtils.newConfigurationException(TYPE, tag, modelField, e.getMessage());
+            }
             MultiGranularChunker chunker;
             try {
                 var strategy = ChunkingConfig.parseStrategy("strategy", config.remove("strategy"));
@@ -245,7 +351,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw ConfigurationUtils.newConfigurationException(TYPE, tag, e.field(), e.getMessage());
             }
             return new MultiGranularChunkingProcessor(tag, description, field, targetIndex, chunker, copyFields, ignoreMissing,
-                maxChars, store, threadContext, client);
+                maxChars, embed ? model : null, store, inference, threadContext, client);
         }
 
         private static void validateIndexName(String tag, String name) {

@@ -1,6 +1,9 @@
 package io.strata.plugin;
 
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.inference.InferenceService;
+import io.strata.inference.InferenceSettings;
+import io.strata.inference.RemoteEmbeddings;
 import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
@@ -8,6 +11,9 @@ import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.settings.Setting;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
 import org.opensearch.core.xcontent.NamedXContentRegistry;
 import org.opensearch.env.Environment;
@@ -18,10 +24,13 @@ import org.opensearch.plugins.IngestPlugin;
 import org.opensearch.plugins.Plugin;
 import org.opensearch.repositories.RepositoriesService;
 import org.opensearch.script.ScriptService;
+import org.opensearch.threadpool.ExecutorBuilder;
+import org.opensearch.threadpool.FixedExecutorBuilder;
 import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.transport.client.Client;
 import org.opensearch.watcher.ResourceWatcherService;
 
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -30,10 +39,27 @@ import java.util.function.Supplier;
 
 /** Wiring only: components are built here and passed to the adapters that need them. */
 public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
+    private final Settings settings;
     private final SentenceSegmenter segmenter = SentenceSegmenter.forLocale(Locale.ENGLISH);
     private final SetOnce<ClusterService> clusterService = new SetOnce<>();
     private final SetOnce<ThreadPool> threadPool = new SetOnce<>();
     private final SetOnce<ChunkStore> chunkStore = new SetOnce<>();
+    private final SetOnce<InferenceService> inference = new SetOnce<>();
+
+    public StrataPlugin(Settings settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public List<Setting<?>> getSettings() {
+        return InferenceSettings.all();
+    }
+
+    @Override
+    public List<ExecutorBuilder<?>> getExecutorBuilders(Settings settings) {
+        return List.of(new FixedExecutorBuilder(settings, InferenceSettings.THREAD_POOL, InferenceSettings.THREADS.get(settings),
+            InferenceSettings.QUEUE_SIZE.get(settings), "plugins.strata.inference.thread_pool"));
+    }
 
     @Override
     public Collection<Object> createComponents(Client client, ClusterService clusterService, ThreadPool threadPool,
@@ -44,21 +70,27 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
                                                Supplier<RepositoriesService> repositoriesServiceSupplier) {
         this.clusterService.set(clusterService);
         this.threadPool.set(threadPool);
-        chunkStore(client, clusterService);
-        return List.of();
+        return List.of(chunkStore(client, clusterService), inference(environment));
     }
 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
-        return Map.of(MultiGranularChunkingProcessor.TYPE,
-            new MultiGranularChunkingProcessor.Factory(store, parameters.threadContext, parameters.client, segmenter));
+        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(store, inference(parameters.env),
+            parameters.threadContext, parameters.client, segmenter));
     }
 
     @Override
     public List<ActionFilter> getActionFilters() {
         return List.of(new ChunkLifecycleFilter(
             () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get, chunkStore::get));
+    }
+
+    @Override
+    public void close() {
+        if (inference.get() != null) {
+            inference.get().close();
+        }
     }
 
     /** One store per node, whichever of the node's two construction paths reaches it first. */
@@ -68,4 +100,38 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
         }
         return chunkStore.get();
     }
+
+    private synchronized InferenceService inference(Environment environment) {
+        if (inference.get() == null) {
+            configureDjl(environment.tmpDir());
+            Path models = environment.configDir().resolve("strata").resolve("models");
+            inference.set(new InferenceService(settings, models, () -> threadPool.get().executor(InferenceSettings.THREAD_POOL),
+                NO_REMOTE));
+        }
+        return inference.get();
+    }
+
+    /** DJL never goes online, and unpacks native libraries under the node's temp dir rather than the user's home. */
+    private static void configureDjl(Path tmpDir) {
+        if (System.getProperty("ai.djl.offline") == null) {
+            System.setProperty("ai.djl.offline", "true");
+        }
+        if (System.getProperty("DJL_CACHE_DIR") == null) {
+            System.setProperty("DJL_CACHE_DIR", tmpDir.resolve("djl").toString());
+        }
+    }
+
+    /** Until the ml-commons path is wired in. */
+    private static final RemoteEmbeddings NO_REMOTE = new RemoteEmbeddings() {
+        @Override
+        public void embed(String modelId, List<String> texts, io.strata.chunking.Embedder.Purpose purpose,
+                          ActionListener<List<float[]>> listener) {
+            listener.onFailure(new IllegalArgumentException("[model_id] [" + modelId + "]: ml-commons models are not wired in yet"));
+        }
+
+        @Override
+        public void describe(String modelId, ActionListener<io.strata.inference.ModelInfo> listener) {
+            listener.onFailure(new IllegalArgumentException("[model_id] [" + modelId + "]: ml-commons models are not wired in yet"));
+        }
+    };
 }

@@ -1,7 +1,12 @@
 package io.strata.ingest;
 
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.inference.InferenceService;
+import io.strata.inference.ModelRef;
 import org.junit.Test;
+import org.opensearch.common.settings.Settings;
+
+import java.nio.file.Path;
 import org.opensearch.OpenSearchParseException;
 
 import java.util.HashMap;
@@ -13,8 +18,10 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 public class MultiGranularChunkingProcessorFactoryTests {
-    private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(null, null, null,
-        SentenceSegmenter.english());
+    private final InferenceService inference = new InferenceService(Settings.EMPTY,
+        Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null);
+    private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(null, inference, null,
+        null, SentenceSegmenter.english());
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));
@@ -32,6 +39,23 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertEquals("recursive", p.chunker().strategy().type());
         assertEquals(300, p.chunker().strategy().maxWords());
         assertEquals(List.of(0.5, 0.25), p.chunker().granularities());
+        assertEquals(ModelRef.embedded("bge-small-en-v15-q"), p.model());
+    }
+
+    @Test
+    public void testCreate_modelChoices() {
+        assertEquals(ModelRef.embedded("bge-small-en-v15"),
+            create(Map.of("field", "b", "target_index", "c", "model", "bge-small-en-v15")).model());
+        assertEquals(new ModelRef(null, "abc"), create(Map.of("field", "b", "target_index", "c", "model_id", "abc")).model());
+        assertEquals(null, create(Map.of("field", "b", "target_index", "c", "embed", false)).model());
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "nope")).getMessage()
+            .contains("unknown model [nope]"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "../etc")).getMessage()
+            .contains("must be the name of a model folder"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "x", "model_id", "y")).getMessage()
+            .contains("cannot be combined"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "embed", false, "model", "bge-small-en-v15")).getMessage()
+            .contains("[embed] is false but a model is configured"));
     }
 
     @Test
@@ -48,7 +72,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     public void testCreate_errorsNameTheFieldAndTheAllowedValues() {
         assertEquals("[field] required property is missing", rejected(Map.of("target_index", "c")).getMessage());
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "size", 3)).getMessage()
-            .startsWith("[size] unknown option [size]; supported: [copy_fields, field, granularities"));
+            .startsWith("[size] unknown option [size]; supported: [copy_fields, embed, field, granularities"));
         OpenSearchParseException e = rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "nope")));
         assertEquals("strategy.type", e.getMetadata("opensearch.property_name").get(0));
         assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: [recursive, sentence, paragraph]"));

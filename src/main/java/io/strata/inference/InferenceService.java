@@ -1,0 +1,185 @@
+package io.strata.inference;
+
+import ai.djl.Device;
+import ai.djl.engine.Engine;
+import io.strata.chunking.Embedder;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.core.action.ActionListener;
+
+import java.io.Closeable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
+
+/**
+ * Resolves model references and runs embeddings: embedded models on this node's {@code strata_inference}
+ * thread pool (never on transport, search or write threads; a full queue rejects with 429), ml-commons
+ * models through {@link RemoteEmbeddings}.
+ *
+ * <p>Embedded models are folders under {@code <config>/strata/models/}; nothing outside that folder is
+ * ever read. Engines and models load on first use, so a node that never embeds pays nothing.
+ */
+public final class InferenceService implements Closeable {
+    private static final Logger logger = LogManager.getLogger(InferenceService.class);
+
+    private final Settings settings;
+    private final Path modelsDir;
+    private final Supplier<ExecutorService> executor;
+    private final RemoteEmbeddings remote;
+    private final Map<String, ModelDescriptor> descriptors = new ConcurrentHashMap<>();
+    private final Map<String, DjlEmbedder> loaded = new ConcurrentHashMap<>();
+
+    public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote) {
+        this.settings = settings;
+        this.modelsDir = modelsDir.toAbsolutePath().normalize();
+        this.executor = executor;
+        this.remote = remote;
+    }
+
+    /** The reference used when a configuration names no model. */
+    public ModelRef defaultRef() {
+        return ModelRef.embedded(InferenceSettings.DEFAULT_MODEL.get(settings));
+    }
+
+    /**
+     * Checks a reference when a pipeline or query is created: an embedded model must exist and have a valid
+     * descriptor, and the embedded engine must be enabled.
+     */
+    public void validate(String owner, ModelRef ref) {
+        if (ref.isEmbedded()) {
+            if (!InferenceSettings.EMBEDDED_ENABLED.get(settings)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "%s the embedded inference engine is disabled on this node ([%s] is false); use [model_id] with an ml-commons model",
+                    owner, InferenceSettings.EMBEDDED_ENABLED.getKey()));
+            }
+            descriptor(ref.model());
+        }
+    }
+
+    public void describe(ModelRef ref, ActionListener<ModelInfo> listener) {
+        if (ref.isEmbedded()) {
+            ModelDescriptor d;
+            try {
+                d = descriptor(ref.model());
+            } catch (Exception e) {
+                listener.onFailure(e);
+                return;
+            }
+            listener.onResponse(new ModelInfo(ref, d.name(), d.dimension()));
+        } else {
+            remote.describe(ref.modelId(), listener);
+        }
+    }
+
+    /** Embeds {@code texts}; the listener is called on an inference thread (embedded) or a transport thread (remote). */
+    public void embed(ModelRef ref, List<String> texts, Embedder.Purpose purpose, ActionListener<List<float[]>> listener) {
+        if (!ref.isEmbedded()) {
+            remote.embed(ref.modelId(), texts, purpose, listener);
+            return;
+        }
+        try {
+            executor.get().execute(() -> {
+                List<float[]> vectors;
+                try {
+                    DjlEmbedder embedder = embedder(ref.model());
+                    vectors = Privileged.run(() -> embedder.embed(texts, purpose));
+                } catch (Exception e) {
+                    listener.onFailure(e);
+                    return;
+                }
+                listener.onResponse(vectors);
+            });
+        } catch (RuntimeException rejected) {
+            // a full queue: the caller gets 429 and retries later
+            listener.onFailure(rejected);
+        }
+    }
+
+    /** The loaded embedded model (loading it on first use). Blocking: call on inference threads only. */
+    public DjlEmbedder embedder(String name) throws Exception {
+        DjlEmbedder embedder = loaded.get(name);
+        if (embedder != null) {
+            return embedder;
+        }
+        synchronized (loaded) {
+            embedder = loaded.get(name);
+            if (embedder == null) {
+                ModelDescriptor d = descriptor(name);
+                int threads = InferenceSettings.THREADS.get(settings);
+                int cores = Runtime.getRuntime().availableProcessors();
+                long start = System.nanoTime();
+                embedder = Privileged.run(() -> DjlEmbedder.load(d, device(d), threads, Math.max(1, cores / threads),
+                    InferenceSettings.BATCH_SIZE.get(settings)));
+                logger.info("loaded model [{}] ({}, {} dims) in {} ms", name, d.engine(), d.dimension(), (System.nanoTime() - start) / 1_000_000);
+                loaded.put(name, embedder);
+            }
+            return embedder;
+        }
+    }
+
+    public Map<String, DjlEmbedder> loadedModels() {
+        return Map.copyOf(loaded);
+    }
+
+    private ModelDescriptor descriptor(String name) {
+        return descriptors.computeIfAbsent(name, n -> {
+            if (!ModelDescriptor.NAME.matcher(n).matches()) {
+                throw new IllegalArgumentException("[model] [" + n + "] is not a model folder name (" + ModelDescriptor.NAME.pattern() + ")");
+            }
+            Path dir = modelsDir.resolve(n).normalize();
+            if (!dir.startsWith(modelsDir) || !Files.isDirectory(dir)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[model] unknown model [%s]: no folder [%s]; available: %s", n, dir, available()));
+            }
+            try {
+                return ModelDescriptor.read(n, dir);
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("[model] [" + n + "] cannot be read: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    private List<String> available() {
+        try (var files = Files.list(modelsDir)) {
+            return files.filter(p -> Files.isRegularFile(p.resolve("model.json"))).map(p -> p.getFileName().toString()).sorted().toList();
+        } catch (java.io.IOException e) {
+            return List.of();
+        }
+    }
+
+    /**
+     * {@code plugins.strata.inference.device}: {@code cpu}; {@code gpu} (fails when the engine sees no GPU);
+     * {@code auto} (GPU when the engine sees one). A GPU needs the engine's GPU natives on the node: for ONNX
+     * Runtime the {@code onnxruntime_gpu} jar in place of {@code onnxruntime}, for PyTorch the CUDA build of
+     * {@code pytorch-native-cu*} (see README).
+     */
+    private Device device(ModelDescriptor d) {
+        String setting = InferenceSettings.DEVICE.get(settings);
+        if (setting.equals("cpu")) {
+            return Device.cpu();
+        }
+        int gpus = Engine.getEngine(d.engine().djlName).getGpuCount();
+        if (gpus > 0) {
+            return Device.gpu();
+        }
+        if (setting.equals("gpu")) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] is [gpu] but engine [%s] sees no GPU on this node; install the engine's GPU natives or set [auto] or [cpu]",
+                InferenceSettings.DEVICE.getKey(), d.engine().djlName));
+        }
+        return Device.cpu();
+    }
+
+    @Override
+    public void close() {
+        loaded.values().forEach(DjlEmbedder::close);
+        loaded.clear();
+    }
+}

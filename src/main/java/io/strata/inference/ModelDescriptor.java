@@ -1,0 +1,119 @@
+package io.strata.inference;
+
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.common.xcontent.json.JsonXContent;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * {@code model.json} of a model folder under the plugin's config directory
+ * ({@code config/strata/models/<name>/model.json}):
+ * <pre>
+ * {"engine": "onnx", "model_file": "model.onnx", "tokenizer_file": "tokenizer.json", "dimension": 384,
+ *  "max_tokens": 512, "pooling": "cls", "normalize": true,
+ *  "query_prefix": "Represent this sentence for searching relevant passages: ", "passage_prefix": ""}
+ * </pre>
+ * {@code engine}: {@code onnx} (ONNX Runtime) or {@code pytorch} (TorchScript); {@code pooling}:
+ * {@code cls}, {@code mean}, or {@code none} (the model outputs sentence vectors itself).
+ */
+public record ModelDescriptor(String name, Path dir, Engine engine, String modelFile, String tokenizerFile, int dimension,
+                              int maxTokens, Pooling pooling, boolean normalize, String queryPrefix, String passagePrefix) {
+
+    public enum Engine {
+        ONNX("OnnxRuntime"), PYTORCH("PyTorch");
+
+        final String djlName;
+
+        Engine(String djlName) {
+            this.djlName = djlName;
+        }
+    }
+
+    public enum Pooling { CLS, MEAN, NONE }
+
+    /** Model names are folder names: no path separators, no leading dot. */
+    public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,99}");
+    private static final Set<String> KEYS = Set.of("engine", "model_file", "tokenizer_file", "dimension", "max_tokens", "pooling",
+        "normalize", "query_prefix", "passage_prefix", "description");
+
+    /** Reads and validates {@code dir/model.json}; every file it names must lie inside {@code dir}. */
+    public static ModelDescriptor read(String name, Path dir) throws IOException {
+        Path json = dir.resolve("model.json");
+        if (!Files.isRegularFile(json)) {
+            throw new IllegalArgumentException(err(name, "has no model.json in [" + dir + "]"));
+        }
+        Map<String, Object> map;
+        try (InputStream in = Files.newInputStream(json)) {
+            map = new HashMap<>(XContentHelper.convertToMap(JsonXContent.jsonXContent, in, false));
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(err(name, "model.json is not valid JSON: " + e.getMessage()), e);
+        }
+        for (String key : map.keySet()) {
+            if (!KEYS.contains(key)) {
+                throw new IllegalArgumentException(err(name, "model.json has unknown key [" + key + "]; supported: " + KEYS.stream().sorted().toList()));
+            }
+        }
+        Engine engine = enumValue(name, map, "engine", Engine.class, null);
+        Pooling pooling = enumValue(name, map, "pooling", Pooling.class, Pooling.CLS);
+        String modelFile = file(name, dir, map, "model_file", true);
+        String tokenizerFile = file(name, dir, map, "tokenizer_file", true);
+        int dimension = positiveInt(name, map, "dimension", null);
+        int maxTokens = positiveInt(name, map, "max_tokens", 512);
+        boolean normalize = !Boolean.FALSE.equals(map.get("normalize"));
+        String queryPrefix = map.getOrDefault("query_prefix", "").toString();
+        String passagePrefix = map.getOrDefault("passage_prefix", "").toString();
+        return new ModelDescriptor(name, dir, engine, modelFile, tokenizerFile, dimension, maxTokens, pooling, normalize, queryPrefix,
+            passagePrefix);
+    }
+
+    private static String file(String name, Path dir, Map<String, Object> map, String key, boolean required) {
+        Object v = map.get(key);
+        if (!(v instanceof String s) || s.isBlank()) {
+            throw new IllegalArgumentException(err(name, "model.json needs [" + key + "], a file name in the model folder"));
+        }
+        Path resolved = dir.resolve(s).normalize();
+        if (!resolved.startsWith(dir.normalize()) || !resolved.getParent().equals(dir.normalize())) {
+            throw new IllegalArgumentException(err(name, "[" + key + "] [" + s + "] must name a file inside the model folder"));
+        }
+        if (required && !Files.isRegularFile(resolved)) {
+            throw new IllegalArgumentException(err(name, "[" + key + "] [" + s + "] does not exist in [" + dir + "]"));
+        }
+        return s;
+    }
+
+    private static int positiveInt(String name, Map<String, Object> map, String key, Integer dflt) {
+        Object v = map.get(key);
+        if (v == null && dflt != null) {
+            return dflt;
+        }
+        if (!(v instanceof Integer i) || i < 1) {
+            throw new IllegalArgumentException(err(name, "model.json [" + key + "] must be a positive integer, got [" + v + "]"));
+        }
+        return i;
+    }
+
+    private static <E extends Enum<E>> E enumValue(String name, Map<String, Object> map, String key, Class<E> type, E dflt) {
+        Object v = map.get(key);
+        if (v == null && dflt != null) {
+            return dflt;
+        }
+        try {
+            return Enum.valueOf(type, String.valueOf(v).toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(err(name, "model.json [" + key + "] must be one of "
+                + java.util.Arrays.stream(type.getEnumConstants()).map(c -> c.name().toLowerCase(Locale.ROOT)).toList() + ", got [" + v + "]"));
+        }
+    }
+
+    private static String err(String name, String message) {
+        return String.format(Locale.ROOT, "model [%s] %s", name, message);
+    }
+}
