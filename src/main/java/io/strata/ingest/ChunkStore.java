@@ -127,7 +127,13 @@ public final class ChunkStore {
         if (owner != null && owner.equals(sourceIndex) && existingModel != null && !existingModel.equals(wantedModel)) {
             listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
                 "[target_index] [%s] holds vectors of %s; this pipeline embeds with %s. Use another target index or the same model",
-                target, existingModel, wantedModel == null ? "no model" : wantedModel)));
+                target, describe(existingModel), wantedModel == null ? "no model" : describe(wantedModel))));
+            return;
+        }
+        if (model != null && metadata != null && !metadata.getSettings().getAsBoolean("index.knn", false)) {
+            listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] was created without [index.knn: true], which vector fields need; create it with "
+                    + "{\"settings\": {\"index.knn\": true}} or let the processor create it", target)));
             return;
         }
         if (owner == null || (existingModel == null && wantedModel != null)) {
@@ -144,6 +150,15 @@ public final class ChunkStore {
                 "[target_index] [%s] already holds the chunks of index [%s]; use one target index per source index", target,
                 owner)));
         }
+    }
+
+    /** "model [name] (384 dims)" from a mapping's model record. */
+    private static String describe(Object modelMeta) {
+        if (!(modelMeta instanceof Map<?, ?> m)) {
+            return String.valueOf(modelMeta);
+        }
+        Object ref = m.containsKey("model") ? "model [" + m.get("model") + "]" : "model_id [" + m.get("model_id") + "]";
+        return ref + " (" + m.get("dimension") + " dims)";
     }
 
     private void markReady(String target, String key) {

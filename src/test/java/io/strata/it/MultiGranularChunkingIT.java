@@ -164,7 +164,7 @@ public class MultiGranularChunkingIT extends StrataRestTestCase {
     }
 
     public void testUserCreatedTwoShardChunkIndex_getsTheChunkMappingAndChunksOnBothShards() throws Exception {
-        call("PUT", "/books-chunks", "{\"settings\": {\"number_of_shards\": 2, \"number_of_replicas\": 0}}");
+        call("PUT", "/books-chunks", "{\"settings\": {\"number_of_shards\": 2, \"number_of_replicas\": 0, \"index.knn\": true}}");
         Map<String, String> bodies = ingestEmma();
         Map<String, Object> mapping = call("GET", "/books-chunks/_mapping");
         Map<String, Object> props = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) mapping.get("books-chunks"))
@@ -190,6 +190,14 @@ public class MultiGranularChunkingIT extends StrataRestTestCase {
         Map<String, Object> nodes = call("GET", "/_nodes");
         int nodeCount = ((Map<String, Object>) nodes.get("nodes")).size();
         assertTrue("this test needs the multi-node cluster bin/strata-test starts", nodeCount >= 2);
+    }
+
+    public void testUserCreatedIndexWithoutKnn_isRejectedWithTheSettingToAdd() throws Exception {
+        call("PUT", "/books-chunks", "{\"settings\": {\"number_of_shards\": 1}}");
+        putPipeline("emma", PIPELINE);
+        ResponseException e = callFailing("PUT", "/books/_doc/1?pipeline=emma", json(Map.of("body", "Some text here.")));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("was created without [index.knn: true]"));
     }
 
     public void testSecondSourceIndexIntoTheSameTarget_isRejected() throws Exception {

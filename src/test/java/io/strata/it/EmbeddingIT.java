@@ -1,0 +1,111 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Chunks embedded by the bundled model inside the real node. */
+@SuppressWarnings("unchecked")
+public class EmbeddingIT extends StrataRestTestCase {
+
+    private static double dot(List<Number> a, List<Number> b) {
+        double s = 0;
+        for (int i = 0; i < a.size(); i++) {
+            s += a.get(i).doubleValue() * b.get(i).doubleValue();
+        }
+        return s;
+    }
+
+    public void testDefaultModel_writesUnitVectorsOnParentsAndChildren_andRecordsTheModelInTheMapping() throws Exception {
+        putPipeline("emb", "{\"field\": \"body\", \"target_index\": \"emb-chunks\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 120}}");
+        String chapter = emmaChapters().values().iterator().next();
+        call("PUT", "/emb-src/_doc/1?pipeline=emb&refresh=true", json(Map.of("body", chapter)));
+        Map<String, Object> mapping = call("GET", "/emb-chunks/_mapping");
+        Map<String, Object> meta = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) mapping
+            .get("emb-chunks")).get("mappings")).get("_meta")).get("strata");
+        assertEquals(Map.of("model", "bge-small-en-v15-q", "name", "bge-small-en-v15-q", "dimension", 384), meta.get("model"));
+        List<Map<String, Object>> chunks = chunksOf("emb-chunks", "1");
+        assertTrue(chunks.size() > 5);
+        int vectors = 0;
+        for (Map<String, Object> chunk : chunks) {
+            List<Number> v = (List<Number>) chunk.get("embedding");
+            assertEquals(384, v.size());
+            assertEquals(1.0, Math.sqrt(dot(v, v)), 1e-3);
+            vectors++;
+            for (Map<String, Object> child : (List<Map<String, Object>>) chunk.get("children")) {
+                List<Number> c = (List<Number>) child.get("embedding");
+                assertEquals(384, c.size());
+                assertEquals(1.0, Math.sqrt(dot(c, c)), 1e-3);
+                vectors++;
+            }
+        }
+        assertTrue(vectors > chunks.size() * 3);
+    }
+
+    public void testKnnOverStoredVectors_ranksTheRelatedSentenceAboveTheUnrelatedOne() throws Exception {
+        putPipeline("flat", "{\"field\": \"body\", \"target_index\": \"s-chunks\", \"granularities\": []}");
+        Map<String, Map<String, Object>> docs = new java.util.LinkedHashMap<>();
+        docs.put("cat", Map.of("body", "The cat sat on the mat."));
+        docs.put("kitten", Map.of("body", "A kitten was resting on the rug."));
+        docs.put("revenue", Map.of("body", "Quarterly revenue grew by ten percent."));
+        assertEquals(false, bulk("s-src", "flat", docs).get("errors"));
+        refresh("s-chunks");
+        List<Number> cat = (List<Number>) ((Map<String, Object>) call("GET", "/s-chunks/_doc/cat:0").get("_source")).get("embedding");
+        Map<String, Object> r = call("POST", "/s-chunks/_search", json(Map.of("size", 3, "_source", List.of("source_id"),
+            "query", Map.of("knn", Map.of("embedding", Map.of("vector", cat, "k", 3))))));
+        List<String> order = new ArrayList<>();
+        for (Object hit : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
+            order.add((String) ((Map<String, Object>) ((Map<String, Object>) hit).get("_source")).get("source_id"));
+        }
+        assertEquals(List.of("cat", "kitten", "revenue"), order);
+    }
+
+    public void testReingest_keepsVectorsOfUnchangedParents_andReembedsChangedOnes() throws Exception {
+        putPipeline("small", "{\"field\": \"body\", \"target_index\": \"r-chunks\", \"granularities\": [], "
+            + "\"strategy\": {\"type\": \"paragraph\", \"max_words\": 50}}");
+        String first = "Emma Woodhouse, handsome, clever, and rich, had lived nearly twenty-one years in the world.";
+        String second = "Mr. Knightley was a sensible man about seven or eight-and-thirty.";
+        call("PUT", "/r-src/_doc/d?pipeline=small&refresh=true", json(Map.of("body", first + "\n\n" + second)));
+        assertEquals(2, chunksOf("r-chunks", "d").size());
+        List<Number> secondBefore = (List<Number>) chunksOf("r-chunks", "d").get(1).get("embedding");
+        // mark the stored vector of the first parent: a re-embedding would overwrite the mark
+        List<Double> marker = new ArrayList<>();
+        for (int i = 0; i < 384; i++) {
+            marker.add(i % 2 == 0 ? 1 / Math.sqrt(384) : -1 / Math.sqrt(384));
+        }
+        call("POST", "/r-chunks/_update/d:0?refresh=true", json(Map.of("doc", Map.of("embedding", marker))));
+
+        String changed = "Mr. Knightley, a sensible man, walked to Hartfield in the evening.";
+        call("PUT", "/r-src/_doc/d?pipeline=small&refresh=true", json(Map.of("body", first + "\n\n" + changed)));
+        List<Map<String, Object>> after = chunksOf("r-chunks", "d");
+        assertEquals(2, after.size());
+        assertEquals(first, after.get(0).get("text"));
+        List<Number> kept = (List<Number>) after.get(0).get("embedding");
+        assertEquals("the unchanged parent kept its stored vector", 1.0, dot(kept, (List) marker), 1e-4);
+        List<Number> reembedded = (List<Number>) after.get(1).get("embedding");
+        assertEquals(changed, after.get(1).get("text"));
+        assertTrue("the changed parent was embedded again", dot(reembedded, secondBefore) < 0.999);
+        assertEquals(1.0, Math.sqrt(dot(reembedded, reembedded)), 1e-3);
+    }
+
+    public void testPipelineWithoutVectors_intoAnIndexHoldingVectors_isRejected() throws Exception {
+        putPipeline("vec", "{\"field\": \"body\", \"target_index\": \"m-chunks\", \"granularities\": []}");
+        call("PUT", "/m-src/_doc/1?pipeline=vec&refresh=true", "{\"body\": \"Some text to embed.\"}");
+        putPipeline("novec", "{\"field\": \"body\", \"target_index\": \"m-chunks\", \"embed\": false}");
+        ResponseException e = callFailing("PUT", "/m-src/_doc/2?pipeline=novec", "{\"body\": \"Other text.\"}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("holds vectors of model [bge-small-en-v15-q] (384 dims); this pipeline embeds with no model"));
+    }
+
+    public void testUnknownOrEscapingModel_isRejectedAtPipelineCreation() {
+        for (String model : List.of("no-such-model", "../../etc", "/etc/passwd")) {
+            ResponseException e = callFailing("PUT", "/_ingest/pipeline/bad",
+                "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"b\", \"target_index\": \"c\", \"model\": \"" + model + "\"}}]}");
+            assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("unknown model [no-such-model]") || e.getMessage().contains(
+                "must be the name of a model folder in the plugin's config directory"));
+        }
+    }
+}
