@@ -3,17 +3,20 @@ package io.strata.plugin;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;
 import io.strata.inference.InferenceSettings;
-import io.strata.inference.RemoteEmbeddings;
+import io.strata.inference.mlcommons.MlCommonsEmbeddings;
 import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
+import org.opensearch.cluster.node.DiscoveryNodes;
 import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.settings.ClusterSettings;
+import org.opensearch.common.settings.IndexScopedSettings;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
-import org.opensearch.core.action.ActionListener;
+import org.opensearch.common.settings.SettingsFilter;
 import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
 import org.opensearch.core.xcontent.NamedXContentRegistry;
 import org.opensearch.env.Environment;
@@ -23,6 +26,8 @@ import org.opensearch.plugins.ActionPlugin;
 import org.opensearch.plugins.IngestPlugin;
 import org.opensearch.plugins.Plugin;
 import org.opensearch.repositories.RepositoriesService;
+import org.opensearch.rest.RestController;
+import org.opensearch.rest.RestHandler;
 import org.opensearch.script.ScriptService;
 import org.opensearch.threadpool.ExecutorBuilder;
 import org.opensearch.threadpool.FixedExecutorBuilder;
@@ -70,14 +75,27 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
                                                Supplier<RepositoriesService> repositoriesServiceSupplier) {
         this.clusterService.set(clusterService);
         this.threadPool.set(threadPool);
-        return List.of(chunkStore(client, clusterService), inference(environment));
+        return List.of(chunkStore(client, clusterService), inference(environment, client));
     }
 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
-        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(store, inference(parameters.env),
+        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(store, inference(parameters.env, parameters.client),
             parameters.threadContext, parameters.client, segmenter));
+    }
+
+    @Override
+    public List<ActionHandler<?, ?>> getActions() {
+        return InferenceActions.actions();
+    }
+
+    @Override
+    public List<RestHandler> getRestHandlers(Settings settings, RestController restController, ClusterSettings clusterSettings,
+                                             IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
+                                             IndexNameExpressionResolver indexNameExpressionResolver,
+                                             Supplier<DiscoveryNodes> nodesInCluster) {
+        return InferenceActions.restHandlers();
     }
 
     @Override
@@ -101,12 +119,12 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
         return chunkStore.get();
     }
 
-    private synchronized InferenceService inference(Environment environment) {
+    private synchronized InferenceService inference(Environment environment, Client client) {
         if (inference.get() == null) {
             configureDjl(environment.tmpDir());
             Path models = environment.configDir().resolve("strata").resolve("models");
             inference.set(new InferenceService(settings, models, () -> threadPool.get().executor(InferenceSettings.THREAD_POOL),
-                NO_REMOTE));
+                new MlCommonsEmbeddings(client)));
         }
         return inference.get();
     }
@@ -120,18 +138,4 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
             System.setProperty("DJL_CACHE_DIR", tmpDir.resolve("djl").toString());
         }
     }
-
-    /** Until the ml-commons path is wired in. */
-    private static final RemoteEmbeddings NO_REMOTE = new RemoteEmbeddings() {
-        @Override
-        public void embed(String modelId, List<String> texts, io.strata.chunking.Embedder.Purpose purpose,
-                          ActionListener<List<float[]>> listener) {
-            listener.onFailure(new IllegalArgumentException("[model_id] [" + modelId + "]: ml-commons models are not wired in yet"));
-        }
-
-        @Override
-        public void describe(String modelId, ActionListener<io.strata.inference.ModelInfo> listener) {
-            listener.onFailure(new IllegalArgumentException("[model_id] [" + modelId + "]: ml-commons models are not wired in yet"));
-        }
-    };
 }

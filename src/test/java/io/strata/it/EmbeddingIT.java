@@ -99,6 +99,30 @@ public class EmbeddingIT extends StrataRestTestCase {
         assertTrue(e.getMessage(), e.getMessage().contains("holds vectors of model [bge-small-en-v15-q] (384 dims); this pipeline embeds with no model"));
     }
 
+    public void testMlCommonsModelId_embedsChunksThroughTheMlCommonsPredictAction() throws Exception {
+        // standin-bge is served by the test-only ml-commons stand-in plugin, backed by the embedded model
+        putPipeline("ml", "{\"field\": \"body\", \"target_index\": \"ml-chunks\", \"model_id\": \"standin-bge\"}");
+        putPipeline("local", "{\"field\": \"body\", \"target_index\": \"local-chunks\"}");
+        String body = emmaChapters().values().iterator().next().substring(0, 3000);
+        call("PUT", "/ml-src/_doc/1?pipeline=ml&refresh=true", json(Map.of("body", body)));
+        call("PUT", "/local-src/_doc/1?pipeline=local&refresh=true", json(Map.of("body", body)));
+        Map<String, Object> meta = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET",
+            "/ml-chunks/_mapping").get("ml-chunks")).get("mappings")).get("_meta")).get("strata");
+        assertEquals("standin-bge", ((Map<String, Object>) meta.get("model")).get("model_id"));
+        List<Map<String, Object>> viaMl = chunksOf("ml-chunks", "1");
+        List<Map<String, Object>> local = chunksOf("local-chunks", "1");
+        assertEquals(local.size(), viaMl.size());
+        for (int i = 0; i < local.size(); i++) {
+            double cos = dot((List<Number>) viaMl.get(i).get("embedding"), (List<Number>) local.get(i).get("embedding"));
+            assertTrue("parent " + i + " cos " + cos, cos > 0.99);
+        }
+        putPipeline("ml-missing", "{\"field\": \"body\", \"target_index\": \"x-chunks\", \"model_id\": \"no-such-model\"}");
+        ResponseException e = callFailing("PUT", "/x-src/_doc/1?pipeline=ml-missing", "{\"body\": \"Some text.\"}");
+        assertEquals(404, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[model_id] [no-such-model] unknown model"));
+        assertFalse(indexExists("x-chunks"));
+    }
+
     public void testUnknownOrEscapingModel_isRejectedAtPipelineCreation() {
         for (String model : List.of("no-such-model", "../../etc", "/etc/passwd")) {
             ResponseException e = callFailing("PUT", "/_ingest/pipeline/bad",
