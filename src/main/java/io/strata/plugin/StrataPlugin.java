@@ -7,6 +7,9 @@ import io.strata.inference.mlcommons.MlCommonsEmbeddings;
 import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
+import io.strata.query.BestChildFetchSubPhase;
+import io.strata.query.MultiGranularQueryBuilder;
+import io.strata.query.QueryServices;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
@@ -25,10 +28,12 @@ import org.opensearch.ingest.Processor;
 import org.opensearch.plugins.ActionPlugin;
 import org.opensearch.plugins.IngestPlugin;
 import org.opensearch.plugins.Plugin;
+import org.opensearch.plugins.SearchPlugin;
 import org.opensearch.repositories.RepositoriesService;
 import org.opensearch.rest.RestController;
 import org.opensearch.rest.RestHandler;
 import org.opensearch.script.ScriptService;
+import org.opensearch.search.fetch.FetchSubPhase;
 import org.opensearch.threadpool.ExecutorBuilder;
 import org.opensearch.threadpool.FixedExecutorBuilder;
 import org.opensearch.threadpool.ThreadPool;
@@ -43,13 +48,15 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /** Wiring only: components are built here and passed to the adapters that need them. */
-public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
+public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, SearchPlugin {
     private final Settings settings;
     private final SentenceSegmenter segmenter = SentenceSegmenter.forLocale(Locale.ENGLISH);
     private final SetOnce<ClusterService> clusterService = new SetOnce<>();
     private final SetOnce<ThreadPool> threadPool = new SetOnce<>();
     private final SetOnce<ChunkStore> chunkStore = new SetOnce<>();
     private final SetOnce<InferenceService> inference = new SetOnce<>();
+    private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
+    private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get);
 
     public StrataPlugin(Settings settings) {
         this.settings = settings;
@@ -75,6 +82,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
                                                Supplier<RepositoriesService> repositoriesServiceSupplier) {
         this.clusterService.set(clusterService);
         this.threadPool.set(threadPool);
+        this.resolver.set(indexNameExpressionResolver);
         return List.of(chunkStore(client, clusterService), inference(environment, client));
     }
 
@@ -96,6 +104,17 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin {
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return InferenceActions.restHandlers();
+    }
+
+    @Override
+    public List<QuerySpec<?>> getQueries() {
+        return List.of(new QuerySpec<>(MultiGranularQueryBuilder.NAME, in -> new MultiGranularQueryBuilder(in, queryServices),
+            parser -> MultiGranularQueryBuilder.fromXContent(parser, queryServices)));
+    }
+
+    @Override
+    public List<FetchSubPhase> getFetchSubPhases(FetchPhaseConstructionContext context) {
+        return List.of(new BestChildFetchSubPhase());
     }
 
     @Override

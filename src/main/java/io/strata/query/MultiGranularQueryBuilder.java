@@ -1,0 +1,439 @@
+package io.strata.query;
+
+import io.strata.chunking.Embedder;
+import io.strata.inference.ModelRef;
+import io.strata.ingest.ChunkDocuments;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.DisjunctionMaxQuery;
+import org.apache.lucene.search.KnnFloatVectorQuery;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.join.BitSetProducer;
+import org.apache.lucene.search.join.DiversifyingChildrenFloatKnnVectorQuery;
+import org.apache.lucene.search.join.ScoreMode;
+import org.apache.lucene.search.join.ToParentBlockJoinQuery;
+import org.apache.lucene.util.SetOnce;
+import org.opensearch.action.IndicesRequest;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.MappingMetadata;
+import org.opensearch.common.lucene.search.Queries;
+import org.opensearch.core.ParseField;
+import org.opensearch.core.common.io.stream.StreamInput;
+import org.opensearch.core.common.io.stream.StreamOutput;
+import org.opensearch.core.index.Index;
+import org.opensearch.core.xcontent.ObjectParser;
+import org.opensearch.core.xcontent.XContentBuilder;
+import org.opensearch.core.xcontent.XContentParser;
+import org.opensearch.index.mapper.MappedFieldType;
+import org.opensearch.index.mapper.ObjectMapper;
+import org.opensearch.index.query.AbstractQueryBuilder;
+import org.opensearch.index.query.BoolQueryBuilder;
+import org.opensearch.index.query.DisMaxQueryBuilder;
+import org.opensearch.index.query.InnerHitBuilder;
+import org.opensearch.index.query.NestedQueryBuilder;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.index.query.QueryCoordinatorContext;
+import org.opensearch.index.query.QueryRewriteContext;
+import org.opensearch.index.query.QueryShardContext;
+import org.opensearch.index.query.QueryShardException;
+import org.opensearch.search.fetch.subphase.FetchSourceContext;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * {@code multi_granular}: scores every parent chunk by the MAX over itself and its children at the chosen
+ * levels (LGMGC §3.2) and returns the best parents, not the best children.
+ *
+ * <pre>
+ * {"multi_granular": {"query_text": "…", "k": 10, "levels": [0, 1, 2], "filter": {…}, "explain_child": true}}
+ * </pre>
+ * Exactly one of {@code query_text} (embedded, on the coordinator, with the model recorded in the chunk
+ * index mapping unless {@code model}/{@code model_id} names one), {@code vector}, or {@code match}
+ * (lexical: BM25 over parent and child texts, same MAX).
+ *
+ * <p>Semantic form, per shard: a {@link DisjunctionMaxQuery} (tie breaker 0, so the MAX) of the parent's own
+ * k-NN and a {@link ToParentBlockJoinQuery} (score mode MAX) over a {@link DiversifyingChildrenFloatKnnVectorQuery},
+ * which finds the k parents with the best child — one HNSW search per field, no client-side grouping.
+ * Both use the field's HNSW graph (Lucene engine of k-NN), cosine scores (1 + cos) / 2.
+ */
+public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiGranularQueryBuilder> {
+    public static final String NAME = "multi_granular";
+    public static final int DEFAULT_K = 10;
+    public static final int MAX_K = 10_000;
+    public static final int MAX_LEVEL = 4;
+
+    private static final ParseField QUERY_TEXT = new ParseField("query_text");
+    private static final ParseField VECTOR = new ParseField("vector");
+    private static final ParseField MATCH = new ParseField("match");
+    private static final ParseField K = new ParseField("k");
+    private static final ParseField LEVELS = new ParseField("levels");
+    private static final ParseField FILTER = new ParseField("filter");
+    private static final ParseField EXPLAIN_CHILD = new ParseField("explain_child");
+    private static final ParseField MODEL = new ParseField("model");
+    private static final ParseField MODEL_ID = new ParseField("model_id");
+
+    private final String queryText;
+    private final float[] vector;
+    private final String match;
+    private final int k;
+    /** Levels that count (0 = the parent itself); null = all. */
+    private final List<Integer> levels;
+    private final QueryBuilder filter;
+    private final boolean explainChild;
+    private final ModelRef model;
+    private final QueryServices services;
+    /** The query vector being computed by the coordinator's async rewrite. */
+    private final Supplier<float[]> pendingVector;
+
+    private MultiGranularQueryBuilder(String queryText, float[] vector, String match, int k, List<Integer> levels, QueryBuilder filter,
+                                      boolean explainChild, ModelRef model, QueryServices services, Supplier<float[]> pendingVector) {
+        this.queryText = queryText;
+        this.vector = vector;
+        this.match = match;
+        this.k = k;
+        this.levels = levels == null ? null : List.copyOf(levels);
+        this.filter = filter;
+        this.explainChild = explainChild;
+        this.model = model;
+        this.services = services;
+        this.pendingVector = pendingVector;
+    }
+
+    /** Validates the combination of parameters; every error names the field and what is allowed. */
+    static MultiGranularQueryBuilder of(String queryText, float[] vector, String match, Integer k, List<Integer> levels,
+                                        QueryBuilder filter, Boolean explainChild, ModelRef model, QueryServices services) {
+        int given = (queryText != null ? 1 : 0) + (vector != null ? 1 : 0) + (match != null ? 1 : 0);
+        if (given != 1) {
+            throw new IllegalArgumentException("[" + NAME + "] needs exactly one of [query_text], [vector] and [match], got " + given);
+        }
+        if (queryText != null && queryText.isBlank() || match != null && match.isBlank()) {
+            throw new IllegalArgumentException("[" + NAME + "] [" + (queryText != null ? "query_text" : "match") + "] must not be empty");
+        }
+        if (vector != null && vector.length == 0) {
+            throw new IllegalArgumentException("[" + NAME + "] [vector] must not be empty");
+        }
+        if (model != null && queryText == null) {
+            throw new IllegalArgumentException("[" + NAME + "] [model] and [model_id] go with [query_text] only");
+        }
+        int kk = k == null ? DEFAULT_K : k;
+        if (kk < 1 || kk > MAX_K) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [k] must be in [1, %d], got [%d]", NAME, MAX_K, kk));
+        }
+        if (levels != null) {
+            if (levels.isEmpty() || new HashSet<>(levels).size() != levels.size()
+                || levels.stream().anyMatch(l -> l == null || l < 0 || l > MAX_LEVEL)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[%s] [levels] must be distinct levels in [0, %d] (0 = the parent itself), got %s", NAME, MAX_LEVEL, levels));
+            }
+        }
+        return new MultiGranularQueryBuilder(queryText, vector, match, kk, levels, filter, explainChild != null && explainChild, model,
+            services, null);
+    }
+
+    public MultiGranularQueryBuilder(StreamInput in, QueryServices services) throws IOException {
+        super(in);
+        this.queryText = in.readOptionalString();
+        this.vector = in.readBoolean() ? in.readFloatArray() : null;
+        this.match = in.readOptionalString();
+        this.k = in.readVInt();
+        this.levels = in.readBoolean() ? in.readList(StreamInput::readVInt) : null;
+        this.filter = in.readOptionalNamedWriteable(QueryBuilder.class);
+        this.explainChild = in.readBoolean();
+        String m = in.readOptionalString();
+        String mid = in.readOptionalString();
+        this.model = m == null && mid == null ? null : new ModelRef(m, mid);
+        this.services = services;
+        this.pendingVector = null;
+    }
+
+    @Override
+    protected void doWriteTo(StreamOutput out) throws IOException {
+        if (pendingVector != null) {
+            throw new IllegalStateException("[" + NAME + "] must be rewritten (query_text embedded) before it is sent");
+        }
+        out.writeOptionalString(queryText);
+        out.writeBoolean(vector != null);
+        if (vector != null) {
+            out.writeFloatArray(vector);
+        }
+        out.writeOptionalString(match);
+        out.writeVInt(k);
+        out.writeBoolean(levels != null);
+        if (levels != null) {
+            out.writeCollection(levels, StreamOutput::writeVInt);
+        }
+        out.writeOptionalNamedWriteable(filter);
+        out.writeBoolean(explainChild);
+        out.writeOptionalString(model == null ? null : model.model());
+        out.writeOptionalString(model == null ? null : model.modelId());
+    }
+
+    @Override
+    protected void doXContent(XContentBuilder builder, Params params) throws IOException {
+        builder.startObject(NAME);
+        if (queryText != null) {
+            builder.field(QUERY_TEXT.getPreferredName(), queryText);
+        }
+        if (vector != null) {
+            builder.array(VECTOR.getPreferredName(), vector);
+        }
+        if (match != null) {
+            builder.field(MATCH.getPreferredName(), match);
+        }
+        builder.field(K.getPreferredName(), k);
+        if (levels != null) {
+            builder.field(LEVELS.getPreferredName(), levels);
+        }
+        if (filter != null) {
+            builder.field(FILTER.getPreferredName(), filter);
+        }
+        builder.field(EXPLAIN_CHILD.getPreferredName(), explainChild);
+        if (model != null) {
+            builder.field(model.isEmbedded() ? MODEL.getPreferredName() : MODEL_ID.getPreferredName(),
+                model.isEmbedded() ? model.model() : model.modelId());
+        }
+        printBoostAndQueryName(builder);
+        builder.endObject();
+    }
+
+    /** Parameters as parsed, before validation. */
+    private static final class Parsed {
+        String queryText;
+        List<Float> vector;
+        String match;
+        Integer k;
+        List<Integer> levels;
+        QueryBuilder filter;
+        Boolean explainChild;
+        String model;
+        String modelId;
+        float boost = DEFAULT_BOOST;
+        String queryName;
+    }
+
+    private static final ObjectParser<Parsed, Void> PARSER = new ObjectParser<>(NAME, Parsed::new);
+
+    static {
+        PARSER.declareString((p, v) -> p.queryText = v, QUERY_TEXT);
+        PARSER.declareFloatArray((p, v) -> p.vector = v, VECTOR);
+        PARSER.declareString((p, v) -> p.match = v, MATCH);
+        PARSER.declareInt((p, v) -> p.k = v, K);
+        PARSER.declareIntArray((p, v) -> p.levels = v, LEVELS);
+        PARSER.declareObject((p, v) -> p.filter = v, (parser, c) -> parseInnerQueryBuilder(parser), FILTER);
+        PARSER.declareBoolean((p, v) -> p.explainChild = v, EXPLAIN_CHILD);
+        PARSER.declareString((p, v) -> p.model = v, MODEL);
+        PARSER.declareString((p, v) -> p.modelId = v, MODEL_ID);
+        PARSER.declareFloat((p, v) -> p.boost = v, BOOST_FIELD);
+        PARSER.declareString((p, v) -> p.queryName = v, NAME_FIELD);
+        PARSER.declareExclusiveFieldSet(QUERY_TEXT.getPreferredName(), VECTOR.getPreferredName(), MATCH.getPreferredName());
+        PARSER.declareExclusiveFieldSet(MODEL.getPreferredName(), MODEL_ID.getPreferredName());
+    }
+
+    public static MultiGranularQueryBuilder fromXContent(XContentParser parser, QueryServices services) throws IOException {
+        Parsed p = PARSER.parse(parser, null);
+        float[] vector = null;
+        if (p.vector != null) {
+            vector = new float[p.vector.size()];
+            for (int i = 0; i < vector.length; i++) {
+                vector[i] = p.vector.get(i);
+            }
+        }
+        ModelRef model;
+        Map<String, Object> refs = new java.util.HashMap<>();
+        if (p.model != null) {
+            refs.put("model", p.model);
+        }
+        if (p.modelId != null) {
+            refs.put("model_id", p.modelId);
+        }
+        model = ModelRef.parse("[" + NAME + "]", refs);
+        MultiGranularQueryBuilder builder = of(p.queryText, vector, p.match, p.k, p.levels, p.filter, p.explainChild, model, services);
+        builder.boost(p.boost);
+        builder.queryName(p.queryName);
+        return builder;
+    }
+
+    @Override
+    protected QueryBuilder doRewrite(QueryRewriteContext context) throws IOException {
+        QueryBuilder rewrittenFilter = filter == null ? null : filter.rewrite(context);
+        if (match != null) {
+            return lexical(rewrittenFilter);
+        }
+        if (vector != null) {
+            return rewrittenFilter == filter ? this : copy(vector, rewrittenFilter, null);
+        }
+        if (pendingVector != null) {
+            float[] v = pendingVector.get();
+            return v == null ? this : copy(v, rewrittenFilter, null);
+        }
+        QueryCoordinatorContext coordinator = context.convertToCoordinatorContext();
+        if (coordinator == null) {
+            throw new IllegalStateException("[" + NAME + "] [query_text] must be embedded on the coordinating node");
+        }
+        ModelRef ref = model != null ? model : indexModel(coordinator.getSearchRequest());
+        services.inference().get().validate("[" + NAME + "]", ref);
+        SetOnce<float[]> computed = new SetOnce<>();
+        context.registerAsyncAction((client, listener) -> services.inference().get().embed(ref, List.of(queryText),
+            Embedder.Purpose.QUERY, org.opensearch.core.action.ActionListener.wrap(vectors -> {
+                computed.set(vectors.get(0));
+                listener.onResponse(null);
+            }, listener::onFailure)));
+        return new MultiGranularQueryBuilder(queryText, null, null, k, levels, rewrittenFilter, explainChild, model, services,
+            computed::get).boost(boost).queryName(queryName);
+    }
+
+    private MultiGranularQueryBuilder copy(float[] v, QueryBuilder f, Supplier<float[]> pending) {
+        return new MultiGranularQueryBuilder(queryText, v, null, k, levels, f, explainChild, model, services, pending).boost(boost)
+            .queryName(queryName);
+    }
+
+    /** The model recorded in the mappings of the searched chunk indices; they must agree. */
+    private ModelRef indexModel(IndicesRequest request) {
+        ClusterState state = services.clusterService().get().state();
+        Index[] indices = services.resolver().get().concreteIndices(state, request);
+        Set<Object> models = new HashSet<>();
+        for (Index index : indices) {
+            IndexMetadata metadata = state.metadata().index(index);
+            MappingMetadata mapping = metadata == null ? null : metadata.mapping();
+            Map<String, Object> strata = mapping == null ? null : ChunkDocuments.strataMeta(mapping.sourceAsMap());
+            if (strata == null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
+                        + "multi_granular_chunking pipeline", NAME, index.getName()));
+            }
+            if (!(strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[%s] chunk index [%s] holds no vectors (its pipeline has [embed: false]); use [match] for lexical search", NAME,
+                    index.getName()));
+            }
+            models.add(m);
+        }
+        if (models.isEmpty()) {
+            throw new IllegalArgumentException("[" + NAME + "] the request searches no index");
+        }
+        if (models.size() > 1) {
+            throw new IllegalArgumentException("[" + NAME + "] the searched indices were embedded by different models " + models
+                + "; search them separately or name one with [model] or [model_id]");
+        }
+        Map<?, ?> m = (Map<?, ?>) models.iterator().next();
+        return m.get("model") != null ? ModelRef.embedded((String) m.get("model")) : new ModelRef(null, (String) m.get("model_id"));
+    }
+
+    private boolean counts(int level) {
+        return levels == null || levels.contains(level);
+    }
+
+    private List<Integer> childLevels() {
+        if (levels == null) {
+            List<Integer> all = new ArrayList<>();
+            for (int l = 1; l <= MAX_LEVEL; l++) {
+                all.add(l);
+            }
+            return all;
+        }
+        return levels.stream().filter(l -> l > 0).toList();
+    }
+
+    /** BM25 over parent and child texts with the same MAX; the best child comes back as inner hit. */
+    private QueryBuilder lexical(QueryBuilder rewrittenFilter) {
+        DisMaxQueryBuilder max = QueryBuilders.disMaxQuery().tieBreaker(0f);
+        if (counts(0)) {
+            max.add(QueryBuilders.matchQuery(ChunkDocuments.TEXT, match));
+        }
+        List<Integer> childLevels = childLevels();
+        if (!childLevels.isEmpty()) {
+            BoolQueryBuilder child = QueryBuilders.boolQuery()
+                .must(QueryBuilders.matchQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, match))
+                .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
+            NestedQueryBuilder nested = QueryBuilders.nestedQuery(ChunkDocuments.CHILDREN, child, ScoreMode.Max);
+            if (explainChild) {
+                nested.innerHit(new InnerHitBuilder(BestChildFetchSubPhase.FIELD).setSize(1)
+                    .setFetchSourceContext(new FetchSourceContext(true, new String[] { "children.level", "children.ordinal",
+                        "children.text", "children.start", "children.end" }, null)));
+            }
+            max.add(nested);
+        }
+        QueryBuilder q = rewrittenFilter == null ? max : QueryBuilders.boolQuery().must(max).filter(rewrittenFilter);
+        if (boost != DEFAULT_BOOST || queryName != null) {
+            q = QueryBuilders.boolQuery().must(q).boost(boost).queryName(queryName);
+        }
+        return q;
+    }
+
+    @Override
+    protected Query doToQuery(QueryShardContext context) throws IOException {
+        if (vector == null) {
+            throw new IllegalStateException("[" + NAME + "] was not rewritten: no query vector");
+        }
+        MappedFieldType parentField = context.fieldMapper(ChunkDocuments.EMBEDDING);
+        ObjectMapper children = context.getObjectMapper(ChunkDocuments.CHILDREN);
+        if (parentField == null || children == null || children.nested().isNested() == false) {
+            throw new QueryShardException(context, String.format(Locale.ROOT,
+                "[%s] index [%s] is not a Strata chunk index with vectors (no [embedding] field or nested [children])", NAME,
+                context.index().getName()));
+        }
+        Map<String, Object> meta = context.getMapperService().documentMapper().meta();
+        Map<String, Object> strata = meta == null ? null : ChunkDocuments.strataMeta(Map.of("_meta", meta));
+        if (strata != null && strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m && m.get("dimension") instanceof Integer dim
+            && dim != vector.length) {
+            throw new QueryShardException(context, String.format(Locale.ROOT,
+                "[%s] the query vector has %d dimensions but index [%s] holds vectors of %d", NAME, vector.length,
+                context.index().getName(), dim));
+        }
+        Query parentFilter = Queries.newNonNestedFilter();
+        Query userFilter = filter == null ? null : filter.toQuery(context);
+        Query parentCandidates = userFilter == null ? parentFilter
+            : new BooleanQuery.Builder().add(parentFilter, BooleanClause.Occur.FILTER).add(userFilter, BooleanClause.Occur.FILTER).build();
+        List<Query> clauses = new ArrayList<>(2);
+        if (counts(0)) {
+            clauses.add(new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, k, parentCandidates));
+        }
+        List<Integer> childLevels = childLevels();
+        if (!childLevels.isEmpty()) {
+            BitSetProducer parents = context.bitsetFilter(parentFilter);
+            MappedFieldType levelField = context.fieldMapper(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
+            Query childFilter = new BooleanQuery.Builder().add(children.nestedTypeFilter(), BooleanClause.Occur.FILTER)
+                .add(levelField.termsQuery(childLevels, context), BooleanClause.Occur.FILTER).build();
+            Query best = new DiversifyingChildrenFloatKnnVectorQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING, vector,
+                childFilter, k, parents);
+            Query join = new ToParentBlockJoinQuery(best, parents, ScoreMode.Max);
+            clauses.add(userFilter == null ? join
+                : new BooleanQuery.Builder().add(join, BooleanClause.Occur.MUST).add(userFilter, BooleanClause.Occur.FILTER).build());
+        }
+        Query max = clauses.size() == 1 ? clauses.get(0) : new DisjunctionMaxQuery(clauses, 0f);
+        List<Integer> effective = new ArrayList<>();
+        if (counts(0)) {
+            effective.add(0);
+        }
+        effective.addAll(childLevels);
+        return new MultiGranularQuery(max, vector, effective, explainChild);
+    }
+
+    @Override
+    protected boolean doEquals(MultiGranularQueryBuilder o) {
+        return Objects.equals(queryText, o.queryText) && Arrays.equals(vector, o.vector) && Objects.equals(match, o.match) && k == o.k
+            && Objects.equals(levels, o.levels) && Objects.equals(filter, o.filter) && explainChild == o.explainChild
+            && Objects.equals(model, o.model) && Objects.equals(pendingVector, o.pendingVector);
+    }
+
+    @Override
+    protected int doHashCode() {
+        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, levels, filter, explainChild, model);
+    }
+
+    @Override
+    public String getWriteableName() {
+        return NAME;
+    }
+}

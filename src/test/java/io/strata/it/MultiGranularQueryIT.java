@@ -1,0 +1,173 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** The {@code multi_granular} query on the real cluster, checked against a brute-force MAX over all chunks. */
+@SuppressWarnings("unchecked")
+public class MultiGranularQueryIT extends StrataRestTestCase {
+    private static final String QUESTION = "Why does Mr. Woodhouse feel fortunate for thinking of Hannah?";
+
+    /** Emma's chapters, small parents (many per chapter), into a 2-shard chunk index. */
+    private void ingest() throws Exception {
+        call("PUT", "/q-chunks", "{\"settings\": {\"number_of_shards\": 2, \"number_of_replicas\": 0, \"index.knn\": true}}");
+        putPipeline("q", "{\"field\": \"body\", \"target_index\": \"q-chunks\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 80},"
+            + " \"copy_fields\": [\"chapter\"]}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        int n = 0;
+        for (String body : emmaChapters().values()) {
+            n++;
+            docs.put("ch" + n, Map.of("chapter", n, "body", body));
+        }
+        assertEquals(false, bulk("q-src", "q", docs).get("errors"));
+        refresh("q-chunks");
+    }
+
+    private static float[] queryVector(String text) throws Exception {
+        Map<String, Object> r = call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(text), "purpose", "query")));
+        List<Number> v = (List<Number>) ((List<Object>) r.get("vectors")).get(0);
+        float[] out = new float[v.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = v.get(i).floatValue();
+        }
+        return out;
+    }
+
+    private static double score(float[] q, List<Number> v) {
+        double dot = 0;
+        for (int i = 0; i < q.length; i++) {
+            dot += q[i] * v.get(i).doubleValue();
+        }
+        return (1 + dot) / 2; // unit vectors: Lucene's cosine score
+    }
+
+    /** Every parent's exact score: the MAX over itself and its children at {@code levels}. */
+    private static Map<String, Double> bruteForce(float[] q, Set<Integer> levels) throws Exception {
+        Map<String, Object> r = call("POST", "/q-chunks/_search", "{\"size\": 1000, \"query\": {\"match_all\": {}}}");
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
+            Map<String, Object> hit = (Map<String, Object>) h;
+            Map<String, Object> source = (Map<String, Object>) hit.get("_source");
+            double best = levels.contains(0) ? score(q, (List<Number>) source.get("embedding")) : -1;
+            for (Map<String, Object> child : (List<Map<String, Object>>) source.get("children")) {
+                if (levels.contains((Integer) child.get("level"))) {
+                    best = Math.max(best, score(q, (List<Number>) child.get("embedding")));
+                }
+            }
+            out.put((String) hit.get("_id"), best);
+        }
+        return out;
+    }
+
+    private static List<Map<String, Object>> search(String queryJson, int size) throws Exception {
+        Map<String, Object> r = call("POST", "/q-chunks/_search", "{\"size\": " + size + ", \"query\": " + queryJson + "}");
+        return (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits");
+    }
+
+    private static void assertMatchesBruteForce(List<Map<String, Object>> hits, Map<String, Double> exact, int k) {
+        List<Map.Entry<String, Double>> expected = new ArrayList<>(exact.entrySet());
+        expected.sort(Map.Entry.<String, Double>comparingByValue(Comparator.reverseOrder()));
+        assertEquals(k, hits.size());
+        Set<String> ids = new HashSet<>();
+        for (int i = 0; i < k; i++) {
+            String id = (String) hits.get(i).get("_id");
+            assertTrue("parents are returned once: " + id, ids.add(id));
+            double got = ((Number) hits.get(i).get("_score")).doubleValue();
+            assertEquals("rank " + i, expected.get(i).getValue(), got, 1e-4);
+            assertEquals("score of " + id, exact.get(id), got, 1e-4);
+        }
+    }
+
+    public void testQueryText_ranksParentsByTheirBestChild_exactlyAsBruteForce_acrossTwoShards() throws Exception {
+        ingest();
+        Map<String, Double> exact = bruteForce(queryVector(QUESTION), Set.of(0, 1, 2));
+        assertTrue("many parents", exact.size() > 40);
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"k\": 10}}", 10);
+        assertMatchesBruteForce(hits, exact, 10);
+    }
+
+    public void testVectorAndLevels_countOnlyTheChosenGranularities() throws Exception {
+        ingest();
+        float[] q = queryVector("Miss Taylor's wedding and Mr. Weston");
+        String vector = java.util.Arrays.toString(q);
+        for (Set<Integer> levels : List.of(Set.of(0), Set.of(2), Set.of(1, 2), Set.of(0, 1, 2))) {
+            List<Map<String, Object>> hits = search("{\"multi_granular\": {\"vector\": " + vector + ", \"k\": 5, \"levels\": "
+                + levels + ", \"explain_child\": true}}", 5);
+            assertMatchesBruteForce(hits, bruteForce(q, levels), 5);
+            for (Map<String, Object> hit : hits) {
+                Map<String, Object> best = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields"))
+                    .get("strata_best_child")).get(0);
+                assertTrue(levels + " " + best.get("level"), levels.contains((Integer) best.get("level")));
+                assertEquals(((Number) hit.get("_score")).doubleValue(), ((Number) best.get("score")).doubleValue(), 1e-4);
+            }
+        }
+    }
+
+    public void testExplainChild_returnsTheChunkThatScoredWithItsExactOffsets() throws Exception {
+        ingest();
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"explain_child\": true}}", 3);
+        Map<String, String> bodies = new LinkedHashMap<>();
+        int n = 0;
+        for (String body : emmaChapters().values()) {
+            bodies.put("ch" + (++n), body);
+        }
+        for (Map<String, Object> hit : hits) {
+            Map<String, Object> best = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields"))
+                .get("strata_best_child")).get(0);
+            String body = bodies.get(((Map<String, Object>) hit.get("_source")).get("source_id"));
+            assertEquals(body.substring((Integer) best.get("start"), (Integer) best.get("end")), best.get("text"));
+            assertEquals(((Number) hit.get("_score")).doubleValue(), ((Number) best.get("score")).doubleValue(), 1e-4);
+        }
+    }
+
+    public void testFilter_onACopiedField_keepsOnlyMatchingParents() throws Exception {
+        ingest();
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"k\": 5,"
+            + " \"filter\": {\"term\": {\"chapter\": 2}}}}", 5);
+        assertEquals(5, hits.size());
+        for (Map<String, Object> hit : hits) {
+            assertEquals(2, ((Map<String, Object>) hit.get("_source")).get("chapter"));
+        }
+    }
+
+    public void testMatch_lexicalModeScoresParentsByTheBestChildToo() throws Exception {
+        ingest();
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"match\": \"Hannah servant\", \"explain_child\": true}}", 3);
+        assertFalse(hits.isEmpty());
+        Map<String, Object> inner = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) hits.get(0).get("inner_hits"))
+            .get("strata_best_child")).get("hits");
+        Map<String, Object> child = (Map<String, Object>) ((Map<String, Object>) ((List<Object>) inner.get("hits")).get(0)).get("_source");
+        String text = (String) child.get("text");
+        assertTrue(text, text.contains("Hannah") || text.contains("servant"));
+    }
+
+    private static void assertBadQuery(String index, String queryJson, String expected) {
+        ResponseException e = callFailing("POST", "/" + index + "/_search", "{\"query\": " + queryJson + "}");
+        assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue("expected [" + expected + "] in " + e.getMessage(), e.getMessage().contains(expected));
+    }
+
+    public void testBadQueries_get400WithTheFieldAndWhatIsAllowed() throws Exception {
+        ingest();
+        call("PUT", "/plain", "{}");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"query_text\": \"x\", \"colour\": 1}}", "unknown field [colour]");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"query_text\": \"x\", \"vector\": [1]}}",
+            "not allowed together: [query_text, vector]");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"k\": 3}}", "needs exactly one of [query_text], [vector] and [match]");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"query_text\": \"x\", \"k\": 0}}", "[k] must be in [1, 10000]");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"query_text\": \"x\", \"levels\": [7]}}", "[levels] must be distinct levels");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"query_text\": \"x\", \"model\": \"nope\"}}", "unknown model [nope]");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"vector\": [1, 2, 3]}}",
+            "the query vector has 3 dimensions but index [q-chunks] holds vectors of 384");
+        assertBadQuery("plain", "{\"multi_granular\": {\"query_text\": \"x\"}}", "index [plain] is not a Strata chunk index");
+        assertBadQuery("q-chunks", "{\"multi_granular\": {\"vector\": [1, 2], \"model\": \"bge-small-en-v15-q\"}}",
+            "[model] and [model_id] go with [query_text] only");
+    }
+}

@@ -1,0 +1,109 @@
+package io.strata.query;
+
+import io.strata.inference.ModelRef;
+import org.junit.Test;
+import org.opensearch.common.io.stream.BytesStreamOutput;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.common.xcontent.json.JsonXContent;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.common.io.stream.NamedWriteableAwareStreamInput;
+import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
+import org.opensearch.core.xcontent.DeprecationHandler;
+import org.opensearch.core.xcontent.NamedXContentRegistry;
+import org.opensearch.core.xcontent.XContentParser;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.search.SearchModule;
+
+import java.util.List;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/** JSON and wire round trips, equality and validation of the query builder. */
+public class MultiGranularQueryBuilderTests {
+    private static final SearchModule SEARCH = new SearchModule(Settings.EMPTY, List.of());
+    private static final NamedWriteableRegistry WRITEABLES = new NamedWriteableRegistry(SEARCH.getNamedWriteables());
+    private static final NamedXContentRegistry XCONTENT = new NamedXContentRegistry(SEARCH.getNamedXContents());
+    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null);
+
+    private static MultiGranularQueryBuilder parse(String json) throws Exception {
+        try (XContentParser p = JsonXContent.jsonXContent.createParser(XCONTENT, DeprecationHandler.THROW_UNSUPPORTED_OPERATION, json)) {
+            p.nextToken(); // {
+            p.nextToken(); // multi_granular
+            p.nextToken(); // {
+            return MultiGranularQueryBuilder.fromXContent(p, SERVICES);
+        }
+    }
+
+    private static List<MultiGranularQueryBuilder> samples() {
+        return List.of(
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES),
+            MultiGranularQueryBuilder.of("why?", null, null, 7, List.of(0, 2), QueryBuilders.termQuery("title", "Emma"), true,
+                ModelRef.embedded("bge-small-en-v15-q"), SERVICES),
+            MultiGranularQueryBuilder.of("why?", null, null, 3, null, null, false, new ModelRef(null, "abc"), SERVICES),
+            MultiGranularQueryBuilder.of(null, new float[] { 0.5f, -0.25f, 1f }, null, 20, List.of(1), null, true, null, SERVICES),
+            MultiGranularQueryBuilder.of(null, null, "Hannah", null, List.of(0, 1, 2), null, true, null, SERVICES));
+    }
+
+    @Test
+    public void testJsonRoundTrip_givesAnEqualBuilder() throws Exception {
+        for (MultiGranularQueryBuilder b : samples()) {
+            String json = BytesReference.bytes(b.toXContent(XContentFactory.jsonBuilder(), null)).utf8ToString();
+            MultiGranularQueryBuilder parsed = parse("{" + json.substring(1));
+            assertEquals(json, b, parsed);
+            assertEquals(b.hashCode(), parsed.hashCode());
+        }
+    }
+
+    @Test
+    public void testWireRoundTrip_givesAnEqualBuilder() throws Exception {
+        for (MultiGranularQueryBuilder b : samples()) {
+            try (BytesStreamOutput out = new BytesStreamOutput()) {
+                b.writeTo(out);
+                var in = new NamedWriteableAwareStreamInput(out.bytes().streamInput(), WRITEABLES);
+                assertEquals(b, new MultiGranularQueryBuilder(in, SERVICES));
+            }
+        }
+    }
+
+    @Test
+    public void testEquality_dependsOnEveryParameter() {
+        List<MultiGranularQueryBuilder> s = samples();
+        for (int i = 0; i < s.size(); i++) {
+            for (int j = 0; j < s.size(); j++) {
+                if (i != j) {
+                    assertNotEquals(s.get(i), s.get(j));
+                }
+            }
+        }
+    }
+
+    @Test
+    public void testParse_rejectsBadCombinationsWithTheFieldName() {
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"k\": 2}}")).getMessage()
+            .contains("needs exactly one of [query_text], [vector] and [match]"));
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"match\": \"x\", \"vector\": [1]}}")).getMessage()
+            .contains("not allowed together"));
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"levels\": [1, 1]}}"))
+            .getMessage().contains("[levels] must be distinct levels in [0, 4]"));
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"k\": 10001}}"))
+            .getMessage().contains("[k] must be in [1, 10000]"));
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \" \"}}")).getMessage()
+            .contains("[query_text] must not be empty"));
+        assertTrue(assertThrows(Exception.class,
+            () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"model\": \"a\", \"model_id\": \"b\"}}")).getMessage()
+            .contains("not allowed together: [model, model_id]"));
+    }
+
+    @Test
+    public void testRewrite_ofLexicalMode_isADisMaxOfParentAndNestedChildren() throws Exception {
+        MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of(null, null, "Hannah", null, List.of(0, 2), null, false, null, SERVICES);
+        var rewritten = b.rewrite(null);
+        String json = BytesReference.bytes(rewritten.toXContent(XContentFactory.jsonBuilder(), null)).utf8ToString();
+        assertTrue(json, json.startsWith("{\"dis_max\""));
+        assertTrue(json, json.contains("\"nested\"") && json.contains("\"score_mode\":\"max\"") && json.contains("\"children.level\":[2]"));
+    }
+}
