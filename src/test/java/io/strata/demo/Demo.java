@@ -19,9 +19,8 @@ import java.util.Map;
 
 /**
  * What {@code bin/strata-demo} shows on the running node: a chunking pipeline, the first chapters of
- * Emma ingested through it, the chunk documents per level, and a search that scores each parent by its
- * best child (the {@code multi_granular} query arrives with the query issue; this uses the same nested
- * MAX semantics with BM25).
+ * Emma ingested through it (chunked, embedded by the bundled model inside the node), the chunk documents
+ * per level, and a {@code multi_granular} search that scores each parent by its best child.
  */
 public final class Demo {
     public static void main(String[] args) throws Exception {
@@ -58,8 +57,15 @@ public final class Demo {
         section("POST _bulk?pipeline=emma-chunking", n + " chapters of Emma (" + TestTexts.emma().length() + " characters)");
         long start = System.nanoTime();
         Map<String, Object> r = call("POST", "/_bulk?pipeline=emma-chunking&refresh=true", bulk.toString());
-        System.out.printf(Locale.ROOT, "errors: %s, took %d ms%n", r.get("errors"), (System.nanoTime() - start) / 1_000_000);
+        double seconds = (System.nanoTime() - start) / 1e9;
         call("POST", "/emma-chunks/_refresh", null);
+        int chunks = 0;
+        for (int i = 1; i <= n; i++) {
+            Map<String, Object> summary = get(get(call("GET", "/emma/_doc/chapter-" + i, null), "_source"), "strata");
+            chunks += ((Number) summary.get("parents")).intValue() + ((Number) summary.get("children")).intValue();
+        }
+        System.out.printf(Locale.ROOT, "errors: %s; %.1f s: %.2f docs/s, %.1f chunks/s embedded and written (%d chunks)%n",
+            r.get("errors"), seconds, n / seconds, chunks / seconds, chunks);
 
         section("GET emma/_doc/chapter-1 (the source keeps its fields and gains a summary)", null);
         Map<String, Object> source = get(call("GET", "/emma/_doc/chapter-1?_source_excludes=body", null), "_source");
@@ -76,25 +82,20 @@ public final class Demo {
         }
 
         String question = "Why does Mr. Woodhouse feel fortunate for thinking of Hannah?";
-        section("search: each parent scored by the MAX over itself and its children", question);
-        Map<String, Object> hits = call("POST", "/emma-chunks/_search", """
+        String query = """
             {"size": 3, "_source": ["title", "ordinal", "start", "end"],
-             "query": {"dis_max": {"queries": [
-               {"match": {"text": %1$s}},
-               {"nested": {"path": "children", "score_mode": "max", "query": {"match": {"children.text": %1$s}},
-                 "inner_hits": {"size": 1, "_source": ["children.level", "children.text"]}}}]}}}""".formatted(quote(question)));
+             "query": {"multi_granular": {"query_text": %s, "k": 10, "explain_child": true}}}""".formatted(quote(question));
+        section("POST emma-chunks/_search  (multi_granular: each parent scored by the MAX over itself and its children)", query);
+        Map<String, Object> hits = call("POST", "/emma-chunks/_search", query);
         for (Object hit : (List<?>) get(hits, "hits").get("hits")) {
             Map<String, Object> h = cast(hit);
             Map<String, Object> s = get(h, "_source");
-            System.out.printf(Locale.ROOT, "%.2f  %s  %s parent %s [%s, %s)%n", ((Number) h.get("_score")).doubleValue(), h.get("_id"),
-                s.get("title"), s.get("ordinal"), s.get("start"), s.get("end"));
-            List<?> inner = (List<?>) get(get(get(h, "inner_hits"), "children"), "hits").get("hits");
-            if (!inner.isEmpty()) {
-                Map<String, Object> child = get(cast(inner.get(0)), "_source");
-                String text = String.valueOf(child.get("text"));
-                System.out.printf(Locale.ROOT, "      best child (level %s): %s%n", child.get("level"),
-                    text.length() > 160 ? text.substring(0, 160) + "…" : text);
-            }
+            System.out.printf(Locale.ROOT, "%.4f  %s  %s, parent %s, chars [%s, %s)%n", ((Number) h.get("_score")).doubleValue(),
+                h.get("_id"), s.get("title"), s.get("ordinal"), s.get("start"), s.get("end"));
+            Map<String, Object> best = cast(((List<?>) get(h, "fields").get("strata_best_child")).get(0));
+            String text = String.valueOf(best.get("text"));
+            System.out.printf(Locale.ROOT, "        matched by level %s (score %.4f): %s%n", best.get("level"),
+                ((Number) best.get("score")).doubleValue(), text.length() > 150 ? text.substring(0, 150) + "…" : text);
         }
     }
 
