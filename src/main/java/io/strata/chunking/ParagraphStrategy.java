@@ -9,22 +9,16 @@ import java.util.List;
  * the line level down, so no parent exceeds θ (the paper's baseline has no bound; an unbounded parent
  * would not fit an embedding model).
  */
-public final class ParagraphStrategy implements ChunkingStrategy {
+public final class ParagraphStrategy extends BoundedStrategy {
     public static final String TYPE = "paragraph";
-    private final RecursiveSplitter splitter;
 
     public ParagraphStrategy(int maxWords) {
-        this.splitter = new RecursiveSplitter(maxWords);
+        super(maxWords);
     }
 
     @Override
     public String type() {
         return TYPE;
-    }
-
-    @Override
-    public int maxWords() {
-        return splitter.maxWords();
     }
 
     @Override

@@ -3,22 +3,16 @@ package io.strata.chunking;
 import java.util.List;
 
 /** {@code recursive}: the whole text through the {@link RecursiveSplitter} with θ = {@code max_words}. */
-public final class RecursiveStrategy implements ChunkingStrategy {
+public final class RecursiveStrategy extends BoundedStrategy {
     public static final String TYPE = "recursive";
-    private final RecursiveSplitter splitter;
 
     public RecursiveStrategy(int maxWords) {
-        this.splitter = new RecursiveSplitter(maxWords);
+        super(maxWords);
     }
 
     @Override
     public String type() {
         return TYPE;
-    }
-
-    @Override
-    public int maxWords() {
-        return splitter.maxWords();
     }
 
     @Override

@@ -7,27 +7,21 @@ import java.util.List;
  * {@code sentence}: parents of {@code sentences} consecutive sentences (default 1). A group that would
  * exceed θ = {@code max_words} is closed early; a single sentence above θ is cut into word windows.
  */
-public final class SentenceStrategy implements ChunkingStrategy {
+public final class SentenceStrategy extends BoundedStrategy {
     public static final String TYPE = "sentence";
     private final int sentencesPerChunk;
-    private final RecursiveSplitter splitter;
 
     public SentenceStrategy(int sentencesPerChunk, int maxWords) {
+        super(maxWords);
         if (sentencesPerChunk < 1) {
             throw new IllegalArgumentException("sentences per chunk must be >= 1, got " + sentencesPerChunk);
         }
         this.sentencesPerChunk = sentencesPerChunk;
-        this.splitter = new RecursiveSplitter(maxWords);
     }
 
     @Override
     public String type() {
         return TYPE;
-    }
-
-    @Override
-    public int maxWords() {
-        return splitter.maxWords();
     }
 
     public int sentencesPerChunk() {

@@ -60,9 +60,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ThreadContext threadContext;
     private final Client client;
 
+    /** The node components every processor of this type uses. */
+    public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client) {}
+
     MultiGranularChunkingProcessor(String tag, String description, String field, String targetIndex, MultiGranularChunker chunker,
-                                   List<String> copyFields, boolean ignoreMissing, int maxChars, ModelRef model, ChunkStore store,
-                                   InferenceService inference, ThreadContext threadContext, Client client) {
+                                   List<String> copyFields, boolean ignoreMissing, int maxChars, ModelRef model, Services services) {
         super(tag, description);
         this.field = field;
         this.targetIndex = targetIndex;
@@ -71,10 +73,10 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         this.ignoreMissing = ignoreMissing;
         this.maxChars = maxChars;
         this.model = model;
-        this.store = store;
-        this.inference = inference;
-        this.threadContext = threadContext;
-        this.client = client;
+        this.store = services.store();
+        this.inference = services.inference();
+        this.threadContext = services.threadContext();
+        this.client = services.client();
     }
 
     @Override
@@ -288,18 +290,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         static final Set<String> KEYS = Set.of("field", "target_index", "strategy", "granularities", "copy_fields",
             "ignore_missing", "max_chars", "model", "model_id", "embed");
 
-        private final ChunkStore store;
-        private final InferenceService inference;
-        private final ThreadContext threadContext;
-        private final Client client;
+        private final Services services;
         private final SentenceSegmenter segmenter;
 
-        public Factory(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client,
-                       SentenceSegmenter segmenter) {
-            this.store = store;
-            this.inference = inference;
-            this.threadContext = threadContext;
-            this.client = client;
+        public Factory(Services services, SentenceSegmenter segmenter) {
+            this.services = services;
             this.segmenter = segmenter;
         }
 
@@ -335,8 +330,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     throw new IllegalArgumentException("[" + TYPE + "] [embed] is false but a model is configured; remove one of them");
                 }
                 if (embed) {
-                    model = model == null ? inference.defaultRef() : model;
-                    inference.validate("[" + TYPE + "]", model);
+                    model = model == null ? services.inference().defaultRef() : model;
+                    services.inference().validate("[" + TYPE + "]", model);
                 }
             } catch (IllegalArgumentException e) {
                 throw ConfigurationUtils.newConfigurationException(TYPE, tag, modelField, e.getMessage());
@@ -351,7 +346,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw ConfigurationUtils.newConfigurationException(TYPE, tag, e.field(), e.getMessage());
             }
             return new MultiGranularChunkingProcessor(tag, description, field, targetIndex, chunker, copyFields, ignoreMissing,
-                maxChars, embed ? model : null, store, inference, threadContext, client);
+                maxChars, embed ? model : null, services);
         }
 
         private static void validateIndexName(String tag, String name) {

@@ -89,8 +89,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
-        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(store, inference(parameters.env, parameters.client),
-            parameters.threadContext, parameters.client, segmenter));
+        var services = new MultiGranularChunkingProcessor.Services(store, inference(parameters.env, parameters.client),
+            parameters.threadContext, parameters.client);
+        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
     }
 
     @Override

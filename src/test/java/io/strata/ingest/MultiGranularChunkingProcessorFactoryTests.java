@@ -20,8 +20,8 @@ import static org.junit.Assert.assertTrue;
 public class MultiGranularChunkingProcessorFactoryTests {
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
         Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null);
-    private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(null, inference, null,
-        null, SentenceSegmenter.english());
+    private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
+        new MultiGranularChunkingProcessor.Services(null, inference, null, null), SentenceSegmenter.english());
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));
