@@ -44,8 +44,8 @@ public class MultiGranularChunkingProcessorFactoryTests {
 
     @Test
     public void testCreate_modelChoices() {
-        assertEquals(ModelRef.embedded("bge-small-en-v15"),
-            create(Map.of("field", "b", "target_index", "c", "model", "bge-small-en-v15")).model());
+        assertEquals(ModelRef.embedded("bge-small-en-v15-q"),
+            create(Map.of("field", "b", "target_index", "c", "model", "bge-small-en-v15-q")).model());
         assertEquals(new ModelRef(null, "abc"), create(Map.of("field", "b", "target_index", "c", "model_id", "abc")).model());
         assertEquals(null, create(Map.of("field", "b", "target_index", "c", "embed", false)).model());
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "nope")).getMessage()
@@ -54,7 +54,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
             .contains("must be the name of a model folder"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "x", "model_id", "y")).getMessage()
             .contains("cannot be combined"));
-        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "embed", false, "model", "bge-small-en-v15")).getMessage()
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "embed", false, "model", "bge-small-en-v15-q")).getMessage()
             .contains("[embed] is false but a model is configured"));
     }
 
