@@ -3,6 +3,7 @@ package io.strata.inference;
 import ai.djl.Device;
 import ai.djl.engine.Engine;
 import io.strata.chunking.Embedder;
+import io.strata.stats.StrataStats;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.common.settings.Settings;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Supplier;
@@ -33,14 +35,17 @@ public final class InferenceService implements Closeable {
     private final Path modelsDir;
     private final Supplier<ExecutorService> executor;
     private final RemoteEmbeddings remote;
+    private final StrataStats stats;
     private final Map<String, ModelDescriptor> descriptors = new ConcurrentHashMap<>();
     private final Map<String, DjlEmbedder> loaded = new ConcurrentHashMap<>();
 
-    public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote) {
+    public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote,
+                            StrataStats stats) {
         this.settings = settings;
         this.modelsDir = modelsDir.toAbsolutePath().normalize();
         this.executor = executor;
         this.remote = remote;
+        this.stats = stats;
     }
 
     /** The reference used when a configuration names no model. */
@@ -78,23 +83,27 @@ public final class InferenceService implements Closeable {
         }
     }
 
-    /** Embeds {@code texts}; the listener is called on an inference thread (embedded) or a transport thread (remote). */
+    /**
+     * Embeds {@code texts}; the listener is called on an inference thread (embedded) or a transport thread (remote).
+     * Each call is counted for its model; an embedded call is timed from when an inference thread takes it.
+     */
     public void embed(ModelRef ref, List<String> texts, Embedder.Purpose purpose, ActionListener<List<float[]>> listener) {
         if (!ref.isEmbedded()) {
-            remote.embed(ref.modelId(), texts, purpose, listener);
+            remote.embed(ref.modelId(), texts, purpose, stats.model(ref).counting(texts.size(), listener));
             return;
         }
         try {
             executor.get().execute(() -> {
+                ActionListener<List<float[]>> counted = stats.model(ref).counting(texts.size(), listener);
                 List<float[]> vectors;
                 try {
                     DjlEmbedder embedder = embedder(ref.model());
                     vectors = Privileged.run(() -> embedder.embed(texts, purpose));
                 } catch (Exception e) {
-                    listener.onFailure(e);
+                    counted.onFailure(e);
                     return;
                 }
-                listener.onResponse(vectors);
+                counted.onResponse(vectors);
             });
         } catch (RuntimeException rejected) {
             // a full queue: the caller gets 429 and retries later
@@ -126,6 +135,13 @@ public final class InferenceService implements Closeable {
 
     public Map<String, DjlEmbedder> loadedModels() {
         return Map.copyOf(loaded);
+    }
+
+    /** For each loaded embedded model: its inputs cut to {@code max_tokens} since it loaded. */
+    public Map<String, Long> truncations() {
+        Map<String, Long> truncations = new TreeMap<>();
+        loaded.forEach((name, embedder) -> truncations.put(name, embedder.truncatedCount()));
+        return truncations;
     }
 
     private ModelDescriptor descriptor(String name) {

@@ -15,11 +15,13 @@ import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
 import io.strata.inference.ModelInfo;
+import io.strata.stats.StrataStats;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.search.fetch.subphase.FetchSourceContext;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,6 +41,7 @@ public final class ChunkStore {
 
     private final Client client;
     private final ClusterService clusterService;
+    private final StrataStats stats;
     /**
      * "target|source" → UUID of the target index whose chunk mapping was checked. Keyed on the UUID so that
      * a deleted and re-created index is checked again.
@@ -47,9 +50,10 @@ public final class ChunkStore {
     /** Listeners waiting for an index check in progress, by "target|source". */
     private final Map<String, List<ActionListener<Void>>> inFlight = new ConcurrentHashMap<>();
 
-    public ChunkStore(Client client, ClusterService clusterService) {
+    public ChunkStore(Client client, ClusterService clusterService, StrataStats stats) {
         this.client = client;
         this.clusterService = clusterService;
+        this.stats = stats;
     }
 
     /**
@@ -180,6 +184,7 @@ public final class ChunkStore {
             bulk.add(new IndexRequest(target).id(ChunkDocuments.chunkId(sourceId, i)).source(docs.get(i)));
         }
         client.bulk(bulk, ActionListener.wrap(response -> {
+            stats.ingest().chunksWritten(Arrays.stream(response.getItems()).filter(item -> !item.isFailed()).count());
             if (response.hasFailures()) {
                 BulkItemResponse failed = firstFailure(response.getItems());
                 Exception cause = failed.getFailure().getCause();
@@ -244,6 +249,7 @@ public final class ChunkStore {
             BulkRequest delete = new BulkRequest();
             existing.forEach(id -> delete.add(new DeleteRequest(target, id)));
             client.bulk(delete, ActionListener.wrap(r -> {
+                stats.ingest().chunksDeleted(Arrays.stream(r.getItems()).filter(item -> !item.isFailed()).count());
                 if (r.hasFailures()) {
                     listener.onFailure(chunkWriteFailure(target, firstFailure(r.getItems()).getFailure().getCause()));
                 } else {

@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import org.opensearch.ExceptionsHelper;
 import org.opensearch.OpenSearchException;
 import org.opensearch.core.rest.RestStatus;
 
@@ -11,7 +12,6 @@ public final class ChunkWriteException extends OpenSearchException {
 
     @Override
     public RestStatus status() {
-        Throwable cause = getCause();
-        return cause instanceof OpenSearchException o ? o.status() : RestStatus.INTERNAL_SERVER_ERROR;
+        return ExceptionsHelper.status(getCause());
     }
 }

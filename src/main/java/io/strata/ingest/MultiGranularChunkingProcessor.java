@@ -9,6 +9,7 @@ import io.strata.inference.ModelInfo;
 import io.strata.inference.ModelRef;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.stats.StrataStats;
 import org.opensearch.action.get.GetRequest;
 import org.opensearch.cluster.metadata.MetadataCreateIndexService;
 import org.opensearch.common.UUIDs;
@@ -31,6 +32,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
  * {@code multi_granular_chunking}: splits a text field into parent chunks and their multi-granular
@@ -59,9 +61,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final InferenceService inference;
     private final ThreadContext threadContext;
     private final Client client;
+    private final StrataStats stats;
 
     /** The node components every processor of this type uses. */
-    public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client) {}
+    public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client,
+                           StrataStats stats) {}
 
     MultiGranularChunkingProcessor(String tag, String description, String field, String targetIndex, MultiGranularChunker chunker,
                                    List<String> copyFields, boolean ignoreMissing, int maxChars, ModelRef model, Services services) {
@@ -77,6 +81,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         this.inference = services.inference();
         this.threadContext = services.threadContext();
         this.client = services.client();
+        this.stats = services.stats();
     }
 
     @Override
@@ -156,18 +161,27 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             document.setFieldValue(SUMMARY_FIELD, summary);
             ledger.record(this, sourceIndex, sourceId);
         } catch (Exception e) {
-            handler.accept(null, e);
+            failed(handler, IngestFailures.of(e), e);
             return;
         }
-        write(sourceIndex, sourceId, parents, copied, ActionListener.wrap(v -> handler.accept(document, null), e -> handler.accept(null, e)));
+        write(sourceIndex, sourceId, parents, copied, ActionListener.wrap(v -> {
+            stats.ingest().chunked(parents);
+            handler.accept(document, null);
+        }, e -> failed(handler, IngestFailures.of(e), e)), e -> failed(handler, IngestFailures.ofModel(e), e));
+    }
+
+    private void failed(BiConsumer<IngestDocument, Exception> handler, StrataStats.Failure reason, Exception e) {
+        stats.ingest().failed(reason);
+        handler.accept(null, e);
     }
 
     /**
      * Embeds (reusing the stored vectors of parents whose {@code text_hash} is unchanged) and writes the
-     * chunk documents of one source document, replacing its earlier chunks.
+     * chunk documents of one source document, replacing its earlier chunks. Failures of the inference layer go to
+     * {@code modelFailed}, all others to the listener.
      */
     private void write(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
-                       ActionListener<Void> listener) {
+                       ActionListener<Void> listener, Consumer<Exception> modelFailed) {
         if (model == null) {
             store.ensureIndex(targetIndex, sourceIndex, null, ActionListener.wrap(
                 ready -> store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, null, null), listener),
@@ -176,16 +190,17 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         }
         inference.describe(model, ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
             ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
-                stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, stored, listener),
+                stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, stored, listener, modelFailed),
                 listener::onFailure)),
-            listener::onFailure)), listener::onFailure));
+            listener::onFailure)), modelFailed));
     }
 
     /** Previous chunks looked at for reusable vectors beyond the new count (parents shifted by edits). */
     static final int REUSE_WINDOW = 8;
 
     private void embedAndReplace(ModelInfo info, String sourceIndex, String sourceId, List<ChunkedParent> parents,
-                                 Map<String, Object> copied, Map<String, List<float[]>> stored, ActionListener<Void> listener) {
+                                 Map<String, Object> copied, Map<String, List<float[]>> stored, ActionListener<Void> listener,
+                                 Consumer<Exception> modelFailed) {
         List<String> hashes = new ArrayList<>(parents.size());
         List<String> texts = new ArrayList<>();
         for (ChunkedParent p : parents) {
@@ -199,18 +214,21 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         ActionListener<List<float[]>> embedded = ActionListener.wrap(vectors -> {
             List<List<float[]>> perParent = new ArrayList<>(parents.size());
             int next = 0;
+            int reused = 0;
             for (int i = 0; i < parents.size(); i++) {
                 List<float[]> previous = stored.get(hashes.get(i));
                 int n = parents.get(i).children().size() + 1;
                 if (previous != null && previous.size() == n) {
                     perParent.add(previous);
+                    reused += n;
                 } else {
                     perParent.add(vectors.subList(next, next + n));
                     next += n;
                 }
             }
+            stats.ingest().vectors(next, reused);
             store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, perParent, hashes), listener);
-        }, listener::onFailure);
+        }, modelFailed);
         if (texts.isEmpty()) {
             embedded.onResponse(List.of());
         } else {
@@ -256,7 +274,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 return;
             }
             IngestDocument current = new IngestDocument(index, id, null, null, null, response.getSourceAsMap());
-            write(index, id, chunker.chunk(text), copiedFields(current), listener);
+            write(index, id, chunker.chunk(text), copiedFields(current), listener, listener::onFailure);
         }, listener::onFailure));
     }
 

@@ -10,6 +10,7 @@ import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.MultiGranularQueryBuilder;
 import io.strata.query.QueryServices;
+import io.strata.stats.StrataStats;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
@@ -41,6 +42,7 @@ import org.opensearch.transport.client.Client;
 import org.opensearch.watcher.ResourceWatcherService;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -51,12 +53,14 @@ import java.util.function.Supplier;
 public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, SearchPlugin {
     private final Settings settings;
     private final SentenceSegmenter segmenter = SentenceSegmenter.forLocale(Locale.ENGLISH);
+    /** This node's counters: everything that counts gets this one instance. */
+    private final StrataStats stats = new StrataStats();
     private final SetOnce<ClusterService> clusterService = new SetOnce<>();
     private final SetOnce<ThreadPool> threadPool = new SetOnce<>();
     private final SetOnce<ChunkStore> chunkStore = new SetOnce<>();
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
-    private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get);
+    private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats);
 
     public StrataPlugin(Settings settings) {
         this.settings = settings;
@@ -83,20 +87,22 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         this.clusterService.set(clusterService);
         this.threadPool.set(threadPool);
         this.resolver.set(indexNameExpressionResolver);
-        return List.of(chunkStore(client, clusterService), inference(environment, client));
+        return List.of(chunkStore(client, clusterService), inference(environment, client), stats);
     }
 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
         var services = new MultiGranularChunkingProcessor.Services(store, inference(parameters.env, parameters.client),
-            parameters.threadContext, parameters.client);
+            parameters.threadContext, parameters.client, stats);
         return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
     }
 
     @Override
     public List<ActionHandler<?, ?>> getActions() {
-        return InferenceActions.actions();
+        List<ActionHandler<?, ?>> actions = new ArrayList<>(InferenceActions.actions());
+        actions.addAll(StatsActions.actions());
+        return actions;
     }
 
     @Override
@@ -104,7 +110,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
-        return InferenceActions.restHandlers();
+        List<RestHandler> handlers = new ArrayList<>(InferenceActions.restHandlers());
+        handlers.addAll(StatsActions.restHandlers());
+        return handlers;
     }
 
     @Override
@@ -134,7 +142,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     /** One store per node, whichever of the node's two construction paths reaches it first. */
     private synchronized ChunkStore chunkStore(Client client, ClusterService clusterService) {
         if (chunkStore.get() == null) {
-            chunkStore.set(new ChunkStore(client, clusterService));
+            chunkStore.set(new ChunkStore(client, clusterService, stats));
         }
         return chunkStore.get();
     }
@@ -144,7 +152,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             configureDjl(environment.tmpDir());
             Path models = environment.configDir().resolve("strata").resolve("models");
             inference.set(new InferenceService(settings, models, () -> threadPool.get().executor(InferenceSettings.THREAD_POOL),
-                new MlCommonsEmbeddings(client)));
+                new MlCommonsEmbeddings(client), stats));
         }
         return inference.get();
     }

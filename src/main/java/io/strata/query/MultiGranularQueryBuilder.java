@@ -261,6 +261,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         MultiGranularQueryBuilder builder = of(p.queryText, vector, p.match, p.k, p.levels, p.filter, p.explainChild, model, services);
         builder.boost(p.boost);
         builder.queryName(p.queryName);
+        services.stats().query().received();
         return builder;
     }
 
@@ -287,6 +288,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         context.registerAsyncAction((client, listener) -> services.inference().get().embed(ref, List.of(queryText),
             Embedder.Purpose.QUERY, org.opensearch.core.action.ActionListener.wrap(vectors -> {
                 computed.set(vectors.get(0));
+                services.stats().query().embedded();
                 listener.onResponse(null);
             }, listener::onFailure)));
         return new MultiGranularQueryBuilder(queryText, null, null, k, levels, rewrittenFilter, explainChild, model, services,

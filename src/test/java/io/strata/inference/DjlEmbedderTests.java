@@ -2,6 +2,7 @@ package io.strata.inference;
 
 import ai.djl.Device;
 import io.strata.chunking.Embedder;
+import io.strata.stats.StrataStats;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -98,10 +99,10 @@ public class DjlEmbedderTests {
     @Test
     public void testDevice_gpuOnANodeWithoutGpu_failsWithTheSettingName() {
         InferenceService service = new InferenceService(Settings.builder().put("plugins.strata.inference.device", "gpu").build(),
-            MODELS, () -> null, null);
+            MODELS, () -> null, null, new StrataStats());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> service.embedder("bge-small-en-v15-q"));
         assertTrue(e.getMessage(), e.getMessage().contains("[plugins.strata.inference.device] is [gpu] but engine [OnnxRuntime] sees no GPU"));
-        InferenceService auto = new InferenceService(Settings.EMPTY, MODELS, () -> null, null);
+        InferenceService auto = new InferenceService(Settings.EMPTY, MODELS, () -> null, null, new StrataStats());
         try {
             float[] v = auto.embedder("bge-small-en-v15-q").embed(List.of("falls back to the CPU"), Embedder.Purpose.PASSAGE).get(0);
             assertEquals(384, v.length);

@@ -3,6 +3,7 @@ package io.strata.ingest;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;
 import io.strata.inference.ModelRef;
+import io.strata.stats.StrataStats;
 import org.junit.Test;
 import org.opensearch.common.settings.Settings;
 
@@ -18,10 +19,11 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 public class MultiGranularChunkingProcessorFactoryTests {
+    private final StrataStats stats = new StrataStats();
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
-        Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null);
+        Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
-        new MultiGranularChunkingProcessor.Services(null, inference, null, null), SentenceSegmenter.english());
+        new MultiGranularChunkingProcessor.Services(null, inference, null, null, stats), SentenceSegmenter.english());
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));

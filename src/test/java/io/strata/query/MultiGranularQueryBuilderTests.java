@@ -1,6 +1,7 @@
 package io.strata.query;
 
 import io.strata.inference.ModelRef;
+import io.strata.stats.StrataStats;
 import org.junit.Test;
 import org.opensearch.common.io.stream.BytesStreamOutput;
 import org.opensearch.common.settings.Settings;
@@ -27,7 +28,7 @@ public class MultiGranularQueryBuilderTests {
     private static final SearchModule SEARCH = new SearchModule(Settings.EMPTY, List.of());
     private static final NamedWriteableRegistry WRITEABLES = new NamedWriteableRegistry(SEARCH.getNamedWriteables());
     private static final NamedXContentRegistry XCONTENT = new NamedXContentRegistry(SEARCH.getNamedXContents());
-    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null);
+    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null, new StrataStats());
 
     private static MultiGranularQueryBuilder parse(String json) throws Exception {
         try (XContentParser p = JsonXContent.jsonXContent.createParser(XCONTENT, DeprecationHandler.THROW_UNSUPPORTED_OPERATION, json)) {

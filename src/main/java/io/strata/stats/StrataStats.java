@@ -1,0 +1,190 @@
+package io.strata.stats;
+
+import io.strata.chunking.ChunkedParent;
+import io.strata.inference.ModelRef;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.threadpool.ThreadPoolStats;
+
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * This node's operational counters, since it started. One instance per node, created by the plugin and passed to
+ * whatever counts; counting is a few {@link LongAdder} increments, cheap enough for every document and query.
+ * {@link #snapshot} turns them into the {@link NodeStats} that {@code GET _plugins/_strata/stats} reports.
+ */
+public final class StrataStats {
+    static final int MAX_MODELS = 256;
+
+    private final Ingest ingest = new Ingest();
+    private final Query query = new Query();
+    private final Map<ModelRef, Model> models = new ConcurrentHashMap<>();
+    /** Where calls of models beyond {@link #MAX_MODELS} go: never reported. */
+    private final Model uncounted = new Model();
+
+    public Ingest ingest() {
+        return ingest;
+    }
+
+    public Query query() {
+        return query;
+    }
+
+    /**
+     * The counters of one model, embedded (by name) or ml-commons (by model id). Embedded models are folders on the node,
+     * but any caller can name any model id: beyond {@link #MAX_MODELS} models, further model ids are not counted.
+     */
+    public Model model(ModelRef ref) {
+        Model m = models.get(ref);
+        if (m == null) {
+            m = ref.isEmbedded() || models.size() < MAX_MODELS ? models.computeIfAbsent(ref, r -> new Model()) : uncounted;
+        }
+        return m;
+    }
+
+    /**
+     * The counters as they are now, with what only the caller knows: the {@code strata_inference} thread pool's
+     * stats (null when there is none) and, for each embedded model loaded on this node, its truncation count.
+     */
+    public NodeStats snapshot(ThreadPoolStats.Stats pool, Map<String, Long> loadedTruncations) {
+        Map<String, NodeStats.Model> byName = new TreeMap<>();
+        models.forEach((ref, m) -> byName.put(ref.isEmbedded() ? ref.model() : ref.modelId(),
+            m.snapshot(ref.isEmbedded(), ref.isEmbedded() ? loadedTruncations.get(ref.model()) : null)));
+        loadedTruncations.forEach((name, truncated) -> byName.putIfAbsent(name, new NodeStats.Model(true, 0, 0, 0, 0, truncated, true)));
+        NodeStats.Queue queue = pool == null ? new NodeStats.Queue(0, 0, 0)
+            : new NodeStats.Queue(pool.getQueue(), pool.getActive(), pool.getRejected());
+        return new NodeStats(ingest.snapshot(), queue, byName, new NodeStats.Query(query.multiGranular.sum(), query.embedded.sum()));
+    }
+
+    /** Why a document failed in the {@code multi_granular_chunking} processor. */
+    public enum Failure {
+        /** the document or its pipeline is wrong (4xx): missing or empty field, text too long, wrong target index … */
+        BAD_INPUT,
+        /** back-pressure (429): a full inference queue or a rejected chunk write; retry later */
+        REJECTED,
+        /** the model failed: the embedded engine, or ml-commons (unknown, undeployed, timed out) */
+        MODEL,
+        /** the chunk documents could not be written */
+        WRITE,
+        OTHER;
+
+        public String key() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** Counters of the {@code multi_granular_chunking} processor and the chunk store. */
+    public static final class Ingest {
+        private final LongAdder documents = new LongAdder();
+        private final LongAdder parents = new LongAdder();
+        private final LongAdder children = new LongAdder();
+        private final LongAdder chunksWritten = new LongAdder();
+        private final LongAdder chunksDeleted = new LongAdder();
+        private final LongAdder vectorsEmbedded = new LongAdder();
+        private final LongAdder vectorsReused = new LongAdder();
+        private final Map<Failure, LongAdder> failures = new EnumMap<>(Failure.class);
+
+        Ingest() {
+            for (Failure f : Failure.values()) {
+                failures.put(f, new LongAdder());
+            }
+        }
+
+        /** A source document whose chunks were written. */
+        public void chunked(List<ChunkedParent> chunks) {
+            documents.increment();
+            parents.add(chunks.size());
+            children.add(chunks.stream().mapToInt(p -> p.children().size()).sum());
+        }
+
+        public void chunksWritten(long n) {
+            chunksWritten.add(n);
+        }
+
+        public void chunksDeleted(long n) {
+            chunksDeleted.add(n);
+        }
+
+        /** Chunk vectors of one document: computed by the model, or taken from its stored chunks (unchanged parents). */
+        public void vectors(int embedded, int reused) {
+            vectorsEmbedded.add(embedded);
+            vectorsReused.add(reused);
+        }
+
+        public void failed(Failure reason) {
+            failures.get(reason).increment();
+        }
+
+        NodeStats.Ingest snapshot() {
+            Map<String, Long> failed = new LinkedHashMap<>();
+            failures.forEach((reason, n) -> failed.put(reason.key(), n.sum()));
+            return new NodeStats.Ingest(documents.sum(), parents.sum(), children.sum(), chunksWritten.sum(), chunksDeleted.sum(),
+                vectorsEmbedded.sum(), vectorsReused.sum(), failed);
+        }
+    }
+
+    /** Counters of the {@code multi_granular} query on this (coordinating) node. */
+    public static final class Query {
+        private final LongAdder multiGranular = new LongAdder();
+        private final LongAdder embedded = new LongAdder();
+
+        /** A {@code multi_granular} query received in a request. */
+        public void received() {
+            multiGranular.increment();
+        }
+
+        /** A {@code query_text} embedded during the coordinator's rewrite. */
+        public void embedded() {
+            embedded.increment();
+        }
+    }
+
+    /** Embedding calls of one model on this node. */
+    public static final class Model {
+        private final LongAdder calls = new LongAdder();
+        private final LongAdder texts = new LongAdder();
+        private final LongAdder errors = new LongAdder();
+        private final LongAdder nanos = new LongAdder();
+
+        /**
+         * Wraps the listener of one call of {@code texts} texts: the call is counted, and timed from now, when it
+         * answers.
+         */
+        public <T> ActionListener<T> counting(int texts, ActionListener<T> listener) {
+            long start = System.nanoTime();
+            return new ActionListener<>() {
+                @Override
+                public void onResponse(T response) {
+                    done(texts, start, false);
+                    listener.onResponse(response);
+                }
+
+                @Override
+                public void onFailure(Exception e) {
+                    done(texts, start, true);
+                    listener.onFailure(e);
+                }
+            };
+        }
+
+        private void done(int n, long start, boolean failed) {
+            calls.increment();
+            texts.add(n);
+            nanos.add(System.nanoTime() - start);
+            if (failed) {
+                errors.increment();
+            }
+        }
+
+        NodeStats.Model snapshot(boolean embedded, Long truncated) {
+            return new NodeStats.Model(embedded, calls.sum(), texts.sum(), errors.sum(), TimeUnit.NANOSECONDS.toMillis(nanos.sum()),
+                truncated == null ? 0 : truncated, truncated != null);
+        }
+    }
+}
