@@ -1,0 +1,634 @@
+package io.strata.bench;
+
+import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.Span;
+import io.strata.inference.ModelInfo;
+import io.strata.inference.ModelRef;
+import io.strata.ingest.ChunkDocuments;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.util.Timeout;
+import org.opensearch.client.Request;
+import org.opensearch.client.Response;
+import org.opensearch.client.RestClient;
+import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.core.common.bytes.BytesArray;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.xcontent.MediaTypeRegistry;
+import org.opensearch.core.xcontent.XContentBuilder;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+
+/**
+ * Query latency of {@code multi_granular} (top parents by MAX over parent and children, one request) against
+ * two baselines measured in the same run on the same vectors: plain k-NN over a flat index (one document per
+ * parent and per child), and the client-side alternative (k-NN for the top K' chunks of the flat index, then
+ * grouping by parent with MAX in the client). Recall@10 of every method's parents against the exact top-10
+ * parents, computed brute force from the generated vectors. {@code bin/strata-bench query [chunks] [url]}.
+ *
+ * <p>Data: {@code chunks} vectors in all (default 100,000): chunks/7 parents, each with 2 level-1 and 4
+ * level-2 children (θ/2 and θ/4), 384 dimensions, unit length, clustered (topic centres → parents → level-1
+ * children → level-2 children, each a Gaussian step away) so that the HNSW graphs face realistic neighbourhoods.
+ * Queries are noisy copies of random chunk vectors. Everything derives from fixed seeds.
+ *
+ * <p>Arguments (any order): a chunk count ({@code 100000}, {@code 100k}, {@code 1m}), a node URL (default
+ * {@code http://127.0.0.1:9800}), {@code queries=Q} (default 200), {@code warmup=W} (default 50 per method),
+ * {@code keep} (leave the indices in place), {@code reuse} (skip ingest when the indices already hold the
+ * data of this seed and size). Loopback URLs only.
+ */
+public final class QueryBench {
+    static final int DIM = 384;
+    static final int PER_PARENT = 7; // the parent, 2 level-1 children, 4 level-2 children
+    static final int K = 10;
+    /** K' of the grouping baseline: 7 chunks per parent, so any 70 chunks name at least 10 distinct parents. */
+    static final int K_GROUP = K * PER_PARENT;
+    static final long SEED = 20240611L;
+    static final String CHUNKS = "qbench-chunks";
+    static final String FLAT = "qbench-flat";
+    static final String SOURCE = "qbench-source";
+    static final int PARENTS_PER_SOURCE = 10;
+
+    public static void main(String[] args) throws Exception {
+        int chunks = 100_000;
+        String url = "http://127.0.0.1:9800";
+        int queries = 200;
+        int warmup = 50;
+        boolean keep = false;
+        boolean reuse = false;
+        for (String a : args) {
+            String s = a.toLowerCase(Locale.ROOT);
+            if (s.startsWith("http://")) {
+                url = a;
+            } else if (s.startsWith("queries=")) {
+                queries = Integer.parseInt(s.substring(8));
+            } else if (s.startsWith("warmup=")) {
+                warmup = Integer.parseInt(s.substring(7));
+            } else if (s.equals("keep")) {
+                keep = true;
+            } else if (s.equals("reuse")) {
+                reuse = true;
+                keep = true;
+            } else if (s.matches("\\d+[km]?")) {
+                long mult = s.endsWith("k") ? 1_000 : s.endsWith("m") ? 1_000_000 : 1;
+                chunks = Math.toIntExact(Long.parseLong(s.replaceAll("[km]$", "")) * mult);
+            } else if (!s.isBlank()) {
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected a chunk count, a URL, queries=Q, warmup=W, keep, reuse");
+            }
+        }
+        String host = URI.create(url).getHost();
+        if (!"127.0.0.1".equals(host) && !"localhost".equals(host) && !"::1".equals(host)) {
+            throw new IllegalArgumentException("loopback nodes only, got [" + url + "]");
+        }
+        if (chunks < 7 * 100 || chunks > 2_000_000 || queries < 1 || queries > 10_000 || warmup < 0 || warmup > 10_000) {
+            throw new IllegalArgumentException("chunks in [700, 2000000], queries in [1, 10000], warmup in [0, 10000]");
+        }
+        try (RestClient client = RestClient.builder(HttpHost.create(url))
+            .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(3)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
+            .build()) {
+            new QueryBench(client, chunks / PER_PARENT, queries, warmup).run(keep, reuse);
+        }
+    }
+
+    private final RestClient client;
+    private final int parents;
+    private final int n;
+    private final int queries;
+    private final int warmup;
+    /** Chunk vector i = parent i / 7, slot i % 7 (0 parent, 1-2 level 1, 3-6 level 2), at [i * DIM, (i + 1) * DIM). */
+    private final float[] vectors;
+
+    private QueryBench(RestClient client, int parents, int queries, int warmup) {
+        this.client = client;
+        this.parents = parents;
+        this.n = parents * PER_PARENT;
+        this.queries = queries;
+        this.warmup = warmup;
+        this.vectors = new float[Math.multiplyExact(n, DIM)];
+    }
+
+    static int level(int slot) {
+        return slot == 0 ? 0 : slot <= 2 ? 1 : 2;
+    }
+
+    static String parentId(int p) {
+        return ChunkDocuments.chunkId("doc-" + p / PARENTS_PER_SOURCE, p % PARENTS_PER_SOURCE);
+    }
+
+    private void run(boolean keep, boolean reuse) throws Exception {
+        long t0 = System.nanoTime();
+        generate();
+        float[][] measured = queryVectors(queries, SEED + 1);
+        float[][] warm = queryVectors(warmup, SEED + 2);
+        System.out.printf(Locale.ROOT, "data: %,d chunks = %,d parents x (1 parent + 2 level-1 + 4 level-2 children), dim %d, seed %d;"
+            + " generated in %.1f s%n", n, parents, DIM, SEED, secs(t0));
+        Map<String, Object> settings = call("PUT", "/_cluster/settings",
+            "{\"transient\": {\"knn.algo_param.index_thread_qty\": " + Runtime.getRuntime().availableProcessors() + "}}");
+        System.out.println("node: knn.algo_param.index_thread_qty = " + Runtime.getRuntime().availableProcessors()
+            + " (HNSW merge workers); acknowledged " + settings.get("acknowledged"));
+
+        long tExact = System.nanoTime();
+        Exact exact = exact(measured);
+        double exactSecs = secs(tExact);
+
+        double[] chunkIngest = null;
+        double[] flatIngest = null;
+        if (!(reuse && holds(CHUNKS, parents) && holds(FLAT, n))) {
+            chunkIngest = ingest(CHUNKS, chunkIndexBody(), parents, 200, this::chunkBulk);
+            flatIngest = ingest(FLAT, flatIndexBody(), n, 1400, this::flatBulk);
+        } else {
+            System.out.println("reusing the existing indices");
+        }
+        System.out.printf(Locale.ROOT, "exact top-%d parents (brute force MAX over %,d vectors, %d queries) in %.1f s%n", K, n, queries,
+            exactSecs);
+        System.out.println(segments(CHUNKS));
+        System.out.println(segments(FLAT));
+
+        Method[] methods = { new Method("multi_granular k=10", this::multiGranular), new Method("plain k-NN k=10 (flat)", this::plainKnn),
+            new Method("k-NN k'=" + K_GROUP + " + client group-by MAX", this::grouped),
+            new Method("(ref) k-NN DSL dis_max(knn, nested knn)", this::multiGranular) };
+        String[][] warmBodies = bodies(warm);
+        String[][] bodies = bodies(measured);
+        for (int i = 0; i < warm.length; i++) {
+            for (int m = 0; m < methods.length; m++) {
+                methods[m].search.search(warmBodies[m][i]);
+            }
+        }
+        long[][] latency = new long[methods.length][queries];
+        long[][] took = new long[methods.length][queries];
+        double[] recall = new double[methods.length];
+        int[] fewer = new int[methods.length];
+        for (int i = 0; i < queries; i++) {
+            for (int j = 0; j < methods.length; j++) {
+                int m = (i + j) % methods.length; // rotate the order so no method always runs first
+                long start = System.nanoTime();
+                Result r = methods[m].search.search(bodies[m][i]);
+                latency[m][i] = System.nanoTime() - start;
+                took[m][i] = r.tookMs;
+                Set<String> hit = new HashSet<>(r.parents);
+                hit.retainAll(exact.top.get(i));
+                recall[m] += hit.size() / (double) K;
+                if (new HashSet<>(r.parents).size() < K) {
+                    fewer[m]++;
+                }
+            }
+        }
+
+        System.out.println();
+        System.out.printf(Locale.ROOT, "%,d chunks (%,d parents), %d queries after %d warm-up queries per method, 1 shard, 1 segment%n", n,
+            parents, queries, warm.length);
+        System.out.printf(Locale.ROOT, "%-10s %-40s %8s %8s %10s %10s %10s %12s%n", "N", "method", "p50 ms", "p99 ms", "p50 ratio",
+            "p99 ratio", "took p50", "recall@10");
+        double mgP50 = percentile(latency[0], 50);
+        double mgP99 = percentile(latency[0], 99);
+        for (int m = 0; m < methods.length; m++) {
+            double p50 = percentile(latency[m], 50);
+            double p99 = percentile(latency[m], 99);
+            System.out.printf(Locale.ROOT, "%-10s %-40s %8.2f %8.2f %10.2f %10.2f %10.1f %12.3f%n", String.format(Locale.ROOT, "%,d", n),
+                methods[m].name, p50, p99, p50 / mgP50, p99 / mgP99, (double) rank(took[m], 50), recall[m] / queries);
+        }
+        double plain = percentile(latency[1], 50);
+        double group = percentile(latency[2], 50);
+        System.out.printf(Locale.ROOT, "target multi_granular / plain k-NN <= 1.2: p50 %.2f, p99 %.2f -> %s%n", mgP50 / plain,
+            mgP99 / percentile(latency[1], 99), mgP50 / plain <= 1.2 ? "holds" : "does not hold");
+        System.out.printf(Locale.ROOT, "target k'=%d grouping / multi_granular >= 5: p50 %.2f, p99 %.2f -> %s%n", K_GROUP, group / mgP50,
+            percentile(latency[2], 99) / mgP99, group / mgP50 >= 5 ? "holds" : "does not hold");
+        System.out.println("(ratio = method / multi_granular, > 1 means multi_granular is faster; took = server-side ms;"
+            + " recall@10 = distinct parents returned that are in the exact top-10 parents)");
+        System.out.printf(Locale.ROOT, "queries with fewer than %d distinct parents: multi_granular %d, plain k-NN %d, k'=%d grouping %d,"
+            + " k-NN DSL %d%n", K, fewer[0], fewer[1], K_GROUP, fewer[2], fewer[3]);
+        System.out.println("(ref) row: the same dis_max MAX expressed with the k-NN plugin's knn and nested queries on the chunk index,"
+            + " to separate the cost of the two graph searches from the cost of multi_granular's filters");
+        System.out.printf(Locale.ROOT, "exact rank of the %dth distinct parent's best chunk in the flat ranking (the K' a perfect k-NN"
+            + " needs): p50 %d, p90 %d, p99 %d, max %d (K'=%d always suffices: at most %d chunks per parent)%n", K,
+            rank(exact.needed, 50), rank(exact.needed, 90), rank(exact.needed, 99),
+            Arrays.stream(exact.needed).max().getAsLong(), K_GROUP, PER_PARENT);
+        if (chunkIngest != null) {
+            System.out.printf(Locale.ROOT, "ingest %-14s %,9d docs (%,d Lucene docs with nested): bulk+refresh %7.1f s (%,.0f vectors/s),"
+                + " force-merge to 1 segment %7.1f s, store %s%n", CHUNKS, parents, n, chunkIngest[0], n / chunkIngest[0], chunkIngest[1],
+                storeSize(CHUNKS));
+            System.out.printf(Locale.ROOT, "ingest %-14s %,9d docs                            : bulk+refresh %7.1f s (%,.0f vectors/s),"
+                + " force-merge to 1 segment %7.1f s, store %s%n", FLAT, n, flatIngest[0], n / flatIngest[0], flatIngest[1], storeSize(FLAT));
+        }
+        if (!keep) {
+            call("DELETE", "/" + CHUNKS + "," + FLAT + "?ignore_unavailable=true", null);
+        }
+        call("PUT", "/_cluster/settings", "{\"transient\": {\"knn.algo_param.index_thread_qty\": null}}");
+        System.out.printf(Locale.ROOT, "total run time %.1f s%n", secs(t0));
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // data
+    // ----------------------------------------------------------------------------------------------
+
+    /**
+     * Topic centres (one per ~20 parents) → parent (cos ≈ 0.7 to its centre) → level-1 child (≈ 0.8 to its
+     * parent) → level-2 child (≈ 0.85 to its level-1 child). Per parent, an own generator seeded from
+     * (seed, parent), so the data does not depend on generation order.
+     */
+    private void generate() {
+        int topics = Math.max(16, parents / 20);
+        float[] centres = new float[topics * DIM];
+        SplittableRandom r = new SplittableRandom(SEED);
+        for (int t = 0; t < topics; t++) {
+            for (int d = 0; d < DIM; d++) {
+                centres[t * DIM + d] = (float) r.nextGaussian();
+            }
+            normalize(centres, t * DIM);
+        }
+        IntStream.range(0, parents).parallel().forEach(p -> {
+            SplittableRandom pr = new SplittableRandom(SEED * 31 + p);
+            int topic = pr.nextInt(topics);
+            int base = p * PER_PARENT * DIM;
+            noisy(centres, topic * DIM, vectors, base, 0.05, pr);
+            noisy(vectors, base, vectors, base + DIM, 0.038, pr);
+            noisy(vectors, base, vectors, base + 2 * DIM, 0.038, pr);
+            for (int c = 3; c < PER_PARENT; c++) {
+                int from = c < 5 ? 1 : 2; // two level-2 children inside each level-1 child
+                noisy(vectors, base + from * DIM, vectors, base + c * DIM, 0.03, pr);
+            }
+        });
+    }
+
+    /** Queries: a random chunk's vector plus noise (cos ≈ 0.7 to it), so every query has a relevant neighbourhood. */
+    private float[][] queryVectors(int count, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[][] out = new float[count][DIM];
+        for (int q = 0; q < count; q++) {
+            noisy(vectors, r.nextInt(n) * DIM, out[q], 0, 0.05, r);
+        }
+        return out;
+    }
+
+    private static void noisy(float[] from, int fromOffset, float[] to, int toOffset, double sigma, SplittableRandom r) {
+        for (int d = 0; d < DIM; d++) {
+            to[toOffset + d] = (float) (from[fromOffset + d] + sigma * r.nextGaussian());
+        }
+        normalize(to, toOffset);
+    }
+
+    private static void normalize(float[] v, int offset) {
+        double s = 0;
+        for (int d = 0; d < DIM; d++) {
+            s += (double) v[offset + d] * v[offset + d];
+        }
+        float inv = (float) (1 / Math.sqrt(s));
+        for (int d = 0; d < DIM; d++) {
+            v[offset + d] *= inv;
+        }
+    }
+
+    private float[] vector(int i) {
+        return Arrays.copyOfRange(vectors, i * DIM, (i + 1) * DIM);
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // exact answers
+    // ----------------------------------------------------------------------------------------------
+
+    private record Exact(List<Set<String>> top, long[] needed) {}
+
+    /**
+     * Per query: cosine to every chunk (float dot products in 4 lanes, divided by the norms), each parent's MAX over its 7 chunks, the top-10 parents; and the
+     * number of chunks scoring at least the 10th parent's score (the K' an exact chunk k-NN needs to see 10 parents).
+     */
+    private Exact exact(float[][] qs) {
+        float[] norms = new float[n];
+        IntStream.range(0, n).parallel().forEach(i -> {
+            double s = 0;
+            for (int d = 0; d < DIM; d++) {
+                s += (double) vectors[i * DIM + d] * vectors[i * DIM + d];
+            }
+            norms[i] = (float) Math.sqrt(s);
+        });
+        List<Set<String>> top = new ArrayList<>();
+        long[] needed = new long[qs.length];
+        for (int i = 0; i < qs.length; i++) {
+            top.add(null);
+        }
+        IntStream.range(0, qs.length).parallel().forEach(q -> {
+            float[] query = qs[q];
+            double qn = 0;
+            for (float x : query) {
+                qn += (double) x * x;
+            }
+            qn = Math.sqrt(qn);
+            float[] scores = new float[n];
+            double[] best = new double[K]; // top-K parent scores, descending
+            int[] bestId = new int[K];
+            Arrays.fill(best, Double.NEGATIVE_INFINITY);
+            for (int p = 0; p < parents; p++) {
+                double max = Double.NEGATIVE_INFINITY;
+                for (int c = 0; c < PER_PARENT; c++) {
+                    int i = p * PER_PARENT + c;
+                    int off = i * DIM;
+                    float dot0 = 0, dot1 = 0, dot2 = 0, dot3 = 0;
+                    for (int d = 0; d < DIM; d += 4) {
+                        dot0 += query[d] * vectors[off + d];
+                        dot1 += query[d + 1] * vectors[off + d + 1];
+                        dot2 += query[d + 2] * vectors[off + d + 2];
+                        dot3 += query[d + 3] * vectors[off + d + 3];
+                    }
+                    double cos = (dot0 + dot1 + dot2 + dot3) / (qn * norms[i]);
+                    scores[i] = (float) cos;
+                    max = Math.max(max, cos);
+                }
+                if (max > best[K - 1]) {
+                    int at = K - 1;
+                    while (at > 0 && best[at - 1] < max) {
+                        best[at] = best[at - 1];
+                        bestId[at] = bestId[at - 1];
+                        at--;
+                    }
+                    best[at] = max;
+                    bestId[at] = p;
+                }
+            }
+            Set<String> ids = new HashSet<>();
+            for (int p : bestId) {
+                ids.add(parentId(p));
+            }
+            float tenth = (float) best[K - 1];
+            long count = 0;
+            for (float s : scores) {
+                if (s >= tenth) {
+                    count++;
+                }
+            }
+            top.set(q, ids);
+            needed[q] = count;
+        });
+        return new Exact(top, needed);
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // indices
+    // ----------------------------------------------------------------------------------------------
+
+    private String chunkIndexBody() throws IOException {
+        Map<String, Object> mapping = ChunkDocuments.mapping(SOURCE,
+            new ModelInfo(ModelRef.embedded("bge-small-en-v15-q"), "bge-small-en-v15-q", DIM));
+        return json(Map.of("settings", indexSettings(), "mappings", mapping));
+    }
+
+    private String flatIndexBody() throws IOException {
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put("parent", Map.of("type", "keyword"));
+        props.put("level", Map.of("type", "integer"));
+        props.put("embedding", Map.of("type", "knn_vector", "dimension", DIM, "method",
+            Map.of("name", "hnsw", "engine", "lucene", "space_type", "cosinesimil")));
+        return json(Map.of("settings", indexSettings(), "mappings", Map.of("properties", props)));
+    }
+
+    /** Both indices alike: 1 shard, no replica, k-NN on; no refresh while the bench bulk-loads (restored after). */
+    private static Map<String, Object> indexSettings() {
+        return Map.of("index.knn", true, "number_of_shards", 1, "number_of_replicas", 0, "refresh_interval", "-1");
+    }
+
+    interface BulkWriter {
+        void write(StringBuilder out, int from, int to) throws IOException;
+    }
+
+    /** The chunk documents of parents [from, to), exactly as {@link ChunkDocuments#toSource} writes them. */
+    private void chunkBulk(StringBuilder out, int from, int to) throws IOException {
+        for (int p = from; p < to; p++) {
+            String sourceId = "doc-" + p / PARENTS_PER_SOURCE;
+            int ordinal = p % PARENTS_PER_SOURCE;
+            int start = ordinal * 2000;
+            Chunk parent = new Chunk("synthetic parent " + p, new Span(start, start + 1600), 0, ordinal);
+            List<Chunk> children = new ArrayList<>(PER_PARENT - 1);
+            List<float[]> vs = new ArrayList<>(PER_PARENT);
+            vs.add(vector(p * PER_PARENT));
+            for (int c = 1; c < PER_PARENT; c++) {
+                int level = level(c);
+                int ord = level == 1 ? c - 1 : c - 3;
+                int len = level == 1 ? 800 : 400;
+                children.add(new Chunk("synthetic child " + p + "." + c, new Span(start + ord * len, start + (ord + 1) * len), level, ord));
+                vs.add(vector(p * PER_PARENT + c));
+            }
+            Map<String, Object> doc = ChunkDocuments.toSource(SOURCE, sourceId, "recursive", new ChunkedParent(parent, children), Map.of(),
+                vs, null);
+            out.append(json(Map.of("index", Map.of("_index", CHUNKS, "_id", parentId(p))))).append('\n');
+            out.append(json(doc)).append('\n');
+        }
+    }
+
+    /** One flat document per chunk [from, to): its vector, its level and its parent's id. */
+    private void flatBulk(StringBuilder out, int from, int to) throws IOException {
+        for (int i = from; i < to; i++) {
+            int p = i / PER_PARENT;
+            out.append(json(Map.of("index", Map.of("_index", FLAT, "_id", parentId(p) + "#" + i % PER_PARENT)))).append('\n');
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("parent", parentId(p));
+            doc.put("level", level(i % PER_PARENT));
+            doc.put("embedding", vector(i));
+            out.append(json(doc)).append('\n');
+        }
+    }
+
+    /**
+     * Creates {@code index} and bulk-loads docs [0, count) in batches of {@code batch} from two client threads,
+     * then refreshes and force-merges to 1 segment. Returns {bulk + refresh seconds, force-merge seconds}.
+     */
+    private double[] ingest(String index, String body, int count, int batch, BulkWriter writer) throws Exception {
+        call("DELETE", "/" + index + "?ignore_unavailable=true", null);
+        call("PUT", "/" + index, body);
+        int batches = (count + batch - 1) / batch;
+        int threads = 2;
+        long start = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    for (int b = thread; b < batches; b += threads) {
+                        StringBuilder out = new StringBuilder(batch * 5000);
+                        writer.write(out, b * batch, Math.min(count, (b + 1) * batch));
+                        Map<String, Object> r = call("POST", "/_bulk?filter_path=errors,items.*.error", out.toString());
+                        if (Boolean.TRUE.equals(r.get("errors"))) {
+                            throw new IllegalStateException("bulk into [" + index + "] failed: " + String.valueOf(r).substring(0,
+                                Math.min(2000, String.valueOf(r).length())));
+                        }
+                        if (thread == 0 && (b / threads) % 20 == 0) {
+                            System.out.printf(Locale.ROOT, "  %s: %,d / %,d docs, %.0f s%n", index, Math.min(count, (b + 1) * batch), count,
+                                secs(start));
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : futures) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        call("POST", "/" + index + "/_refresh", null);
+        double bulk = secs(start);
+        call("PUT", "/" + index + "/_settings", "{\"index\": {\"refresh_interval\": null}}");
+        System.out.printf(Locale.ROOT, "  %s: %,d docs in %.1f s; %s; force-merging…%n", index, count, bulk, segments(index));
+        long merge = System.nanoTime();
+        call("POST", "/" + index + "/_forcemerge?max_num_segments=1", null);
+        call("POST", "/" + index + "/_refresh", null);
+        double merged = secs(merge);
+        System.out.printf(Locale.ROOT, "  %s: force-merged in %.1f s%n", index, merged);
+        return new double[] { bulk, merged };
+    }
+
+    private boolean holds(String index, int docs) throws IOException {
+        Request r = new Request("HEAD", "/" + index);
+        if (client.performRequest(r).getStatusLine().getStatusCode() != 200) {
+            return false;
+        }
+        Map<String, Object> count = call("GET", "/" + index + "/_count", null);
+        return ((Number) count.get("count")).intValue() == docs;
+    }
+
+    private String segments(String index) throws IOException {
+        Map<String, Object> s = call("GET", "/" + index + "/_segments", null);
+        Map<String, Object> shards = get(get(get(s, "indices"), index), "shards");
+        List<?> copies = (List<?>) shards.get("0");
+        Map<String, Object> shard = cast(copies.get(0));
+        return index + ": " + shard.get("num_search_segments") + " search segment(s)";
+    }
+
+    private String storeSize(String index) throws IOException {
+        Map<String, Object> s = call("GET", "/" + index + "/_stats/store", null);
+        Number bytes = (Number) get(get(get(get(s, "indices"), index), "primaries"), "store").get("size_in_bytes");
+        return String.format(Locale.ROOT, "%.0f MB", bytes.doubleValue() / (1 << 20));
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // the three methods
+    // ----------------------------------------------------------------------------------------------
+
+    record Result(List<String> parents, long tookMs) {}
+
+    interface Search {
+        Result search(String body) throws IOException;
+    }
+
+    record Method(String name, Search search) {}
+
+    /** Request bodies per method and query, built before timing (the same vector text in every method). */
+    private String[][] bodies(float[][] qs) throws IOException {
+        String[][] out = new String[4][qs.length];
+        for (int i = 0; i < qs.length; i++) {
+            String v = json(qs[i]);
+            out[0][i] = "{\"size\": " + K + ", \"_source\": false, \"query\": {\"multi_granular\": {\"vector\": " + v + ", \"k\": " + K + "}}}";
+            out[1][i] = "{\"size\": " + K + ", \"_source\": false, \"query\": {\"knn\": {\"embedding\": {\"vector\": " + v + ", \"k\": " + K
+                + "}}}}";
+            out[2][i] = "{\"size\": " + K_GROUP + ", \"_source\": false, \"docvalue_fields\": [\"parent\"], \"query\": {\"knn\": {\"embedding\":"
+                + " {\"vector\": " + v + ", \"k\": " + K_GROUP + "}}}}";
+            // the same MAX written with the k-NN plugin's own queries, on the chunk index: a diagnostic row
+            out[3][i] = "{\"size\": " + K + ", \"_source\": false, \"query\": {\"dis_max\": {\"queries\": [{\"knn\": {\"embedding\":"
+                + " {\"vector\": " + v + ", \"k\": " + K + "}}}, {\"nested\": {\"path\": \"children\", \"score_mode\": \"max\", \"query\":"
+                + " {\"knn\": {\"children.embedding\": {\"vector\": " + v + ", \"k\": " + K + "}}}}}]}}}";
+        }
+        return out;
+    }
+
+    /** Top-10 parents in one request on the chunk index: the hits are the parents. */
+    private Result multiGranular(String body) throws IOException {
+        Map<String, Object> r = call("POST", "/" + CHUNKS + "/_search", body);
+        List<String> ids = new ArrayList<>();
+        for (Object h : (List<?>) get(r, "hits").get("hits")) {
+            ids.add((String) cast(h).get("_id"));
+        }
+        return new Result(ids, ((Number) r.get("took")).longValue());
+    }
+
+    /** Top-10 chunks of the flat index; their parents (with repeats: the recall shows what that costs). */
+    private Result plainKnn(String body) throws IOException {
+        Map<String, Object> r = call("POST", "/" + FLAT + "/_search", body);
+        List<String> ids = new ArrayList<>();
+        for (Object h : (List<?>) get(r, "hits").get("hits")) {
+            String id = (String) cast(h).get("_id");
+            ids.add(id.substring(0, id.lastIndexOf('#')));
+        }
+        return new Result(ids, ((Number) r.get("took")).longValue());
+    }
+
+    /** Top-K' chunks with their {@code parent} doc values, grouped in the client by parent with MAX, best 10 parents. */
+    private Result grouped(String body) throws IOException {
+        Map<String, Object> r = call("POST", "/" + FLAT + "/_search", body);
+        Map<String, Double> best = new HashMap<>();
+        for (Object h : (List<?>) get(r, "hits").get("hits")) {
+            Map<String, Object> hit = cast(h);
+            String parent = (String) ((List<?>) get(hit, "fields").get("parent")).get(0);
+            best.merge(parent, ((Number) hit.get("_score")).doubleValue(), Math::max);
+        }
+        List<String> ids = best.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(K)
+            .map(Map.Entry::getKey).toList();
+        return new Result(ids, ((Number) r.get("took")).longValue());
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // helpers
+    // ----------------------------------------------------------------------------------------------
+
+    private Map<String, Object> call(String method, String path, String body) throws IOException {
+        Request request = new Request(method, path);
+        if (body != null) {
+            request.setJsonEntity(body);
+        }
+        Response response = client.performRequest(request);
+        byte[] bytes = response.getEntity().getContent().readAllBytes();
+        return XContentHelper.convertToMap(new BytesArray(bytes), true, MediaTypeRegistry.JSON).v2();
+    }
+
+    private static String json(Map<String, ?> map) throws IOException {
+        return BytesReference.bytes(XContentFactory.jsonBuilder().map(map)).utf8ToString();
+    }
+
+    private static String json(float[] v) throws IOException {
+        XContentBuilder b = XContentFactory.jsonBuilder().startArray();
+        for (float x : v) {
+            b.value(x);
+        }
+        b.endArray();
+        return BytesReference.bytes(b).utf8ToString();
+    }
+
+    /** Nanoseconds in, milliseconds out. */
+    private static double percentile(long[] nanos, double pct) {
+        return rank(nanos, pct) / 1e6;
+    }
+
+    /** Nearest-rank percentile. */
+    private static long rank(long[] values, double pct) {
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int rank = (int) Math.ceil(pct / 100 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank))];
+    }
+
+    private static double secs(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> cast(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    private static Map<String, Object> get(Map<String, Object> map, String key) {
+        return cast(map.get(key));
+    }
+}
