@@ -32,7 +32,7 @@ public final class InferenceSettings {
     /** Waiting calls beyond which new ones are rejected (429), so ingest gets back-pressure instead of memory growth. */
     public static final Setting<Integer> QUEUE_SIZE = Setting.intSetting("plugins.strata.inference.queue_size", 1000, 1, 100_000,
         Property.NodeScope);
-    public static final Setting<Integer> BATCH_SIZE = Setting.intSetting("plugins.strata.inference.batch_size", 32, 1, 1024,
+    public static final Setting<Integer> BATCH_SIZE = Setting.intSetting("plugins.strata.inference.batch_size", 8, 1, 1024,
         Property.NodeScope);
 
     public static List<Setting<?>> all() {
