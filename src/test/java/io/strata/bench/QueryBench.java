@@ -1,5 +1,7 @@
 package io.strata.bench;
 
+import io.strata.demo.JsonRest;
+
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
@@ -9,13 +11,9 @@ import io.strata.ingest.ChunkDocuments;
 import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
-import org.opensearch.client.Response;
 import org.opensearch.client.RestClient;
 import org.opensearch.common.xcontent.XContentFactory;
-import org.opensearch.common.xcontent.XContentHelper;
-import org.opensearch.core.common.bytes.BytesArray;
 import org.opensearch.core.common.bytes.BytesReference;
-import org.opensearch.core.xcontent.MediaTypeRegistry;
 import org.opensearch.core.xcontent.XContentBuilder;
 
 import java.io.IOException;
@@ -584,17 +582,11 @@ public final class QueryBench {
     // ----------------------------------------------------------------------------------------------
 
     private Map<String, Object> call(String method, String path, String body) throws IOException {
-        Request request = new Request(method, path);
-        if (body != null) {
-            request.setJsonEntity(body);
-        }
-        Response response = client.performRequest(request);
-        byte[] bytes = response.getEntity().getContent().readAllBytes();
-        return XContentHelper.convertToMap(new BytesArray(bytes), true, MediaTypeRegistry.JSON).v2();
+        return JsonRest.call(client, method, path, body);
     }
 
     private static String json(Map<String, ?> map) throws IOException {
-        return BytesReference.bytes(XContentFactory.jsonBuilder().map(map)).utf8ToString();
+        return JsonRest.json(map);
     }
 
     private static String json(float[] v) throws IOException {

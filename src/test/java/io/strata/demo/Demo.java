@@ -2,15 +2,9 @@ package io.strata.demo;
 
 import io.strata.chunking.TestTexts;
 import org.apache.hc.core5.http.HttpHost;
-import org.opensearch.client.Request;
-import org.opensearch.client.Response;
 import org.opensearch.client.RestClient;
-import org.opensearch.common.xcontent.XContentFactory;
-import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.common.xcontent.json.JsonXContent;
-import org.opensearch.core.common.bytes.BytesArray;
 import org.opensearch.core.common.bytes.BytesReference;
-import org.opensearch.core.xcontent.MediaTypeRegistry;
 
 import java.io.IOException;
 import java.util.List;
@@ -100,13 +94,7 @@ public final class Demo {
     }
 
     private Map<String, Object> call(String method, String path, String body) throws IOException {
-        Request request = new Request(method, path);
-        if (body != null) {
-            request.setJsonEntity(body);
-        }
-        Response response = client.performRequest(request);
-        byte[] bytes = response.getEntity().getContent().readAllBytes();
-        return XContentHelper.convertToMap(new BytesArray(bytes), true, MediaTypeRegistry.JSON).v2();
+        return JsonRest.call(client, method, path, body);
     }
 
     private static void section(String title, String detail) {
@@ -118,7 +106,7 @@ public final class Demo {
     }
 
     private static String json(Map<String, ?> map) throws IOException {
-        return BytesReference.bytes(XContentFactory.jsonBuilder().map(map)).utf8ToString();
+        return JsonRest.json(map);
     }
 
     private static String quote(String s) throws IOException {
