@@ -4,6 +4,12 @@ import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;
 import io.strata.inference.InferenceSettings;
 import io.strata.inference.mlcommons.MlCommonsEmbeddings;
+import io.strata.inference.transport.EmbedAction;
+import io.strata.inference.transport.RestEmbedAction;
+import io.strata.inference.transport.TransportEmbedAction;
+import io.strata.stats.transport.RestStatsAction;
+import io.strata.stats.transport.StatsAction;
+import io.strata.stats.transport.TransportStatsAction;
 import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
@@ -42,7 +48,6 @@ import org.opensearch.transport.client.Client;
 import org.opensearch.watcher.ResourceWatcherService;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -100,9 +105,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
 
     @Override
     public List<ActionHandler<?, ?>> getActions() {
-        List<ActionHandler<?, ?>> actions = new ArrayList<>(InferenceActions.actions());
-        actions.addAll(StatsActions.actions());
-        return actions;
+        // the transport actions get InferenceService and StrataStats injected: createComponents returns both
+        return List.of(new ActionHandler<>(EmbedAction.INSTANCE, TransportEmbedAction.class),
+            new ActionHandler<>(StatsAction.INSTANCE, TransportStatsAction.class));
     }
 
     @Override
@@ -110,9 +115,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
-        List<RestHandler> handlers = new ArrayList<>(InferenceActions.restHandlers());
-        handlers.addAll(StatsActions.restHandlers());
-        return handlers;
+        return List.of(new RestEmbedAction(), new RestStatsAction());
     }
 
     @Override

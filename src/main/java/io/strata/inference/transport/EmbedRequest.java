@@ -4,7 +4,6 @@ import io.strata.chunking.Embedder;
 import io.strata.inference.ModelRef;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ActionRequestValidationException;
-import org.opensearch.common.io.stream.BytesStreamOutput;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 
@@ -61,15 +60,7 @@ public final class EmbedRequest extends ActionRequest {
         if (request instanceof EmbedRequest embedRequest) {
             return embedRequest;
         }
-        try (BytesStreamOutput out = new BytesStreamOutput()) {
-            request.writeTo(out);
-            try (StreamInput in = out.bytes().streamInput()) {
-                return new EmbedRequest(in);
-            }
-        } catch (IOException | RuntimeException e) {
-            throw new IllegalArgumentException("[" + EmbedAction.NAME + "] cannot read a request of class [" + request.getClass().getName()
-                + "]: " + e.getMessage(), e);
-        }
+        return CrossLoader.reread(request, EmbedRequest::new, "request");
     }
 
     @Override

@@ -1,7 +1,6 @@
 package io.strata.inference.transport;
 
 import io.strata.inference.ModelRef;
-import org.opensearch.common.io.stream.BytesStreamOutput;
 import org.opensearch.core.action.ActionResponse;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
@@ -51,15 +50,7 @@ public final class EmbedResponse extends ActionResponse implements ToXContentObj
         if (response instanceof EmbedResponse embedResponse) {
             return embedResponse;
         }
-        try (BytesStreamOutput out = new BytesStreamOutput()) {
-            response.writeTo(out);
-            try (StreamInput in = out.bytes().streamInput()) {
-                return new EmbedResponse(in);
-            }
-        } catch (IOException | RuntimeException e) {
-            throw new IllegalArgumentException("[" + EmbedAction.NAME + "] cannot read a response of class [" + response.getClass().getName()
-                + "]: " + e.getMessage(), e);
-        }
+        return CrossLoader.reread(response, EmbedResponse::new, "response");
     }
 
     public ModelRef ref() {
