@@ -1,6 +1,8 @@
 package io.strata.ingest;
 
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -25,6 +27,11 @@ public final class ChunkLedger {
 
     public List<Entry> entriesFor(String index, String id) {
         return entries.stream().filter(e -> e.index().equals(index) && e.id().equals(id)).toList();
+    }
+
+    /** Chunk indices written during this bulk. */
+    public Set<String> targetIndices() {
+        return entries.stream().map(e -> e.processor().targetIndex()).collect(Collectors.toSet());
     }
 
     public boolean isEmpty() {

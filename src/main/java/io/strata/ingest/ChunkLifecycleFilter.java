@@ -6,7 +6,9 @@ import org.opensearch.action.ActionRequest;
 import org.opensearch.action.DocWriteRequest;
 import org.opensearch.action.bulk.BulkAction;
 import org.opensearch.action.bulk.BulkItemResponse;
+import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.bulk.BulkResponse;
+import org.opensearch.action.support.WriteRequest;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.cluster.ClusterState;
@@ -22,6 +24,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -73,14 +77,16 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         try (ThreadContext.StoredContext restore = context.newStoredContext(true)) {
             context.putTransient(ChunkLedger.TRANSIENT, ledger);
             ActionListener<Response> after = ActionListener.wrap(
-                response -> afterBulk(ledger, (BulkResponse) response, () -> listener.onResponse(response)),
+                response -> afterBulk(ledger, ((BulkRequest) request).getRefreshPolicy(), (BulkResponse) response,
+                    () -> listener.onResponse(response)),
                 listener::onFailure);
             chain.proceed(task, action, request, after);
         }
     }
 
-    private void afterBulk(ChunkLedger ledger, BulkResponse response, Runnable respond) {
+    private void afterBulk(ChunkLedger ledger, WriteRequest.RefreshPolicy refresh, BulkResponse response, Runnable respond) {
         List<Consumer<ActionListener<Void>>> work = new ArrayList<>();
+        Set<String> touched = new TreeSet<>(ledger.targetIndices());
         for (BulkItemResponse item : response.getItems()) {
             if (item.isFailed()) {
                 for (ChunkLedger.Entry entry : ledger.entriesFor(item.getIndex(), item.getId())) {
@@ -88,25 +94,35 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 }
             } else if (item.getOpType() == DocWriteRequest.OpType.DELETE) {
                 for (String chunkIndex : chunkIndicesOf(item.getIndex())) {
+                    touched.add(chunkIndex);
                     work.add(l -> store.get().deleteFrom(chunkIndex, item.getId(), 0, l));
                 }
             }
+        }
+        if (refresh != WriteRequest.RefreshPolicy.NONE && !touched.isEmpty()) {
+            // a client that asked for its writes to be visible sees the chunks too
+            Runnable reply = respond;
+            respond = () -> store.get().refresh(touched, ActionListener.wrap(v -> reply.run(), e -> {
+                logger.warn("refreshing chunk indices " + touched + " failed", e);
+                reply.run();
+            }));
         }
         if (work.isEmpty()) {
             respond.run();
             return;
         }
         AtomicInteger pending = new AtomicInteger(work.size());
+        Runnable done = respond;
         for (Consumer<ActionListener<Void>> step : work) {
             step.accept(ActionListener.wrap(v -> {
                 if (pending.decrementAndGet() == 0) {
-                    respond.run();
+                    done.run();
                 }
             }, e -> {
                 // the source write stands; drift is reported here and repaired by reconciling
                 logger.warn("keeping chunks in step with a source document failed", e);
                 if (pending.decrementAndGet() == 0) {
-                    respond.run();
+                    done.run();
                 }
             }));
         }

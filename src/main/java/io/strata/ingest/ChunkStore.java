@@ -3,6 +3,7 @@ package io.strata.ingest;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
+import org.opensearch.action.admin.indices.refresh.RefreshRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
@@ -21,6 +22,7 @@ import org.opensearch.search.fetch.subphase.FetchSourceContext;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -226,6 +228,12 @@ public final class ChunkStore {
             }
             listener.onResponse(byHash);
         }, listener::onFailure));
+    }
+
+    /** Makes what was written to {@code indices} visible to search. */
+    public void refresh(Collection<String> indices, ActionListener<Void> listener) {
+        client.admin().indices().refresh(new RefreshRequest(indices.toArray(String[]::new)),
+            ActionListener.wrap(r -> listener.onResponse(null), listener::onFailure));
     }
 
     /** Deletes chunks {@code from, from+1, …} of {@code sourceId} until a probe finds none. */
