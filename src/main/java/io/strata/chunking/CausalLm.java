@@ -1,22 +1,46 @@
 package io.strata.chunking;
 
+import java.util.List;
+
 /**
  * A causal language model as the model-guided strategies need it (LGMGC's logits-guided chunker, the
- * Meta-Chunking perplexity and margin-sampling chunkers): token log-probabilities of a text, and the
- * probability of end-of-sequence after given positions. Implementations live in the inference layer.
+ * Meta-Chunking perplexity and margin-sampling chunkers). Implementations live in the inference layer
+ * (an embedded ONNX/TorchScript model, or an ml-commons remote model); they are thread-safe and blocking,
+ * so callers run them on inference threads.
+ *
+ * <p>Positions are character offsets into the strings passed in, so strategies never see model tokens.
  */
 public interface CausalLm {
-    /** Per-token log-probabilities of a text: {@code logProbs[i]} = log p(token i | tokens before it). */
-    record TokenLogProbs(int[] tokenStarts, int[] tokenEnds, double[] logProbs) {}
+    /**
+     * Per-token log-probabilities of a text. Token {@code i} covers {@code text[tokenStarts[i], tokenEnds[i])} and
+     * {@code logProbs[i]} = log p(token i | every token before it); the first token of the text is scored given only
+     * the model's start of sequence (or is {@link Double#NaN} when the model has none).
+     */
+    record TokenLogProbs(int[] tokenStarts, int[] tokenEnds, double[] logProbs) {
+        public int size() {
+            return logProbs.length;
+        }
+    }
 
     String name();
 
-    /** Log-probabilities of every token of {@code text} after the first, given the preceding tokens. */
+    /**
+     * Log-probabilities of every token of {@code text}. Texts longer than the model's context are scored with a
+     * sliding window, each token keeping as much preceding context as the window allows (Meta-Chunking §3.3's
+     * KV-cache window for long texts).
+     */
     TokenLogProbs logProbs(String text);
 
     /**
-     * p([EOS] | prompt, text[0, position)) for every position, in one forward pass where the model allows
-     * it (LGMGC §3.1).
+     * For each position p (ascending character offsets into {@code text}, 0 &lt; p ≤ length):
+     * p([EOS] | prompt, text[0, p)), the probability that the model ends the sequence right there. One forward
+     * pass over {@code prompt + text} answers every position when the text fits the context (LGMGC §3.1).
      */
     double[] eosProbabilities(String prompt, String text, int[] positions);
+
+    /**
+     * log p(candidate | prompt) for each candidate continuation, summed over the candidate's tokens (for
+     * single-token answers such as Meta-Chunking's "1"/"2" this is the next-token log-probability).
+     */
+    double[] continuationLogProbs(String prompt, List<String> candidates);
 }

@@ -39,6 +39,15 @@ public final class ChunkingConfig {
      * @param field the name of the setting, used in error messages
      */
     public static ChunkingStrategy parseStrategy(String field, Object strategy) {
+        return parseStrategy(field, strategy, StrategyModels.NONE);
+    }
+
+    /**
+     * Parses {@code strategy}, resolving the models a model-guided strategy names through {@code models}.
+     *
+     * @param field the name of the setting, used in error messages
+     */
+    public static ChunkingStrategy parseStrategy(String field, Object strategy, StrategyModels models) {
         if (strategy == null) {
             return new RecursiveStrategy(DEFAULT_MAX_WORDS);
         }
@@ -58,7 +67,7 @@ public final class ChunkingConfig {
             throw new ConfigException(field + ".type", String.format(Locale.ROOT,
                 "[%s.type] unknown strategy [%s]; supported: %s", field, type, STRATEGIES.keySet()));
         }
-        Options options = new Options(field, (String) type, map);
+        Options options = new Options(field, (String) type, map, models);
         ChunkingStrategy parsed = parser.apply(options);
         options.rejectUnknown();
         return parsed;
@@ -103,11 +112,17 @@ public final class ChunkingConfig {
         private final String type;
         private final Map<String, Object> remaining;
         private final Set<String> known = new TreeSet<>(Set.of("type"));
+        private final StrategyModels models;
 
-        Options(String field, String type, Map<String, Object> remaining) {
+        Options(String field, String type, Map<String, Object> remaining, StrategyModels models) {
             this.field = field;
             this.type = type;
             this.remaining = remaining;
+            this.models = models;
+        }
+
+        String path(String key) {
+            return field + "." + key;
         }
 
         int maxWords() {
@@ -126,6 +141,90 @@ public final class ChunkingConfig {
                     "[%s.%s] must be an integer in [%d, %d], got [%s]", field, key, min, max, v));
             }
             return n.intValue();
+        }
+
+        double doubleValue(String key, double defaultValue, double min, double max) {
+            known.add(key);
+            Object v = remaining.remove(key);
+            if (v == null) {
+                return defaultValue;
+            }
+            if (!(v instanceof Number n) || Double.isNaN(n.doubleValue()) || n.doubleValue() < min || n.doubleValue() > max) {
+                throw new ConfigException(path(key), String.format(Locale.ROOT,
+                    "[%s.%s] must be a number in [%s, %s], got [%s]", field, key, min, max, v));
+            }
+            return n.doubleValue();
+        }
+
+        boolean booleanValue(String key, boolean defaultValue) {
+            known.add(key);
+            Object v = remaining.remove(key);
+            if (v == null) {
+                return defaultValue;
+            }
+            if (!(v instanceof Boolean b)) {
+                throw new ConfigException(path(key), String.format(Locale.ROOT,
+                    "[%s.%s] must be true or false, got [%s]", field, key, v));
+            }
+            return b;
+        }
+
+        /** One of {@code allowed} (the first is the default). */
+        String enumValue(String key, List<String> allowed) {
+            known.add(key);
+            Object v = remaining.remove(key);
+            if (v == null) {
+                return allowed.get(0);
+            }
+            if (!(v instanceof String s) || !allowed.contains(s)) {
+                throw new ConfigException(path(key), String.format(Locale.ROOT,
+                    "[%s.%s] must be one of %s, got [%s]", field, key, allowed, v));
+            }
+            return s;
+        }
+
+        /**
+         * A model named by {@code modelKey} (embedded folder) or {@code idKey} (ml-commons model id), or null when
+         * neither is set.
+         */
+        StrategyModels.Name modelName(String modelKey, String idKey) {
+            known.add(modelKey);
+            known.add(idKey);
+            Object model = remaining.remove(modelKey);
+            Object id = remaining.remove(idKey);
+            if (model != null && id != null) {
+                throw new ConfigException(path(modelKey), String.format(Locale.ROOT,
+                    "[%s.%s] and [%s.%s] cannot be combined: the first names an embedded model, the second an ml-commons model",
+                    field, modelKey, field, idKey));
+            }
+            for (Object v : new Object[] { model, id }) {
+                if (v != null && (!(v instanceof String s) || s.isBlank())) {
+                    throw new ConfigException(path(v == model ? modelKey : idKey), String.format(Locale.ROOT,
+                        "[%s.%s] must be a model name, got [%s]", field, v == model ? modelKey : idKey, v));
+                }
+            }
+            return model != null ? new StrategyModels.Name((String) model, null)
+                : id != null ? new StrategyModels.Name(null, (String) id) : null;
+        }
+
+        /** The sentence embedder: {@code model} / {@code model_id} of the strategy, else the pipeline's model. */
+        Embedder embedder() {
+            return models.embedder(path("model"), modelName("model", "model_id"));
+        }
+
+        /** The causal LM named by {@code llm} / {@code llm_model_id}; required. */
+        CausalLm causalLm() {
+            StrategyModels.Name name = modelName("llm", "llm_model_id");
+            if (name == null) {
+                throw new ConfigException(path("llm"), String.format(Locale.ROOT,
+                    "[%s] strategy [%s] needs a causal language model: set [%s.llm] (a model folder in config/strata/models) "
+                        + "or [%s.llm_model_id] (an ml-commons model)", field, type, field, field));
+            }
+            return models.causalLm(path(name.model() != null ? "llm" : "llm_model_id"), name);
+        }
+
+        StrategyModels models() {
+            return models;
         }
 
         void rejectUnknown() {

@@ -18,4 +18,17 @@ public interface ChunkingStrategy {
      * together covering every non-whitespace character.
      */
     List<Span> split(TextIndex text);
+
+    /** {@link #split} with the boundary evidence behind it; model-guided strategies override this and split with it. */
+    default Segmentation segment(TextIndex text) {
+        return Segmentation.of(split(text));
+    }
+
+    /**
+     * Whether {@link #split} runs models (and so blocks on inference): callers then run it on an inference thread,
+     * never on a transport or write thread.
+     */
+    default boolean usesModels() {
+        return false;
+    }
 }

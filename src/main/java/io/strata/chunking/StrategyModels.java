@@ -1,0 +1,66 @@
+package io.strata.chunking;
+
+import java.util.Locale;
+
+/**
+ * Where model-guided strategies get their models. A strategy's configuration names its models with its own keys
+ * (e.g. {@code llm} / {@code llm_model_id}); {@link ChunkingConfig} resolves them here once, at pipeline creation,
+ * so a missing or unsuitable model fails the pipeline, not the first document. Returned models load lazily.
+ *
+ * <p>Implemented by the inference layer (embedded DJL models, ml-commons); tests pass scripted models.
+ */
+public interface StrategyModels {
+
+    /** A model reference as written in a strategy config: an embedded model folder name or an ml-commons model id. */
+    record Name(String model, String modelId) {
+        public Name {
+            if ((model == null) == (modelId == null)) {
+                throw new IllegalArgumentException("exactly one of model and modelId");
+            }
+        }
+    }
+
+    /**
+     * The sentence embedder of a strategy.
+     *
+     * @param field the config field that named it, for error messages
+     * @param name  null for the pipeline's embedding model (or the node default when the pipeline embeds nothing)
+     */
+    Embedder embedder(String field, Name name);
+
+    /** A causal LM (log-probabilities); throws {@link ConfigException} naming {@code field} when it is unknown or not one. */
+    CausalLm causalLm(String field, Name name);
+
+    /** An LLM that writes text (PIC's document summary); throws {@link ConfigException} when unavailable. */
+    TextGenerator generator(String field, Name name);
+
+    /** A frozen encoder's per-token hidden states (BertChunker's backbone); null name = the node's default model. */
+    TokenEncoder tokenEncoder(String field, Name name);
+
+    /** For contexts without models (e.g. parsing rule-based strategies only): every request fails clearly. */
+    StrategyModels NONE = new StrategyModels() {
+        @Override
+        public Embedder embedder(String field, Name name) {
+            throw unavailable(field);
+        }
+
+        @Override
+        public CausalLm causalLm(String field, Name name) {
+            throw unavailable(field);
+        }
+
+        @Override
+        public TextGenerator generator(String field, Name name) {
+            throw unavailable(field);
+        }
+
+        @Override
+        public TokenEncoder tokenEncoder(String field, Name name) {
+            throw unavailable(field);
+        }
+
+        private ConfigException unavailable(String field) {
+            return new ConfigException(field, String.format(Locale.ROOT, "[%s] no models are available here", field));
+        }
+    };
+}
