@@ -45,7 +45,20 @@ public final class MultiGranularChunker {
 
     public List<ChunkedParent> chunk(String text) {
         TextIndex index = new TextIndex(text, segmenter);
-        List<Span> parents = strategy.split(index);
+        return withChildren(index, strategy.split(index));
+    }
+
+    /** Parents, children and the evidence that placed the parent boundaries (for previews). */
+    public record Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence) {}
+
+    public Result chunkWithEvidence(String text) {
+        TextIndex index = new TextIndex(text, segmenter);
+        Segmentation segmentation = strategy.segment(index);
+        return new Result(withChildren(index, segmentation.parents()), segmentation.evidence());
+    }
+
+    private List<ChunkedParent> withChildren(TextIndex index, List<Span> parents) {
+        String text = index.text();
         List<ChunkedParent> out = new ArrayList<>(parents.size());
         for (int p = 0; p < parents.size(); p++) {
             Span parentSpan = parents.get(p);

@@ -111,6 +111,49 @@ public final class InferenceService implements Closeable {
         }
     }
 
+    /**
+     * Runs blocking model work (model-guided chunking) on the {@code strata_inference} pool, never on the caller's
+     * transport or write thread; a full queue fails the listener with 429.
+     */
+    public <T> void run(org.opensearch.common.CheckedSupplier<T, Exception> work, ActionListener<T> listener) {
+        try {
+            executor.get().execute(() -> {
+                T result;
+                try {
+                    result = work.get();
+                } catch (Exception e) {
+                    listener.onFailure(e);
+                    return;
+                }
+                listener.onResponse(result);
+            });
+        } catch (RuntimeException rejected) {
+            listener.onFailure(rejected);
+        }
+    }
+
+    /**
+     * Embeds on the calling thread, which must be an inference thread (see {@link #run}): an embedded model runs right
+     * here (submitting to the pool and waiting could starve it); an ml-commons model is awaited up to {@code timeout}.
+     * Counted like {@link #embed}.
+     */
+    public List<float[]> embedNow(ModelRef ref, List<String> texts, Embedder.Purpose purpose, java.time.Duration timeout)
+        throws Exception {
+        var future = new org.opensearch.action.support.PlainActionFuture<List<float[]>>();
+        ActionListener<List<float[]>> counted = stats.model(ref).counting(texts.size(), future);
+        if (ref.isEmbedded()) {
+            try {
+                DjlEmbedder embedder = embedder(ref.model());
+                counted.onResponse(Privileged.run(() -> embedder.embed(texts, purpose)));
+            } catch (Exception e) {
+                counted.onFailure(e);
+            }
+        } else {
+            remote.embed(ref.modelId(), texts, purpose, counted);
+        }
+        return future.actionGet(timeout.toMillis());
+    }
+
     /** The loaded embedded model (loading it on first use). Blocking: call on inference threads only. */
     public DjlEmbedder embedder(String name) throws Exception {
         DjlEmbedder embedder = loaded.get(name);
@@ -144,7 +187,7 @@ public final class InferenceService implements Closeable {
         return truncations;
     }
 
-    private ModelDescriptor descriptor(String name) {
+    ModelDescriptor descriptor(String name) {
         return descriptors.computeIfAbsent(name, n -> {
             if (!ModelDescriptor.NAME.matcher(n).matches()) {
                 throw new IllegalArgumentException("[model] [" + n + "] is not a model folder name (" + ModelDescriptor.NAME.pattern() + ")");

@@ -4,6 +4,7 @@ import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.Embedder;
+import io.strata.inference.InferenceModels;
 import io.strata.inference.InferenceService;
 import io.strata.inference.ModelInfo;
 import io.strata.inference.ModelRef;
@@ -112,10 +113,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
 
     @Override
     public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> handler) {
+        final String text;
         final String sourceIndex;
-        final String sourceId;
-        final List<ChunkedParent> parents;
-        final Map<String, Object> copied;
         try {
             Object value = document.hasField(field) ? document.getFieldValue(field, Object.class) : null;
             if (value == null) {
@@ -126,12 +125,44 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, field));
             }
-            String text = validText(value);
+            text = validText(value);
             sourceIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             if (targetIndex.equals(sourceIndex)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, targetIndex));
             }
+        } catch (Exception e) {
+            failed(handler, IngestFailures.of(e), e);
+            return;
+        }
+        chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, parents, handler),
+            e -> failed(handler, IngestFailures.ofModel(e), e)));
+    }
+
+    /**
+     * Cuts a text into parents and children: on this thread for rule-based strategies (microseconds per kilobyte), on
+     * the inference pool for model-guided ones, which block on their models.
+     */
+    private void chunk(String text, ActionListener<List<ChunkedParent>> listener) {
+        if (chunker.strategy().usesModels()) {
+            inference.run(() -> chunker.chunk(text), listener);
+            return;
+        }
+        List<ChunkedParent> parents;
+        try {
+            parents = chunker.chunk(text);
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        listener.onResponse(parents);
+    }
+
+    private void chunked(IngestDocument document, String sourceIndex, List<ChunkedParent> parents,
+                         BiConsumer<IngestDocument, Exception> handler) {
+        final String sourceId;
+        final Map<String, Object> copied;
+        try {
             String id = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName());
             if (id == null) {
                 // chunk ids derive from the source id, so the id is fixed here instead of at write time
@@ -139,7 +170,6 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 document.setFieldValue(IngestDocument.Metadata.ID.getFieldName(), id);
             }
             sourceId = id;
-            parents = chunker.chunk(text);
             copied = copiedFields(document);
             Map<String, Object> summary = new LinkedHashMap<>();
             summary.put("parents", parents.size());
@@ -274,7 +304,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 return;
             }
             IngestDocument current = new IngestDocument(index, id, null, null, null, response.getSourceAsMap());
-            write(index, id, chunker.chunk(text), copiedFields(current), listener, listener::onFailure);
+            chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), listener, listener::onFailure),
+                listener::onFailure));
         }, listener::onFailure));
     }
 
@@ -356,7 +387,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             MultiGranularChunker chunker;
             try {
-                var strategy = ChunkingConfig.parseStrategy("strategy", config.remove("strategy"));
+                var strategy = ChunkingConfig.parseStrategy("strategy", config.remove("strategy"),
+                    new InferenceModels(services.inference(), embed ? model : null));
                 var granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
                     strategy.maxWords());
                 chunker = new MultiGranularChunker(strategy, granularities, segmenter);

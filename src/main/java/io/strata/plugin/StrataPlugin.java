@@ -13,6 +13,7 @@ import io.strata.stats.transport.TransportStatsAction;
 import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
+import io.strata.ingest.RestChunkPreviewAction;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.MultiGranularQueryBuilder;
 import io.strata.query.QueryServices;
@@ -115,7 +116,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
-        return List.of(new RestEmbedAction(), new RestStatsAction());
+        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(inference::get, segmenter));
     }
 
     @Override

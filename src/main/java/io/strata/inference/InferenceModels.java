@@ -1,0 +1,117 @@
+package io.strata.inference;
+
+import io.strata.chunking.CausalLm;
+import io.strata.chunking.ConfigException;
+import io.strata.chunking.Embedder;
+import io.strata.chunking.StrategyModels;
+import io.strata.chunking.TextGenerator;
+import io.strata.chunking.TokenEncoder;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The models a pipeline's (or a preview's) model-guided strategy asks for, resolved against this node's inference layer.
+ * Resolution validates at pipeline creation (unknown folder, wrong kind of model, disabled engine → a
+ * {@link ConfigException} naming the strategy field); the returned models load on first use and block, so strategies
+ * using them run on inference threads ({@link InferenceService#run}).
+ */
+public final class InferenceModels implements StrategyModels {
+    /** How long a strategy waits for one ml-commons call. */
+    static final Duration REMOTE_TIMEOUT = Duration.ofMinutes(2);
+
+    private final InferenceService service;
+    private final ModelRef pipelineModel;
+
+    /** @param pipelineModel the model that embeds the chunks (null when the pipeline writes no vectors) */
+    public InferenceModels(InferenceService service, ModelRef pipelineModel) {
+        this.service = service;
+        this.pipelineModel = pipelineModel;
+    }
+
+    @Override
+    public Embedder embedder(String field, Name name) {
+        ModelRef ref = name == null ? (pipelineModel != null ? pipelineModel : service.defaultRef()) : ref(name);
+        validate(field, ref);
+        return new BlockingEmbedder(service, ref);
+    }
+
+    @Override
+    public CausalLm causalLm(String field, Name name) {
+        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] causal language models are not available yet", field));
+    }
+
+    @Override
+    public TextGenerator generator(String field, Name name) {
+        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] text generation models are not available yet", field));
+    }
+
+    @Override
+    public TokenEncoder tokenEncoder(String field, Name name) {
+        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] token encoders are not available yet", field));
+    }
+
+    static ModelRef ref(Name name) {
+        return new ModelRef(name.model(), name.modelId());
+    }
+
+    private void validate(String field, ModelRef ref) {
+        try {
+            service.validate("[" + field + "]", ref);
+        } catch (ConfigException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(field, e.getMessage());
+        }
+    }
+
+    /** An {@link Embedder} over {@link InferenceService#embedNow}: for strategies, on inference threads. */
+    private record BlockingEmbedder(InferenceService service, ModelRef ref) implements Embedder {
+        @Override
+        public String name() {
+            return ref.isEmbedded() ? ref.model() : ref.modelId();
+        }
+
+        @Override
+        public int dimension() {
+            if (ref.isEmbedded()) {
+                return service.descriptor(ref.model()).dimension();
+            }
+            var future = new org.opensearch.action.support.PlainActionFuture<ModelInfo>();
+            service.describe(ref, future);
+            return future.actionGet(REMOTE_TIMEOUT.toMillis()).dimension();
+        }
+
+        @Override
+        public int maxTokens() {
+            return ref.isEmbedded() ? service.descriptor(ref.model()).maxTokens() : Integer.MAX_VALUE;
+        }
+
+        @Override
+        public List<float[]> embed(List<String> texts, Purpose purpose) {
+            try {
+                return service.embedNow(ref, texts, purpose, REMOTE_TIMEOUT);
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("[" + name() + "] embedding failed: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public int[] tokenCounts(List<String> texts, Purpose purpose) {
+            if (!ref.isEmbedded()) {
+                throw new UnsupportedOperationException("token counts of ml-commons model [" + ref.modelId() + "] are not known here");
+            }
+            try {
+                DjlEmbedder embedder = service.embedder(ref.model());
+                return Privileged.run(() -> embedder.tokenCounts(texts, purpose));
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+}
