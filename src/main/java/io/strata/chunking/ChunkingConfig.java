@@ -25,6 +25,9 @@ public final class ChunkingConfig {
         STRATEGIES.put(RecursiveStrategy.TYPE, o -> new RecursiveStrategy(o.maxWords()));
         STRATEGIES.put(SentenceStrategy.TYPE, o -> new SentenceStrategy(o.intValue("sentences", 1, 1, 1000), o.maxWords()));
         STRATEGIES.put(ParagraphStrategy.TYPE, o -> new ParagraphStrategy(o.maxWords()));
+        STRATEGIES.put(LogitsGuidedStrategy.TYPE, LogitsGuidedStrategy::parse);
+        STRATEGIES.put(PerplexityStrategy.TYPE, PerplexityStrategy::parse);
+        STRATEGIES.put(MarginSamplingStrategy.TYPE, MarginSamplingStrategy::parse);
     }
 
     private ChunkingConfig() {}
@@ -167,6 +170,20 @@ public final class ChunkingConfig {
                     "[%s.%s] must be true or false, got [%s]", field, key, v));
             }
             return b;
+        }
+
+        /** A non-blank string (e.g. a prompt). */
+        String stringValue(String key, String defaultValue) {
+            known.add(key);
+            Object v = remaining.remove(key);
+            if (v == null) {
+                return defaultValue;
+            }
+            if (!(v instanceof String s) || s.isBlank()) {
+                throw new ConfigException(path(key), String.format(Locale.ROOT,
+                    "[%s.%s] must be a non-empty string, got [%s]", field, key, v));
+            }
+            return s;
         }
 
         /** One of {@code allowed} (the first is the default). */

@@ -1,0 +1,135 @@
+package io.strata.chunking;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * {@code logits_guided}: the Logits-Guided Chunker of the LGMGC paper (§3.1, eq. 1). LGMGC is this strategy with
+ * the multi-granular children of {@link MultiGranularChunker}.
+ *
+ * <p>The text is read as a stream of windows of at most θ = {@code max_words} words made of whole sentences. For a
+ * window c = s1 ⊕ … ⊕ sn one forward pass gives p([EOS] | ρ, s1 ⊕ … ⊕ sk) after every sentence k; the window is cut
+ * after b = argmax_k of it (eq. 1), the text before b is a parent, and the rest is carried into the next window,
+ * which is topped up with the following sentences to θ words again. The loop stops when the input falls below the
+ * remainder threshold ({@code remainder_words}): that input is the last parent.
+ *
+ * <p>Where we differ from (or fill in) the paper:
+ * <ul>
+ *   <li>The paper builds the input as "remainder ⊕ next recursive chunk of θ words", which can reach 2θ words; we top
+ *       the remainder up to θ words with whole sentences instead, so every window, and hence every parent, is at
+ *       most θ words (the paper's "constrained by an upper bound"). A sentence above θ words is cut into θ-word
+ *       windows first and those pieces count as sentences.</li>
+ *   <li>The paper gives neither ρ nor the stopping threshold. ρ defaults to {@link #DEFAULT_PROMPT}, an instruction
+ *       to continue the text as the paper describes it ({@code prompt} overrides it). The threshold defaults to
+ *       θ/4 words, the smallest granularity of §3.2: a document tail shorter than that is not worth a forward
+ *       pass and becomes the last parent as is. It only applies to the tail of the document, because before the
+ *       tail every input is topped up to about θ words.</li>
+ *   <li>A window of one sentence needs no forward pass (the argmax is that sentence).</li>
+ *   <li>Ties in eq. 1 go to the earliest sentence; NaN probabilities never win.</li>
+ * </ul>
+ * Memory is proportional to the text: one window is scored at a time.
+ */
+public final class LogitsGuidedStrategy extends BoundedStrategy {
+    public static final String TYPE = "logits_guided";
+    /** ρ: the paper's "prompt instructing the LLM to continue writing based on the provided sentence" (not given verbatim). */
+    public static final String DEFAULT_PROMPT = "Continue writing the following text.\n\n";
+    public static final String SIGNAL = "eos_probability";
+
+    private final CausalLm lm;
+    private final String prompt;
+    private final int remainderWords;
+
+    public LogitsGuidedStrategy(CausalLm lm, String prompt, int remainderWords, int maxWords) {
+        super(maxWords);
+        this.lm = Objects.requireNonNull(lm);
+        this.prompt = Objects.requireNonNull(prompt);
+        if (remainderWords < 0 || remainderWords > maxWords) {
+            throw new IllegalArgumentException("remainder words must be in [0, " + maxWords + "], got " + remainderWords);
+        }
+        this.remainderWords = remainderWords;
+    }
+
+    /** Reads {@code max_words}, {@code llm} / {@code llm_model_id}, {@code prompt}, {@code remainder_words}. */
+    static LogitsGuidedStrategy parse(ChunkingConfig.Options options) {
+        int theta = options.maxWords();
+        CausalLm lm = options.causalLm();
+        String prompt = options.stringValue("prompt", DEFAULT_PROMPT);
+        int remainder = options.intValue("remainder_words", theta / 4, 0, theta);
+        return new LogitsGuidedStrategy(lm, prompt, remainder, theta);
+    }
+
+    @Override
+    public String type() {
+        return TYPE;
+    }
+
+    @Override
+    public boolean usesModels() {
+        return true;
+    }
+
+    public String prompt() {
+        return prompt;
+    }
+
+    public int remainderWords() {
+        return remainderWords;
+    }
+
+    @Override
+    public List<Span> split(TextIndex text) {
+        return segment(text).parents();
+    }
+
+    @Override
+    public Segmentation segment(TextIndex text) {
+        int theta = maxWords();
+        List<Span> units = SentenceUnits.of(text, splitter);
+        List<Span> parents = new ArrayList<>();
+        List<Segmentation.Evidence> evidence = new ArrayList<>();
+        int n = units.size();
+        int first = 0;
+        while (first < n) {
+            int windowStart = units.get(first).start();
+            int last = first;
+            while (last + 1 < n && text.words(windowStart, units.get(last + 1).end()) <= theta) {
+                last++;
+            }
+            boolean tail = last == n - 1;
+            if (last == first || (tail && text.words(windowStart, units.get(last).end()) < remainderWords)) {
+                parents.add(new Span(windowStart, units.get(last).end()));
+                first = last + 1;
+                continue;
+            }
+            int[] positions = new int[last - first + 1];
+            int[] absolute = new int[positions.length];
+            for (int k = 0; k < positions.length; k++) {
+                absolute[k] = units.get(first + k).end();
+                positions[k] = absolute[k] - windowStart;
+            }
+            String window = text.text().substring(windowStart, units.get(last).end());
+            double[] eos = lm.eosProbabilities(prompt, window, positions);
+            if (eos.length != positions.length) {
+                throw new IllegalStateException("causal LM [" + lm.name() + "] returned " + eos.length
+                    + " EOS probabilities for " + positions.length + " positions");
+            }
+            evidence.add(new Segmentation.Evidence(SIGNAL, absolute, eos.clone(), Double.NaN));
+            int cut = argmax(eos);
+            parents.add(new Span(windowStart, absolute[cut]));
+            first += cut + 1;
+        }
+        return new Segmentation(parents, evidence);
+    }
+
+    /** Index of the largest value (eq. 1), the earliest on ties; the last index when every value is NaN. */
+    static int argmax(double[] values) {
+        int best = -1;
+        for (int i = 0; i < values.length; i++) {
+            if (!Double.isNaN(values[i]) && (best < 0 || values[i] > values[best])) {
+                best = i;
+            }
+        }
+        return best < 0 ? values.length - 1 : best;
+    }
+}

@@ -1,0 +1,163 @@
+package io.strata.chunking;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * {@code margin_sampling}: Meta-Chunking's Margin Sampling Chunking (Zhao et al., §2.1, eq. 1) with its dynamic
+ * combination.
+ *
+ * <p>Sentences are read in order. For each next sentence x_i the model answers the prompt of the paper's Table 5
+ * (verbatim, with sentence_1 = X' and sentence_2 = x_i) and Margin(x_i) = P("1") − P("2"), the two answer
+ * probabilities normalised over the two answers (a softmax over their log-probabilities from
+ * {@link CausalLm#continuationLogProbs}). "1" is "split", so x_i starts a new chunk when the margin exceeds the
+ * adaptive threshold: 0 for the first decision, then the mean of all earlier margins (§2.1: "initially assign it a
+ * value of 0 and then adjust it by recording historical Margin and calculating their average").
+ * X' is the previous sentence ({@code context: sentence}, default; the paper's "sent." rows) or the whole current
+ * chunk ({@code context: chunk}; the "chunk" rows, slower, prompts grow up to θ words).
+ *
+ * <p>Then, as for perplexity chunking, the chunks are merged greedily up to {@code merge_words} words (default θ,
+ * the paper's "0+comb." setting of Table 3; 0 keeps them as decided). A sentence that would push the current chunk
+ * above θ = {@code max_words} words starts a new chunk without asking the model (nothing is recorded for it), so no
+ * parent exceeds θ; a single sentence above θ is cut into θ-word windows first.
+ *
+ * <p>Evidence: signal {@value #SIGNAL} (the margin at the end of the sentence before each decided boundary) and
+ * {@value #THRESHOLD_SIGNAL} (the adaptive threshold it was compared with, at the same positions); the single
+ * {@code threshold} field of the margin evidence is NaN because the threshold changes per position.
+ */
+public final class MarginSamplingStrategy extends BoundedStrategy {
+    public static final String TYPE = "margin_sampling";
+    public static final String SIGNAL = "margin";
+    public static final String THRESHOLD_SIGNAL = "margin_threshold";
+    public static final List<String> CONTEXTS = List.of("sentence", "chunk");
+    /** The two answers of Table 5: "1" = split, "2" = keep together. */
+    static final List<String> ANSWERS = List.of("1", "2");
+
+    private final CausalLm lm;
+    private final boolean chunkContext;
+    private final int mergeWords;
+
+    public MarginSamplingStrategy(CausalLm lm, boolean chunkContext, int mergeWords, int maxWords) {
+        super(maxWords);
+        this.lm = Objects.requireNonNull(lm);
+        if (mergeWords < 0 || mergeWords > maxWords) {
+            throw new IllegalArgumentException("merge words must be in [0, " + maxWords + "], got " + mergeWords);
+        }
+        this.chunkContext = chunkContext;
+        this.mergeWords = mergeWords;
+    }
+
+    /** Reads {@code max_words}, {@code llm} / {@code llm_model_id}, {@code context}, {@code merge_words}. */
+    static MarginSamplingStrategy parse(ChunkingConfig.Options options) {
+        int theta = options.maxWords();
+        CausalLm lm = options.causalLm();
+        boolean chunk = options.enumValue("context", CONTEXTS).equals("chunk");
+        int merge = options.intValue("merge_words", theta, 0, theta);
+        return new MarginSamplingStrategy(lm, chunk, merge, theta);
+    }
+
+    /** The prompt of Table 5 (Meta-Chunking, Appendix), verbatim, for X' = {@code first} and x_i = {@code second}. */
+    public static String prompt(String first, String second) {
+        String both = first + " " + second;
+        return "This is a text chunking task. You are a text analysis expert. Please choose one of the following two "
+            + "options based on the logical structure and semantic content of the provided sentence:\n\n"
+            + "1. Split " + both + " into " + first + " and " + second + " two parts;\n"
+            + "2. Keep " + both + " unsplit in its original form;\n\n"
+            + "Please answer 1 or 2.";
+    }
+
+    @Override
+    public String type() {
+        return TYPE;
+    }
+
+    @Override
+    public boolean usesModels() {
+        return true;
+    }
+
+    public boolean chunkContext() {
+        return chunkContext;
+    }
+
+    public int mergeWords() {
+        return mergeWords;
+    }
+
+    @Override
+    public List<Span> split(TextIndex text) {
+        return segment(text).parents();
+    }
+
+    @Override
+    public Segmentation segment(TextIndex text) {
+        List<Span> units = SentenceUnits.of(text, splitter);
+        int n = units.size();
+        if (n == 0) {
+            return Segmentation.of(List.of());
+        }
+        String source = text.text();
+        List<Integer> cuts = new ArrayList<>();
+        int[] positions = new int[n];
+        double[] margins = new double[n];
+        double[] thresholds = new double[n];
+        int decided = 0;
+        double marginSum = 0;
+        int chunkStart = 0;
+        for (int i = 1; i < n; i++) {
+            if (text.words(units.get(chunkStart).start(), units.get(i).end()) > maxWords()) {
+                cuts.add(i - 1); // θ bound: no question to ask
+                chunkStart = i;
+                continue;
+            }
+            Span context = chunkContext ? new Span(units.get(chunkStart).start(), units.get(i - 1).end()) : units.get(i - 1);
+            double[] logProbs = lm.continuationLogProbs(prompt(context.of(source), units.get(i).of(source)), ANSWERS);
+            if (logProbs.length != 2) {
+                throw new IllegalStateException("causal LM [" + lm.name() + "] returned " + logProbs.length
+                    + " log-probabilities for 2 answers");
+            }
+            double margin = margin(logProbs[0], logProbs[1]);
+            double threshold = decided == 0 ? 0 : marginSum / decided;
+            positions[decided] = units.get(i - 1).end();
+            margins[decided] = margin;
+            thresholds[decided] = threshold;
+            decided++;
+            marginSum += margin;
+            if (margin > threshold) {
+                cuts.add(i - 1);
+                chunkStart = i;
+            }
+        }
+        cuts.add(n - 1);
+        List<Integer> merged = SentenceUnits.merge(text, units, cuts, mergeWords);
+        List<Span> parents = new ArrayList<>(merged.size());
+        int first = 0;
+        for (int cut : merged) {
+            parents.add(new Span(units.get(first).start(), units.get(cut).end()));
+            first = cut + 1;
+        }
+        int[] at = Arrays.copyOf(positions, decided);
+        return new Segmentation(parents, List.of(
+            new Segmentation.Evidence(SIGNAL, at, Arrays.copyOf(margins, decided), Double.NaN),
+            new Segmentation.Evidence(THRESHOLD_SIGNAL, at.clone(), Arrays.copyOf(thresholds, decided), Double.NaN)));
+    }
+
+    /**
+     * Eq. 1 with the two answers normalised: P("1") − P("2") where P(a) = exp(log p(a)) / (exp(log p("1")) +
+     * exp(log p("2"))), which is tanh((log p("1") − log p("2")) / 2). 0 when the model gives neither any mass.
+     */
+    static double margin(double logSplit, double logKeep) {
+        if (Double.isNaN(logSplit) || Double.isNaN(logKeep) || (logSplit == Double.NEGATIVE_INFINITY && logKeep == Double.NEGATIVE_INFINITY)) {
+            return 0;
+        }
+        if (logKeep == Double.NEGATIVE_INFINITY) {
+            return 1;
+        }
+        if (logSplit == Double.NEGATIVE_INFINITY) {
+            return -1;
+        }
+        return Math.tanh((logSplit - logKeep) / 2);
+    }
+}
