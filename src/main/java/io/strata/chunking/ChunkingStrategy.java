@@ -14,8 +14,10 @@ public interface ChunkingStrategy {
     int maxWords();
 
     /**
-     * Parent spans of {@code text.text()}, in order, non-overlapping, each trimmed of surrounding whitespace,
-     * together covering every non-whitespace character.
+     * Parent spans of {@code text.text()}, ordered by start, each trimmed of surrounding whitespace, together covering
+     * every non-whitespace character. They do not overlap, except where a strategy's own overlap option asks for it
+     * (Meta-Chunking's overlap variant of {@code perplexity}, {@code fixed_token} with an {@code overlap_rate}); every
+     * consumer (children, chunk documents, queries) treats parents independently, so overlap only duplicates text.
      */
     List<Span> split(TextIndex text);
 
