@@ -31,7 +31,8 @@ import java.util.regex.Pattern;
  *     document's first words), {@code finish_reason: length} after {@code max_tokens}.</li>
  * </ul>
  * Parameters as a completions connector passes them: {@code prompt}, {@code max_tokens}, {@code echo}, {@code logprobs}
- * (top alternatives per token: EOS, the actual token, then fillers). Offsets count code points, as Python servers do.
+ * (top alternatives per token: EOS, the actual token, then fillers of probability 0.005). Offsets count code points, as
+ * Python servers do.
  */
 final class StandinLlm {
     static final String EOS = "<|endoftext|>";
@@ -68,8 +69,10 @@ final class StandinLlm {
                 finish = "stop";
                 break;
             }
-            String next = (g == 0 && !prompt.isEmpty() && !Character.isWhitespace(prompt.charAt(prompt.length() - 1))
-                ? " " : "") + longestLine.get(g).strip();
+            String next = longestLine.get(g);
+            if (g == 0) {
+                next = (!prompt.isEmpty() && !Character.isWhitespace(prompt.charAt(prompt.length() - 1)) ? " " : "") + next.strip();
+            }
             tokens.add(next);
             completion.append(next);
         }
@@ -140,7 +143,7 @@ final class StandinLlm {
         top.put(EOS, Math.log(eos(before)));
         top.putIfAbsent(actual, logProb(before, actual));
         for (String f : FILLERS) {
-            top.putIfAbsent(f, Math.log(0.02));
+            top.putIfAbsent(f, Math.log(0.005)); // below EOS_ELSEWHERE: EOS is always among the top 2..5
         }
         Map<String, Double> sorted = new LinkedHashMap<>();
         top.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(k)
