@@ -28,7 +28,9 @@ import java.util.Set;
  * <p><b>Request.</b> Every call sends the same five connector parameters, so one connector template serves all of
  * them: {@code prompt}, {@code max_tokens}, {@code temperature} (always 0), {@code echo} and {@code logprobs}. ml-commons
  * JSON-escapes parameter values that are not themselves JSON before substituting them into the connector's
- * {@code request_body}, so the template quotes the prompt and not the others:
+ * {@code request_body} ({@code ConnectorUtils.escapeRemoteInferenceInputData}), so the template quotes the prompt and not
+ * the others. (A prompt that is itself valid JSON, e.g. a JSON document, is left unescaped by ml-commons and breaks
+ * the body: a known limit of this route.)
  * <pre>{"model": "...", "prompt": "${parameters.prompt}", "max_tokens": ${parameters.max_tokens},
  *  "temperature": ${parameters.temperature}, "echo": ${parameters.echo}, "logprobs": ${parameters.logprobs}}</pre>
  *

@@ -40,8 +40,8 @@ import java.util.concurrent.TimeoutException;
  *     generated token's {@code top_logprobs}. So 1 + (positions inside tokens) calls, the extra ones concurrent.
  *     p(EOS) is the summed probability of the end-of-sequence tokens found among the top k (k = 5, OpenAI's limit);
  *     none there means it is below the k-th token's probability and reads as 0. When the model generated nothing
- *     because it stopped at once ({@code finish_reason: stop}; servers drop the EOS token itself), ending was its
- *     greedy choice and reads as 1.</li>
+ *     because it stopped at once ({@code finish_reason: stop}, on a server that does not list the EOS token itself),
+ *     ending was its greedy choice and reads as 1.</li>
  * <li>{@link #continuationLogProbs}: one echo call per candidate on {@code prompt + candidate} (concurrent), summing the
  *     log-probabilities of the tokens that overlap the candidate: a token merging the prompt's last characters with the
  *     candidate's first (e.g. {@code " 1"}) is the candidate's.</li>
