@@ -241,4 +241,38 @@ public final class InferenceService implements Closeable {
         loaded.values().forEach(DjlEmbedder::close);
         loaded.clear();
     }
+
+    // ---- ml-commons LLMs (model_id references); embedded causal LMs are resolved by name elsewhere ----
+
+    /** Set once by the constructor below; without it model_id LLMs are unavailable. */
+    private RemoteLlms remoteLlms;
+
+    public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote,
+                            RemoteLlms remoteLlms, StrataStats stats) {
+        this(settings, modelsDir, executor, remote, stats);
+        this.remoteLlms = remoteLlms;
+    }
+
+    /**
+     * The causal LM of an ml-commons model ({@code model_id}): blocking, for inference threads. Does not contact the
+     * model; an unknown or undeployed id fails on first use with a message naming it.
+     */
+    public io.strata.chunking.CausalLm causalLm(ModelRef ref) {
+        return remoteLlm(ref);
+    }
+
+    /** The text generator of an ml-commons model ({@code model_id}); as {@link #causalLm(ModelRef)}. */
+    public io.strata.chunking.TextGenerator generator(ModelRef ref) {
+        return remoteLlm(ref);
+    }
+
+    private RemoteLlms.Llm remoteLlm(ModelRef ref) {
+        if (ref.isEmbedded()) {
+            throw new IllegalArgumentException("[model] [" + ref.model() + "] is an embedded model; only [model_id] LLMs are served here");
+        }
+        if (remoteLlms == null) {
+            throw new IllegalStateException("[model_id] [" + ref.modelId() + "] ml-commons LLMs are not wired on this node");
+        }
+        return remoteLlms.llm(ref.modelId());
+    }
 }

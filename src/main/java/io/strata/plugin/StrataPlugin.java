@@ -4,6 +4,7 @@ import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;
 import io.strata.inference.InferenceSettings;
 import io.strata.inference.mlcommons.MlCommonsEmbeddings;
+import io.strata.inference.mlcommons.MlCommonsLlm;
 import io.strata.inference.transport.EmbedAction;
 import io.strata.inference.transport.RestEmbedAction;
 import io.strata.inference.transport.TransportEmbedAction;
@@ -156,7 +157,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             configureDjl(environment.tmpDir());
             Path models = environment.configDir().resolve("strata").resolve("models");
             inference.set(new InferenceService(settings, models, () -> threadPool.get().executor(InferenceSettings.THREAD_POOL),
-                new MlCommonsEmbeddings(client), stats));
+                new MlCommonsEmbeddings(client), MlCommonsLlm.models(client), stats));
         }
         return inference.get();
     }

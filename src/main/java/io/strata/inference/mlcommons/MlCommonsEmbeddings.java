@@ -119,7 +119,7 @@ public final class MlCommonsEmbeddings implements RemoteEmbeddings {
      * A listener for ml-commons' answer, an {@code MLTaskResponse} of ml-commons' class loader (or of ours, in tests).
      * {@code T} erases to {@link ActionResponse}, so nothing casts the foreign object before it is converted.
      */
-    private static <T extends ActionResponse> ActionListener<T> converting(ActionListener<MLTaskResponse> listener) {
+    static <T extends ActionResponse> ActionListener<T> converting(ActionListener<MLTaskResponse> listener) {
         return new ActionListener<>() {
             @Override
             public void onResponse(T response) {

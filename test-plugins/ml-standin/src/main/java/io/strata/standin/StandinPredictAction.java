@@ -36,6 +36,10 @@ import java.util.Map;
  *     passage); a content type is rejected as ml-commons does.</li>
  * <li>{@code standin-undeployed}: registered, deployed nowhere ({@code MLPredictTaskRunner}'s error).</li>
  * <li>{@code standin-raw-output}: a remote model whose connector has no post-processing (a {@code response} tensor).</li>
+ * <li>{@code standin-llm}: a REMOTE model whose connector calls an OpenAI-compatible completions API, answered by
+ *     {@link StandinLlm}'s deterministic rules (echo, logprobs, text_offset, top_logprobs, greedy text).</li>
+ * <li>{@code standin-llm-text-only}: the same model behind a connector whose template drops {@code echo} and
+ *     {@code logprobs} (answers text only).</li>
  * <li>anything else: unknown ({@code MLModelManager.getModel}'s error).</li>
  * </ul>
  */
@@ -74,6 +78,8 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
             case "standin-undeployed" -> listener.onFailure(new IllegalArgumentException("Model not ready yet. Please deploy the model first."));
             case "standin-raw-output" -> listener.onResponse(new MLTaskResponse(new ModelTensorOutput(List.of(new ModelTensors(List.of(
                 ModelTensor.builder().name("response").dataAsMap(Map.of("object", "list", "data", List.of())).build()))))));
+            case "standin-llm" -> listener.onResponse(StandinLlm.predict(input, true));
+            case "standin-llm-text-only" -> listener.onResponse(StandinLlm.predict(input, false));
             default -> listener.onFailure(new OpenSearchStatusException("Failed to find model", RestStatus.NOT_FOUND));
         }
     }
