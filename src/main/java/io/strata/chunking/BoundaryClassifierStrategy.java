@@ -14,10 +14,12 @@ import java.util.Locale;
  * <ul>
  *   <li>{@code threshold} is a probability: p = σ(t) with t = logit(start) − logit(normal) (eq. 1), so the default
  *       0.5 is the paper's t_c = 0 and a higher threshold gives fewer chunks, as in the paper.</li>
- *   <li>Boundaries are snapped to <em>word</em> starts: a word's score is the highest of the (sub-word) tokens that
- *       start in it, so a word is never cut. The shipped head was trained with switches at sentence starts, so in
- *       practice it fires on a sentence's first word; snapping to word (not sentence) starts keeps a confident
- *       boundary even where the sentence segmenter misses a break (lists, headings without punctuation).</li>
+ *   <li>Boundaries are snapped to <em>sentence</em> starts: a sentence's score is the highest of the (sub-word) tokens
+ *       starting in its first word, and only sentence starts are candidates, so parents keep sentences whole (the
+ *       multi-granular children never split a sentence). The paper lets any token start a chunk; but with the encoder
+ *       frozen, a linear head cannot learn sentence segmentation as well as the segmenter we already run, so the
+ *       shipped head was trained on sentence-start tokens only, to tell a change of source from a sentence that goes
+ *       on (the paper's switches are sentence starts too, §2.3).</li>
  *   <li>Windows: the paper moves its 255-token window to the latest predicted start. Here windows of the head's
  *       {@link BoundaryScorer#windowTokens()} overlap by a quarter, and each word takes its score from the window in
  *       which it sits farther from the edge (the overlap is split at its middle), so every scored token has context
@@ -25,7 +27,7 @@ import java.util.Locale;
  *   <li>Parents never exceed θ = {@code max_words}: longer ones are split further by {@link RecursiveSplitter}
  *       (the paper has no size bound; the multi-granular chunker needs one).</li>
  * </ul>
- * Evidence: the chunk-start probability of every word start, compared with {@code threshold}.
+ * Evidence: the chunk-start probability of every sentence start (but the first), compared with {@code threshold}.
  */
 public final class BoundaryClassifierStrategy implements ChunkingStrategy {
     public static final String TYPE = "boundary_classifier";
@@ -86,18 +88,33 @@ public final class BoundaryClassifierStrategy implements ChunkingStrategy {
         String s = text.text();
         int[] words = text.wordStartsIn(new Span(0, s.length()));
         double[] p = wordProbabilities(s, words);
+        // candidates: the first word of every sentence but the first
+        int[] bounds = text.sentenceBoundaries();
+        int[] candidates = new int[bounds.length];
+        double[] values = new double[bounds.length];
+        int n = 0;
+        for (int b : bounds) {
+            int w = Arrays.binarySearch(words, b);
+            w = w >= 0 ? w : -w - 1;
+            if (w > 0 && w < words.length && (n == 0 || candidates[n - 1] != words[w])) {
+                candidates[n] = words[w];
+                values[n++] = p[w];
+            }
+        }
+        candidates = Arrays.copyOf(candidates, n);
+        values = Arrays.copyOf(values, n);
         List<Span> parents = new ArrayList<>();
         int from = words.length == 0 ? s.length() : words[0];
-        for (int w = 1; w < words.length; w++) {
-            if (p[w] > threshold) {
-                parents.addAll(splitter.split(text, new Span(from, words[w])));
-                from = words[w];
+        for (int c = 0; c < n; c++) {
+            if (values[c] > threshold) {
+                parents.addAll(splitter.split(text, new Span(from, candidates[c])));
+                from = candidates[c];
             }
         }
         if (from < s.length()) {
             parents.addAll(splitter.split(text, new Span(from, s.length())));
         }
-        return new Segmentation(parents, List.of(new Segmentation.Evidence(SIGNAL, words, p, threshold)));
+        return new Segmentation(parents, List.of(new Segmentation.Evidence(SIGNAL, candidates, values, threshold)));
     }
 
     /** Chunk-start probability of each word: the highest of the tokens starting in it, from the window that owns it. */

@@ -24,26 +24,82 @@ import java.util.Set;
  * {"task": "boundary_head", "encoder": "bge-small-en-v15-q", "head_file": "head.json", "window_tokens": 256}
  * </pre>
  * names the encoder folder it was trained on and the window (tokens, special tokens excluded) it was trained with;
- * {@code head.json} holds {@code {"dimension": 384, "bias": b, "weights": [...]}} plus free-form {@code training}
- * metadata.
+ * {@code head.json} holds {@code {"dimension": 384, "context_tokens": k, "bias": b, "weights": [...]}} (weights over
+ * {@link #features}) plus free-form {@code training} metadata.
  */
-public record BoundaryHead(String name, String encoder, int windowTokens, float[] weights, double bias) {
+public record BoundaryHead(String name, String encoder, int windowTokens, int contextTokens, float[] weights, double bias) {
     public static final String TASK = "boundary_head";
     private static final Set<String> KEYS = Set.of("task", "encoder", "head_file", "window_tokens", "description");
 
-    public int dimension() {
-        return weights.length;
+    /**
+     * Features of every token of a window: its hidden state h_t, and, when {@code contextTokens} k &gt; 0, also
+     * L̂_t ⊙ R̂_t, the element-wise product of the L2-normalised means of the k states before t and of the k states
+     * from t on (states centred by the window mean). Deliberate difference from the paper, which fine-tunes the whole encoder: with the encoder frozen, a
+     * linear layer over h_t alone hardly sees a change of topic (held-out F1 ~0.16 in our first run), while a linear
+     * layer over L̂ ⊙ R̂ can weigh the left/right agreement dimension by dimension (its plain sum is their cosine, the
+     * semantic-chunking signal).
+     */
+    public static float[][] features(float[][] hidden, int contextTokens) {
+        int n = hidden.length;
+        if (contextTokens == 0 || n == 0) {
+            return hidden;
+        }
+        int dim = hidden[0].length;
+        // centred by the window's mean: raw states share a large common direction that would swamp L̂ ⊙ R̂
+        double[] mean = new double[dim];
+        for (float[] h : hidden) {
+            for (int d = 0; d < dim; d++) {
+                mean[d] += h[d] / n;
+            }
+        }
+        double[][] prefix = new double[n + 1][dim]; // prefix[i] = Σ (hidden − mean)[0, i)
+        for (int i = 0; i < n; i++) {
+            for (int d = 0; d < dim; d++) {
+                prefix[i + 1][d] = prefix[i][d] + hidden[i][d] - mean[d];
+            }
+        }
+        float[][] out = new float[n][2 * dim];
+        double[] left = new double[dim];
+        double[] right = new double[dim];
+        for (int t = 0; t < n; t++) {
+            int lFrom = Math.max(0, t - contextTokens);
+            int rTo = Math.min(n, t + contextTokens);
+            for (int d = 0; d < dim; d++) {
+                left[d] = prefix[t][d] - prefix[lFrom][d];
+                right[d] = prefix[rTo][d] - prefix[t][d];
+            }
+            double ln = norm(left);
+            double rn = norm(right);
+            System.arraycopy(hidden[t], 0, out[t], 0, dim);
+            for (int d = 0; d < dim; d++) {
+                out[t][dim + d] = ln == 0 || rn == 0 ? 0 : (float) (left[d] / ln * right[d] / rn);
+            }
+        }
+        return out;
     }
 
-    /** The logit difference t = logit(start) − logit(normal) of one token's hidden state. */
-    public double logit(float[] hidden) {
-        if (hidden.length != weights.length) {
+    private static double norm(double[] v) {
+        double s = 0;
+        for (double x : v) {
+            s += x * x;
+        }
+        return Math.sqrt(s);
+    }
+
+    /** The encoder's dimension. */
+    public int dimension() {
+        return contextTokens > 0 ? weights.length / 2 : weights.length;
+    }
+
+    /** The logit difference t = logit(start) − logit(normal) of one token's {@link #features}. */
+    public double logit(float[] features) {
+        if (features.length != weights.length) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "boundary head [%s] takes %d-dimensional states, got %d", name, weights.length, hidden.length));
+                "boundary head [%s] takes %d features, got %d", name, weights.length, features.length));
         }
         double t = bias;
         for (int i = 0; i < weights.length; i++) {
-            t += weights[i] * hidden[i];
+            t += weights[i] * features[i];
         }
         return t;
     }
@@ -87,9 +143,14 @@ public record BoundaryHead(String name, String encoder, int windowTokens, float[
             throw new IllegalArgumentException(err(name, "[head_file] [" + file + "] must name a file inside [" + dir + "]"));
         }
         Map<String, Object> head = readJson(headFile);
+        Object context = head.getOrDefault("context_tokens", 0);
+        if (!(context instanceof Integer contextTokens) || contextTokens < 0) {
+            throw new IllegalArgumentException(err(name, "[" + file + "] [context_tokens] must be an integer >= 0, got [" + context + "]"));
+        }
         if (!(head.get("weights") instanceof List<?> list) || list.isEmpty() || !(head.get("bias") instanceof Number bias)
-            || !(head.get("dimension") instanceof Integer dim) || dim != list.size()) {
-            throw new IllegalArgumentException(err(name, "[" + file + "] needs [dimension], [bias] and [dimension] [weights]"));
+            || !(head.get("dimension") instanceof Integer dim) || dim * (contextTokens > 0 ? 2 : 1) != list.size()) {
+            throw new IllegalArgumentException(err(name, "[" + file + "] needs [dimension], [bias] and [weights]: dimension numbers "
+                + "(twice as many with [context_tokens])"));
         }
         float[] weights = new float[list.size()];
         for (int i = 0; i < weights.length; i++) {
@@ -98,7 +159,7 @@ public record BoundaryHead(String name, String encoder, int windowTokens, float[
             }
             weights[i] = n.floatValue();
         }
-        return new BoundaryHead(name, encoder, window, weights, bias.doubleValue());
+        return new BoundaryHead(name, encoder, window, contextTokens, weights, bias.doubleValue());
     }
 
     /** Writes {@code dir/model.json} and {@code dir/head.json}, with {@code training} as metadata. */
@@ -109,7 +170,7 @@ public record BoundaryHead(String name, String encoder, int windowTokens, float[
                 .field("head_file", "head.json").field("window_tokens", windowTokens).endObject();
         }
         try (OutputStream out = Files.newOutputStream(dir.resolve("head.json")); XContentBuilder b = new XContentBuilder(JsonXContent.jsonXContent, out)) {
-            b.startObject().field("dimension", weights.length).field("bias", bias).field("training", training).startArray("weights");
+            b.startObject().field("dimension", dimension()).field("context_tokens", contextTokens).field("bias", bias).field("training", training).startArray("weights");
             for (float w : weights) {
                 b.value(w);
             }

@@ -33,9 +33,10 @@ public final class HeadBoundaryScorer implements BoundaryScorer {
     @Override
     public Scores score(String text) {
         TokenEncoder.Tokens tokens = encoder.encode(text);
+        float[][] features = BoundaryHead.features(tokens.hidden(), head.contextTokens());
         double[] p = new double[tokens.size()];
         for (int i = 0; i < p.length; i++) {
-            p[i] = BoundaryHead.sigmoid(head.logit(tokens.hidden()[i]));
+            p[i] = BoundaryHead.sigmoid(head.logit(features[i]));
         }
         return new Scores(tokens.starts(), tokens.ends(), p);
     }

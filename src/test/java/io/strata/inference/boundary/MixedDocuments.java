@@ -126,10 +126,10 @@ public final class MixedDocuments {
         }
     }
 
-    /** A sentence of 6–60 words, mostly letters, starting with a capital and ending with sentence punctuation. */
+    /** A sentence of 5–80 words, mostly letters, starting with a capital and ending with sentence punctuation. */
     static boolean isProse(String s) {
         String[] words = s.split(" ");
-        if (words.length < 6 || words.length > 60 || !Character.isUpperCase(s.charAt(0))) {
+        if (words.length < 5 || words.length > 80 || !Character.isUpperCase(s.charAt(0))) {
             return false;
         }
         char last = s.charAt(s.length() - 1);
@@ -143,6 +143,6 @@ public final class MixedDocuments {
                 letters++;
             }
         }
-        return letters >= 0.85 * s.length() && !s.contains("http") && !s.contains("  ");
+        return letters >= 0.8 * s.length() && !s.contains("http") && !s.contains("  ");
     }
 }

@@ -33,14 +33,16 @@ import java.util.Random;
  * is the head's tuned operating point. Held-out documents come from other packages' files and are used only for the
  * final report.
  *
- * <p>Arguments (all optional): {@code out=DIR train=N heldout=N window=TOKENS epochs=N seed=N}.
+ * <p>Arguments (all optional): {@code out=DIR train=N heldout=N window=TOKENS epochs=N seed=N
+ * context=K} (K: context tokens of {@link BoundaryHead#features}, 0 for h_t alone).
  */
 public final class TrainBoundaryHead {
     public static final String ENCODER = "bge-small-en-v15-q";
+    private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
 
     public static void main(String[] args) throws Exception {
         Map<String, String> a = new LinkedHashMap<>(Map.of("out", "config/models/bertchunker-bge-small", "train", "1500",
-            "heldout", "300", "window", "256", "epochs", "30", "seed", "42"));
+            "heldout", "300", "window", "256", "epochs", "30", "seed", "42", "context", "16"));
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
             if (kv.length != 2 || !a.containsKey(kv[0])) {
@@ -51,6 +53,7 @@ public final class TrainBoundaryHead {
         int trainDocs = Integer.parseInt(a.get("train"));
         int heldOutDocs = Integer.parseInt(a.get("heldout"));
         int window = Integer.parseInt(a.get("window"));
+        int context = Integer.parseInt(a.get("context"));
         long seed = Long.parseLong(a.get("seed"));
         long t0 = System.nanoTime();
 
@@ -72,8 +75,13 @@ public final class TrainBoundaryHead {
             for (int d = 0; d < train.size(); d++) {
                 MixedDocuments.Mixed doc = train.get(d);
                 TokenEncoder.Tokens tokens = encoder.encode(doc.text());
+                float[][] features = BoundaryHead.features(tokens.hidden(), context);
+                boolean[] sentenceStart = sentenceStartTokens(doc.text(), tokens);
                 for (int t = 0; t < tokens.size(); t++) {
-                    x.add(tokens.hidden()[t]);
+                    if (!sentenceStart[t]) {
+                        continue; // the strategy reads the head at sentence starts only
+                    }
+                    x.add(features[t]);
                     y.add(Arrays.binarySearch(doc.switches(), tokens.starts()[t]) >= 0);
                     docOf.add(d);
                 }
@@ -84,7 +92,7 @@ public final class TrainBoundaryHead {
             int validationFrom = (int) (train.size() * 0.85);
             int split = docOf.indexOf(validationFrom);
             long positives = y.stream().filter(b -> b).count();
-            log("training tokens: %d (%d chunk starts), validation from token %d; encoding took %d s", x.size(), positives, split,
+            log("training sentence-start tokens: %d (%d chunk starts), validation from token %d; encoding took %d s", x.size(), positives, split,
                 (System.nanoTime() - t0) / 1_000_000_000);
 
             float[][] features = x.toArray(new float[0][]);
@@ -95,15 +103,16 @@ public final class TrainBoundaryHead {
             LogisticHead fitted = LogisticHead.fit(features, labels, split, Integer.parseInt(a.get("epochs")), seed);
             double shift = fitted.bestThresholdLogit(features, labels, split, features.length);
             log("validation: F1-best logit threshold %.3f, folded into the bias", shift);
-            BoundaryHead head = new BoundaryHead("bertchunker-bge-small", ENCODER, window, fitted.weights(), fitted.bias() - shift);
+            BoundaryHead head = new BoundaryHead("bertchunker-bge-small", ENCODER, window, context, fitted.weights(), fitted.bias() - shift);
 
             Map<String, Object> report = new LinkedHashMap<>();
             report.put("data", "/usr/share/doc READMEs and *.txt of this machine's Debian packages, 4 sources per mixed document");
             report.put("train_documents", validationFrom);
             report.put("validation_documents", train.size() - validationFrom);
-            report.put("train_tokens", split);
+            report.put("train_sentence_starts", split);
             report.put("train_chunk_starts", countTrue(labels, 0, split));
             report.put("seed", seed);
+            report.put("epochs", Integer.parseInt(a.get("epochs")));
             // held-out: the real strategy (sliding windows, word snapping), θ high enough never to split
             HeadBoundaryScorer scorer = new HeadBoundaryScorer(encoder, head);
             BoundaryClassifierStrategy strategy = new BoundaryClassifierStrategy(scorer, 0.5, ChunkingConfig.MAX_MAX_WORDS);
@@ -129,6 +138,24 @@ public final class TrainBoundaryHead {
         }
     }
 
+    /** Whether each token is the first token of a sentence (but the first sentence), by the strategy's segmenter. */
+    static boolean[] sentenceStartTokens(String text, TokenEncoder.Tokens tokens) {
+        boolean[] out = new boolean[tokens.size()];
+        int t = 0;
+        for (int b : SEGMENTER.boundaries(text)) {
+            while (b < text.length() && Character.isWhitespace(text.charAt(b))) {
+                b++;
+            }
+            while (t < tokens.size() && tokens.starts()[t] < b) {
+                t++;
+            }
+            if (b > 0 && t < tokens.size()) {
+                out[t] = true;
+            }
+        }
+        return out;
+    }
+
     /** Boundary precision, recall, F1 over documents: a predicted start counts when it is exactly a switch offset. */
     static double[] prf(List<MixedDocuments.Mixed> docs, List<Segmentation.Evidence> evidence, double threshold) {
         long tp = 0;
@@ -138,7 +165,7 @@ public final class TrainBoundaryHead {
             Segmentation.Evidence e = evidence.get(d);
             int[] switches = docs.get(d).switches();
             actual += switches.length;
-            for (int w = 1; w < e.positions().length; w++) {
+            for (int w = 0; w < e.positions().length; w++) {
                 if (e.values()[w] > threshold) {
                     predicted++;
                     if (Arrays.binarySearch(switches, e.positions()[w]) >= 0) {
