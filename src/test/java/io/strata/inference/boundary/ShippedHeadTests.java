@@ -46,7 +46,8 @@ public class ShippedHeadTests {
             double[] prf = TrainBoundaryHead.prf(docs, evidence, BoundaryClassifierStrategy.DEFAULT_THRESHOLD);
             double baseRate = 25 * 5.0 / candidates; // precision of cutting at every sentence start
             String measured = String.format(java.util.Locale.ROOT, "P %.3f R %.3f F1 %.3f, base rate %.3f", prf[0], prf[1], prf[2], baseRate);
-            // thresholds below the measured figures (MEASURED_PLACEHOLDER)
+            // measured on this machine's /usr/share/doc (deterministic): P 0.395 R 0.600 F1 0.476, base rate 0.316;
+            // most switches found, and cuts land on switches clearly more often than at a random sentence start
             assertTrue(measured, prf[1] > 0.5);
             assertTrue(measured, prf[0] > baseRate * 1.2);
         }
