@@ -28,6 +28,7 @@ public final class ChunkingConfig {
         STRATEGIES.put(LogitsGuidedStrategy.TYPE, LogitsGuidedStrategy::parse);
         STRATEGIES.put(PerplexityStrategy.TYPE, PerplexityStrategy::parse);
         STRATEGIES.put(MarginSamplingStrategy.TYPE, MarginSamplingStrategy::parse);
+        STRATEGIES.put(BoundaryClassifierStrategy.TYPE, BoundaryClassifierStrategy::parse);
     }
 
     private ChunkingConfig() {}

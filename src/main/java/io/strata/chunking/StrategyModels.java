@@ -37,6 +37,14 @@ public interface StrategyModels {
     /** A frozen encoder's per-token hidden states (BertChunker's backbone); null name = the node's default model. */
     TokenEncoder tokenEncoder(String field, Name name);
 
+    /**
+     * BertChunker's encoder + chunk-start head, a model folder with {@code task: boundary_head}; null name = the bundled
+     * head. Default: unavailable (implementations that serve heads override it).
+     */
+    default BoundaryScorer boundaryScorer(String field, Name name) {
+        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] no boundary models are available here", field));
+    }
+
     /** For contexts without models (e.g. parsing rule-based strategies only): every request fails clearly. */
     StrategyModels NONE = new StrategyModels() {
         @Override

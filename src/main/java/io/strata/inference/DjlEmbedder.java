@@ -10,7 +10,9 @@ import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.translate.NoopTranslator;
+import ai.djl.huggingface.tokenizers.jni.CharSpan;
 import io.strata.chunking.Embedder;
+import io.strata.chunking.TokenEncoder;
 
 import java.io.Closeable;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
 
 /**
  * A transformer encoder run by DJL (ONNX Runtime or PyTorch) with its Hugging Face tokenizer, following
@@ -171,6 +174,12 @@ public final class DjlEmbedder implements Embedder, Closeable {
             System.arraycopy(types[batch[r]], 0, typeIds, r * len, row.length);
             Arrays.fill(mask, r * len, r * len + row.length, 1L);
         }
+        int length = len;
+        return forward(inputIds, mask, typeIds, rows, len, (values, shape) -> pool(values, shape, mask, rows, length));
+    }
+
+    /** One forward pass; {@code read} turns the first output (the last hidden state) into the result. */
+    private <T> T forward(long[] inputIds, long[] mask, long[] typeIds, int rows, int len, BiFunction<float[], Shape, T> read) {
         Predictor<NDList, NDList> predictor = takePredictor();
         try (NDManager manager = model.getNDManager().newSubManager()) {
             Shape shape = new Shape(rows, len);
@@ -182,13 +191,63 @@ public final class DjlEmbedder implements Embedder, Closeable {
             t.setName("token_type_ids");
             NDList output = predictor.predict(new NDList(a, m, t));
             NDArray first = output.get(0);
-            float[] values = first.toFloatArray();
-            return pool(values, first.getShape(), mask, rows, len);
+            return read.apply(first.toFloatArray(), first.getShape());
         } catch (Exception e) {
             throw new IllegalStateException("model [" + descriptor.name() + "] inference failed: " + e.getMessage(), e);
         } finally {
             predictors.add(predictor);
         }
+    }
+
+    /**
+     * The last hidden state of every non-special token of {@code text} (no instruction prefix), with its character
+     * offsets: BertChunker's per-token features. Only the first {@code maxTokens} tokens (special tokens included)
+     * are encoded; the tokens past them are left out of the result.
+     */
+    TokenEncoder.Tokens hiddenStates(String text, int maxTokens) {
+        Encoding e = tokenizer.encode(text);
+        long[] ids = e.getIds();
+        long[] special = e.getSpecialTokenMask();
+        CharSpan[] spans = e.getCharTokenSpans();
+        long[] typeIds = e.getTypeIds();
+        if (ids.length > maxTokens) {
+            long[] cut = Arrays.copyOf(ids, maxTokens);
+            cut[maxTokens - 1] = ids[ids.length - 1]; // keep the closing special token
+            ids = cut;
+            special = Arrays.copyOf(special, maxTokens);
+            special[maxTokens - 1] = 1;
+            typeIds = Arrays.copyOf(typeIds, maxTokens);
+        }
+        int len = ids.length;
+        long[] mask = new long[len];
+        Arrays.fill(mask, 1L);
+        long[] inputIds = ids;
+        long[] isSpecial = special;
+        return forward(inputIds, mask, typeIds, 1, len, (values, shape) -> {
+            int dim = descriptor.dimension();
+            if ((int) shape.get(shape.dimension() - 1) != dim || shape.dimension() != 3) {
+                throw new IllegalStateException("model [" + descriptor.name() + "] returned hidden states of shape " + shape
+                    + "; expected [1, tokens, " + dim + "] (a token-level output)");
+            }
+            int n = 0;
+            for (int i = 0; i < len; i++) {
+                if (isSpecial[i] == 0 && spans[i] != null) {
+                    n++;
+                }
+            }
+            int[] starts = new int[n];
+            int[] ends = new int[n];
+            float[][] hidden = new float[n][];
+            int k = 0;
+            for (int i = 0; i < len; i++) {
+                if (isSpecial[i] == 0 && spans[i] != null) {
+                    starts[k] = spans[i].getStart();
+                    ends[k] = spans[i].getEnd();
+                    hidden[k++] = Arrays.copyOfRange(values, i * dim, (i + 1) * dim);
+                }
+            }
+            return new TokenEncoder.Tokens(starts, ends, hidden);
+        });
     }
 
     private float[][] pool(float[] values, Shape shape, long[] mask, int rows, int len) {
