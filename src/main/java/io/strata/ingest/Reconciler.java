@@ -420,7 +420,7 @@ public final class Reconciler {
                 return;
             }
             Map<String, Object> source = current.getSourceAsMap();
-            doc.processor.rewrite(report.sourceIndex, doc.id, source, ActionListener.wrap(summary -> {
+            doc.processor.rewrite(report.sourceIndex, doc.id, new LinkedHashMap<>(source), ActionListener.wrap(summary -> {
                 Map<String, Object> updated = new LinkedHashMap<>(source);
                 if (summary == null) {
                     updated.remove(SUMMARY);
