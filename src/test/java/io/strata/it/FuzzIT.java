@@ -66,7 +66,7 @@ public class FuzzIT extends StrataRestTestCase {
         assertEquals(2, health.get("number_of_nodes"));
         assertTrue("5xx answers (" + serverErrors.size() + "):\n" + String.join("\n", serverErrors.subList(0, Math.min(20,
             serverErrors.size()))), serverErrors.isEmpty());
-        call("DELETE", "/_ingest/pipeline/fuzz-x,fuzz-setup");
+        call("DELETE", "/_ingest/pipeline/fuzz-*"); // fuzz-x exists only if the last case happened to be valid
     }
 
     private void send(String method, String path, String body) throws IOException {
