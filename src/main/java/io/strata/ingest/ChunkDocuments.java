@@ -33,10 +33,12 @@ public final class ChunkDocuments {
     /** Hash of what a parent's vectors depend on (its text, the child sizes, the model): equal hash, reusable vectors. */
     public static final String TEXT_HASH = "text_hash";
     public static final String META_MODEL = "model";
+    /** Hash of the whole source text the chunks were cut from (also in the source's summary): what reconciling compares. */
+    public static final String SOURCE_HASH = "source_hash";
 
     /** Names a copied source field may not take. */
     public static final Set<String> RESERVED = Set.of(SOURCE_ID, SOURCE_INDEX, ORDINAL, TEXT, START, END, STRATEGY, CHILDREN,
-        EMBEDDING, TEXT_HASH);
+        EMBEDDING, TEXT_HASH, SOURCE_HASH);
 
     private ChunkDocuments() {}
 
@@ -108,6 +110,7 @@ public final class ChunkDocuments {
         props.put(START, Map.of("type", "integer", "index", false));
         props.put(END, Map.of("type", "integer", "index", false));
         props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
+        props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));
         if (model != null) {
             props.put(EMBEDDING, vectorField(model.dimension()));
             child.put(EMBEDDING, vectorField(model.dimension()));

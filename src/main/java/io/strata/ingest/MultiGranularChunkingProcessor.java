@@ -135,7 +135,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
-        chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, parents, handler),
+        chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, text, parents, handler),
             e -> failed(handler, IngestFailures.ofModel(e), e)));
     }
 
@@ -158,7 +158,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         listener.onResponse(parents);
     }
 
-    private void chunked(IngestDocument document, String sourceIndex, List<ChunkedParent> parents,
+    private void chunked(IngestDocument document, String sourceIndex, String text, List<ChunkedParent> parents,
                          BiConsumer<IngestDocument, Exception> handler) {
         final String sourceId;
         final Map<String, Object> copied;
@@ -171,11 +171,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             sourceId = id;
             copied = copiedFields(document);
-            Map<String, Object> summary = new LinkedHashMap<>();
-            summary.put("parents", parents.size());
-            summary.put("children", parents.stream().mapToInt(p -> p.children().size()).sum());
-            summary.put("strategy", chunker.strategy().type());
-            summary.put("target_index", targetIndex);
+            Object pipeline = document.getIngestMetadata().get("pipeline");
+            Map<String, Object> summary = summary(parents, sourceHash(text), pipeline instanceof String s ? s : null);
             ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
             if (ledger == null) {
                 // _simulate: show what would be written (without vectors), write nothing
@@ -194,7 +191,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
-        write(sourceIndex, sourceId, parents, copied, ActionListener.wrap(v -> {
+        write(sourceIndex, sourceId, parents, copied, sourceHash(text), ActionListener.wrap(v -> {
             stats.ingest().chunked(parents);
             handler.accept(document, null);
         }, e -> failed(handler, IngestFailures.of(e), e)), e -> failed(handler, IngestFailures.ofModel(e), e));
@@ -211,16 +208,17 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
      * {@code modelFailed}, all others to the listener.
      */
     private void write(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
-                       ActionListener<Void> listener, Consumer<Exception> modelFailed) {
+                       String sourceHash, ActionListener<Void> listener, Consumer<Exception> modelFailed) {
         if (model == null) {
             store.ensureIndex(targetIndex, sourceIndex, null, ActionListener.wrap(
-                ready -> store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, null, null), listener),
+                ready -> store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, null, null, sourceHash),
+                    listener),
                 listener::onFailure));
             return;
         }
         inference.describe(model, ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
             ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
-                stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, stored, listener, modelFailed),
+                stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, sourceHash, stored, listener, modelFailed),
                 listener::onFailure)),
             listener::onFailure)), modelFailed));
     }
@@ -229,7 +227,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     static final int REUSE_WINDOW = 8;
 
     private void embedAndReplace(ModelInfo info, String sourceIndex, String sourceId, List<ChunkedParent> parents,
-                                 Map<String, Object> copied, Map<String, List<float[]>> stored, ActionListener<Void> listener,
+                                 Map<String, Object> copied, String sourceHash, Map<String, List<float[]>> stored,
+                                 ActionListener<Void> listener,
                                  Consumer<Exception> modelFailed) {
         List<String> hashes = new ArrayList<>(parents.size());
         List<String> texts = new ArrayList<>();
@@ -257,7 +256,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 }
             }
             stats.ingest().vectors(next, reused);
-            store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, perParent, hashes), listener);
+            store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, perParent, hashes, sourceHash),
+                listener);
         }, modelFailed);
         if (texts.isEmpty()) {
             embedded.onResponse(List.of());
@@ -267,13 +267,44 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     }
 
     private List<Map<String, Object>> chunkDocs(String sourceIndex, String sourceId, List<ChunkedParent> parents,
-                                                Map<String, Object> copied, List<List<float[]>> vectors, List<String> hashes) {
+                                                Map<String, Object> copied, List<List<float[]>> vectors, List<String> hashes,
+                                                String sourceHash) {
         List<Map<String, Object>> docs = new ArrayList<>(parents.size());
         for (int i = 0; i < parents.size(); i++) {
-            docs.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), parents.get(i), copied,
-                vectors == null ? null : vectors.get(i), hashes == null ? null : hashes.get(i)));
+            Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), parents.get(i), copied,
+                vectors == null ? null : vectors.get(i), hashes == null ? null : hashes.get(i));
+            doc.put(ChunkDocuments.SOURCE_HASH, sourceHash);
+            docs.add(doc);
         }
         return docs;
+    }
+
+    /** The summary the source document carries under {@value #SUMMARY_FIELD}. */
+    private Map<String, Object> summary(List<ChunkedParent> parents, String sourceHash, String pipeline) {
+        Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("parents", parents.size());
+        summary.put("children", parents.stream().mapToInt(p -> p.children().size()).sum());
+        summary.put("strategy", chunker.strategy().type());
+        summary.put("target_index", targetIndex);
+        summary.put(ChunkDocuments.SOURCE_HASH, sourceHash);
+        if (pipeline != null) {
+            summary.put("pipeline", pipeline);
+        }
+        return summary;
+    }
+
+    /**
+     * What reconciling compares: a hash of the source text the chunks were cut from, kept in the summary and in every
+     * chunk document. One pass of SHA-256 over the text tells whether the chunks still match it, exactly (up to a
+     * collision) and without re-chunking or embedding.
+     */
+    public static String sourceHash(String text) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)), 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** What a parent's vectors depend on: the model, the child sizes and the parent text. */
@@ -303,10 +334,26 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 store.deleteFrom(targetIndex, id, 0, listener);
                 return;
             }
-            IngestDocument current = new IngestDocument(index, id, null, null, null, response.getSourceAsMap());
-            chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), listener, listener::onFailure),
-                listener::onFailure));
+            rewrite(index, id, response.getSourceAsMap(), ActionListener.wrap(summary -> listener.onResponse(null), listener::onFailure));
         }, listener::onFailure));
+    }
+
+    /**
+     * Rewrites the chunks of {@code index/id} from {@code source} (the document as stored) with this processor's
+     * configuration, and answers with the summary the document should carry ({@code null}, after deleting its chunks,
+     * when it has no text in {@code field}). Used by repairs and by {@code _reconcile}.
+     */
+    public void rewrite(String index, String id, Map<String, Object> source, ActionListener<Map<String, Object>> listener) {
+        Object value = source.get(field);
+        if (!(value instanceof String text) || text.isBlank()) {
+            store.deleteFrom(targetIndex, id, 0, ActionListener.wrap(v -> listener.onResponse(null), listener::onFailure));
+            return;
+        }
+        Object previous = source.get(SUMMARY_FIELD) instanceof Map<?, ?> m ? m.get("pipeline") : null;
+        IngestDocument current = new IngestDocument(index, id, null, null, null, source);
+        chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), sourceHash(text),
+            ActionListener.wrap(v -> listener.onResponse(summary(parents, sourceHash(text), previous instanceof String s ? s : null)),
+                listener::onFailure), listener::onFailure), listener::onFailure));
     }
 
     private String validText(Object value) {

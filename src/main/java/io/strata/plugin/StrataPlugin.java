@@ -15,6 +15,8 @@ import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
+import io.strata.ingest.RestReconcileAction;
+import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.MultiGranularQueryBuilder;
 import io.strata.query.QueryServices;
@@ -67,6 +69,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final SetOnce<ChunkStore> chunkStore = new SetOnce<>();
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
+    private final SetOnce<IngestService> ingestService = new SetOnce<>();
     private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats);
 
     public StrataPlugin(Settings settings) {
@@ -100,6 +103,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
+        ingestService.trySet(parameters.ingestService);
         var services = new MultiGranularChunkingProcessor.Services(store, inference(parameters.env, parameters.client),
             parameters.threadContext, parameters.client, stats);
         return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
@@ -117,7 +121,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
-        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(inference::get, segmenter));
+        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(inference::get, segmenter),
+            new RestReconcileAction(clusterService::get, ingestService::get));
     }
 
     @Override

@@ -1,0 +1,70 @@
+package io.strata.ingest;
+
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.ingest.IngestService;
+import org.opensearch.rest.BaseRestHandler;
+import org.opensearch.rest.RestRequest;
+import org.opensearch.rest.action.RestToXContentListener;
+import org.opensearch.transport.client.node.NodeClient;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * {@code POST _plugins/_strata/_reconcile?index=<source index>[&dry_run=true]}: finds and fixes drift between a source
+ * index and its chunk indices (see {@link Reconciler}) and reports what it found and did.
+ *
+ * <p>A REST handler over the node client rather than a transport action: the work is a sequence of ordinary client calls
+ * (scroll, multi-get, bulk, index) orchestrated on the node that receives the request, with nothing node-local to reach
+ * on other nodes (every node holds the pipelines' processors). Each of those calls runs in the caller's thread context,
+ * so the security plugin checks each read and write against the caller's own permissions.
+ */
+public final class RestReconcileAction extends BaseRestHandler {
+    public static final String PATH = "/_plugins/_strata/_reconcile";
+
+    private final Supplier<ClusterService> clusterService;
+    private final Supplier<IngestService> ingestService;
+
+    public RestReconcileAction(Supplier<ClusterService> clusterService, Supplier<IngestService> ingestService) {
+        this.clusterService = clusterService;
+        this.ingestService = ingestService;
+    }
+
+    @Override
+    public String getName() {
+        return "strata_reconcile_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(new Route(RestRequest.Method.POST, PATH));
+    }
+
+    @Override
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
+        String index = request.param("index");
+        boolean dryRun = request.paramAsBoolean("dry_run", false);
+        if (index == null || index.isBlank()) {
+            throw new IllegalArgumentException("[_reconcile] needs [index]: the source index whose chunks to check, e.g. "
+                + "POST _plugins/_strata/_reconcile?index=books");
+        }
+        IndexMetadata metadata = clusterService.get().state().metadata().index(index);
+        if (metadata == null) {
+            if (clusterService.get().state().metadata().hasAlias(index) || index.contains("*") || index.contains(",")) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[_reconcile] [index] must name one source index, got [%s]", index));
+            }
+            throw new IndexNotFoundException(index);
+        }
+        String owner = metadata.mapping() == null ? null : ChunkDocuments.sourceIndexOf(metadata.mapping().sourceAsMap());
+        if (owner != null) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, owner));
+        }
+        Reconciler reconciler = new Reconciler(client, clusterService.get(), ingestService.get());
+        return channel -> reconciler.reconcile(index, dryRun, new RestToXContentListener<>(channel));
+    }
+}

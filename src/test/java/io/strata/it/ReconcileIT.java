@@ -1,0 +1,163 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code POST _plugins/_strata/_reconcile} finds exactly the drift made on purpose on the real cluster — orphan, missing,
+ * stale and duplicate chunks — fixes it, and leaves the chunks the pipeline would write.
+ */
+@SuppressWarnings("unchecked")
+public class ReconcileIT extends StrataRestTestCase {
+    private static final String SOURCE = "rec-src";
+    private static final String CHUNKS = "rec-src-chunks";
+    private static final String PATH = "/_plugins/_strata/_reconcile?index=" + SOURCE;
+
+    private static String text(int doc, String variant) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 6; i++) {
+            b.append("Document ").append(doc).append(' ').append(variant).append(" sentence ").append(i)
+                .append(" talks about Highbury, Hartfield and the weather in Surrey for a while. ");
+        }
+        return b.toString().strip();
+    }
+
+    public void testReconcile_findsTheDriftMadeOnPurpose_andFixesItToWhatThePipelineWrites() throws Exception {
+        putPipeline("rec", "{\"field\": \"body\", \"target_index\": \"" + CHUNKS + "\", "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 30}, \"granularities\": [0.5]}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        for (int i = 1; i <= 8; i++) {
+            docs.put("d" + i, Map.of("body", text(i, "first"), "title", "doc " + i));
+        }
+        Map<String, Object> bulk = bulk(SOURCE, "rec", docs);
+        assertEquals(bulk.toString(), false, bulk.get("errors"));
+        int parents = chunksOf(CHUNKS, "d1").size();
+        assertTrue("several parents per document at θ = 30: " + parents, parents >= 3);
+
+        Map<String, Object> clean = call("POST", PATH + "&dry_run=true");
+        assertCounts(clean, 8, 0, 0, 0, 0, 0);
+        assertEquals(List.of(CHUNKS), clean.get("chunk_indices"));
+
+        // missing: one chunk of d1, every chunk of d2
+        call("DELETE", "/" + CHUNKS + "/_doc/d1:1");
+        for (int i = 0; i < parents; i++) {
+            call("DELETE", "/" + CHUNKS + "/_doc/d2:" + i);
+        }
+        // orphans: chunks of a source document that does not exist
+        for (int i = 0; i < 2; i++) {
+            call("PUT", "/" + CHUNKS + "/_doc/ghost:" + i, json(Map.of("source_id", "ghost", "source_index", SOURCE, "ordinal", i,
+                "text", "boo", "start", 0, "end", 3)));
+        }
+        // stale: d3's text changed behind the pipeline's back (summary kept), a chunk of d4 cut from another text
+        Map<String, Object> d3 = (Map<String, Object>) call("GET", "/" + SOURCE + "/_doc/d3").get("_source");
+        Map<String, Object> edited = new LinkedHashMap<>(d3);
+        edited.put("body", text(3, "second, much longer and rewritten") + " " + text(3, "appendix"));
+        call("PUT", "/" + SOURCE + "/_doc/d3?pipeline=_none", json(edited));
+        Map<String, Object> d40 = (Map<String, Object>) call("GET", "/" + CHUNKS + "/_doc/d4:0").get("_source");
+        Map<String, Object> crashed = new LinkedHashMap<>(d40);
+        crashed.put("source_hash", "00000000000000000000000000000000");
+        crashed.put("text", "a text that was never stored");
+        call("PUT", "/" + CHUNKS + "/_doc/d4:0", json(crashed));
+        // duplicate: an ordinal beyond d5's parents
+        Map<String, Object> extra = new LinkedHashMap<>(d40);
+        extra.put("source_id", "d5");
+        extra.put("ordinal", parents + 3);
+        call("PUT", "/" + CHUNKS + "/_doc/d5:" + (parents + 3), json(extra));
+        // not processed by a pipeline: not checked, not touched
+        call("PUT", "/" + SOURCE + "/_doc/plain?pipeline=_none", json(Map.of("body", "No chunks for me.")));
+
+        Map<String, Object> dry = call("POST", PATH + "&dry_run=true");
+        assertCounts(dry, 8, 2, 2, 2, 1, 0);
+        assertEquals(true, dry.get("dry_run"));
+        assertEquals("a dry run writes nothing", dry, withoutTook(call("POST", PATH + "&dry_run=true"), dry));
+
+        Map<String, Object> fix = call("POST", PATH);
+        assertCounts(fix, 8, 2, 2, 2, 1, 2 + 1 + 4);
+        assertEquals(false, fix.get("dry_run"));
+        assertEquals(List.of(), fix.get("failures"));
+
+        assertCounts(call("POST", PATH + "&dry_run=true"), 8, 0, 0, 0, 0, 0);
+        assertEquals(0, count(CHUNKS) - countWhere("source_id", "d"));
+
+        // the chunks and summaries equal what the pipeline writes for the stored texts
+        for (int i = 1; i <= 8; i++) {
+            Map<String, Object> source = (Map<String, Object>) call("GET", "/" + SOURCE + "/_doc/d" + i).get("_source");
+            Map<String, Object> simulated = simulate((String) source.get("body"));
+            List<Map<String, Object>> expected = (List<Map<String, Object>>) simulated.get("chunks");
+            List<Map<String, Object>> actual = chunksOf(CHUNKS, "d" + i);
+            assertEquals("d" + i, shape(expected), shape(actual));
+            Map<String, Object> summary = (Map<String, Object>) source.get("strata");
+            assertEquals("d" + i, simulated.get("parents"), summary.get("parents"));
+            assertEquals("d" + i, simulated.get("children"), summary.get("children"));
+            for (Map<String, Object> chunk : actual) {
+                assertEquals(summary.get("source_hash"), chunk.get("source_hash"));
+                assertNotNull("rewritten chunks are embedded", chunk.get("embedding"));
+            }
+        }
+        Map<String, Object> plain = (Map<String, Object>) call("GET", "/" + SOURCE + "/_doc/plain").get("_source");
+        assertEquals(Map.of("body", "No chunks for me."), plain);
+    }
+
+    public void testReconcile_badIndex_answers4xxNamingIt() throws Exception {
+        ResponseException e = callFailing("POST", "/_plugins/_strata/_reconcile", null);
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[_reconcile] needs [index]"));
+
+        e = callFailing("POST", "/_plugins/_strata/_reconcile?index=no-such-index", null);
+        assertEquals(404, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("no-such-index"));
+
+        putPipeline("rec-bad", "{\"field\": \"body\", \"target_index\": \"rec-bad-chunks\", \"embed\": false}");
+        call("PUT", "/rec-bad/_doc/1?pipeline=rec-bad&refresh=true", "{\"body\": \"Some text.\"}");
+        e = callFailing("POST", "/_plugins/_strata/_reconcile?index=rec-bad-chunks", null);
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[rec-bad-chunks] is a chunk index; reconcile its source index [rec-bad]"));
+    }
+
+    private static void assertCounts(Map<String, Object> r, int checked, int orphans, int missing, int stale, int duplicates,
+                                     int fixed) {
+        String all = r.toString();
+        assertEquals(all, SOURCE, r.get("source_index"));
+        assertEquals(all, checked, r.get("checked"));
+        assertEquals(all, orphans, r.get("orphans"));
+        assertEquals(all, missing, r.get("missing"));
+        assertEquals(all, stale, r.get("stale"));
+        assertEquals(all, duplicates, r.get("duplicates"));
+        assertEquals(all, fixed, r.get("fixed"));
+    }
+
+    private static Map<String, Object> withoutTook(Map<String, Object> r, Map<String, Object> like) {
+        Map<String, Object> out = new LinkedHashMap<>(r);
+        out.put("took_ms", like.get("took_ms"));
+        return out;
+    }
+
+    private static int countWhere(String field, String prefix) throws Exception {
+        Map<String, Object> r = call("POST", "/" + CHUNKS + "/_count", "{\"query\": {\"prefix\": {\"" + field + "\": \"" + prefix + "\"}}}");
+        return ((Number) r.get("count")).intValue();
+    }
+
+    private static Map<String, Object> simulate(String body) throws Exception {
+        Map<String, Object> r = call("POST", "/_ingest/pipeline/rec/_simulate",
+            json(Map.of("docs", List.of(Map.of("_index", SOURCE, "_id", "x", "_source", Map.of("body", body))))));
+        Map<String, Object> doc = (Map<String, Object>) ((Map<String, Object>) ((List<Object>) r.get("docs")).get(0)).get("doc");
+        return (Map<String, Object>) ((Map<String, Object>) doc.get("_source")).get("strata");
+    }
+
+    /** What must match: ordinals, texts, offsets, and the children's levels, texts and offsets. */
+    private static List<Object> shape(List<Map<String, Object>> chunks) {
+        List<Object> out = new ArrayList<>();
+        for (Map<String, Object> c : chunks) {
+            List<Object> children = new ArrayList<>();
+            for (Map<String, Object> child : (List<Map<String, Object>>) c.get("children")) {
+                children.add(List.of(child.get("level"), child.get("ordinal"), child.get("text"), child.get("start"), child.get("end")));
+            }
+            out.add(List.of(c.get("ordinal"), c.get("text"), c.get("start"), c.get("end"), children));
+        }
+        return out;
+    }
+}
