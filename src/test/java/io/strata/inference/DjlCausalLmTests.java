@@ -100,28 +100,30 @@ public class DjlCausalLmTests {
         assertTrue("the long case must slide", longest.length() > 2 * lm.descriptor().maxTokens());
     }
 
+    /**
+     * With BOS, a window holds context - 1 text tokens and advances by half of that: the first window's tokens are scored
+     * as if the text stopped there, and the tokens of the last half window as if the text started where that window does.
+     */
     @Test
-    public void testLogProbs_slidingKeepsTheFirstWindowAsIfAlone() {
-        int context = lm.descriptor().maxTokens();
-        String text = "The configuration file lists one option per line; comments start with a hash sign. ".repeat(6);
-        CausalLm.TokenLogProbs whole = lm.logProbs(text);
-        String head = text.substring(0, context - 1); // ASCII: one token per character, plus BOS fills the window
-        CausalLm.TokenLogProbs alone = lm.logProbs(head);
-        for (int i = 0; i < head.length(); i++) {
-            assertEquals("token " + i, alone.logProbs()[i], whole.logProbs()[i], 1e-5);
+    public void testLogProbs_slidingScoresEachTokenWithinOneFullWindow() {
+        int window = lm.descriptor().maxTokens() - 1;
+        int n = window + 3 * (window / 2); // the last window then starts at n - window
+        String text = "The configuration file lists one option per line; comments start with a hash sign. ".repeat(5).substring(0, n);
+        double[] whole = lm.logProbs(text).logProbs();
+        double[] head = lm.logProbs(text.substring(0, window)).logProbs();
+        for (int i = 0; i < window; i++) {
+            assertEquals("token " + i, head[i], whole[i], 1e-5);
         }
-        for (double lp : whole.logProbs()) {
+        double[] tail = lm.logProbs(text.substring(n - window)).logProbs();
+        for (int i = n - window / 2 + 1; i < n; i++) { // scored from rows of the last window only
+            assertEquals("token " + i, tail[i - (n - window)], whole[i], 1e-5);
+        }
+        // a middle token is not scored from the window start: it keeps at least half a window of context
+        int mid = window + window / 4;
+        assertTrue(Math.abs(whole[mid] - lm.logProbs(text.substring(mid)).logProbs()[0]) > 1e-3);
+        for (double lp : whole) {
             assertTrue(lp <= 0 && Double.isFinite(lp));
         }
-        // the repeated sentence is predictable once seen: later copies cost far less than the first
-        double first = 0;
-        double last = 0;
-        int n = text.length() / 6;
-        for (int i = 0; i < n; i++) {
-            first += whole.logProbs()[i];
-            last += whole.logProbs()[text.length() - n + i];
-        }
-        assertTrue(first + " vs " + last, last > first);
     }
 
     @Test
