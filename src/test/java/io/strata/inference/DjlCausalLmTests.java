@@ -69,7 +69,7 @@ public class DjlCausalLmTests {
         int b = 0;
         for (int c = 0; c < text.length(); c = text.offsetByCodePoints(c, 1)) {
             int end = text.offsetByCodePoints(c, 1);
-            int n = new String(text.substring(c, end)).getBytes(StandardCharsets.UTF_8).length;
+            int n = text.substring(c, end).getBytes(StandardCharsets.UTF_8).length;
             for (int k = 0; k < n; k++, b++) {
                 assertEquals("byte " + b, Byte.toUnsignedLong(bytes[b]), t.ids()[b]);
                 assertEquals("start of byte " + b, c, t.starts()[b]);
