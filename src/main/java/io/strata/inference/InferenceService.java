@@ -2,6 +2,7 @@ package io.strata.inference;
 
 import ai.djl.Device;
 import ai.djl.engine.Engine;
+import io.strata.chunking.CausalLm;
 import io.strata.chunking.Embedder;
 import io.strata.stats.StrataStats;
 import org.apache.logging.log4j.LogManager;
@@ -38,6 +39,7 @@ public final class InferenceService implements Closeable {
     private final StrataStats stats;
     private final Map<String, ModelDescriptor> descriptors = new ConcurrentHashMap<>();
     private final Map<String, DjlEmbedder> loaded = new ConcurrentHashMap<>();
+    private final Map<String, DjlCausalLm> loadedLms = new ConcurrentHashMap<>();
 
     public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote,
                             StrataStats stats) {
@@ -64,7 +66,96 @@ public final class InferenceService implements Closeable {
                     "%s the embedded inference engine is disabled on this node ([%s] is false); use [model_id] with an ml-commons model",
                     owner, InferenceSettings.EMBEDDED_ENABLED.getKey()));
             }
-            descriptor(ref.model());
+            if (descriptor(ref.model()).isCausalLm()) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "%s [model] [%s] is a causal language model, not an embedding model; available: %s", owner, ref.model(),
+                    available(false)));
+            }
+        }
+    }
+
+    /**
+     * Checks when a pipeline is created that the embedded model {@code name}, given in config field {@code field}
+     * (e.g. a strategy's {@code llm}), exists and is a causal LM ({@code "task": "causal_lm"} in its model.json).
+     */
+    public void validateCausalLm(String field, String name) {
+        if (!InferenceSettings.EMBEDDED_ENABLED.get(settings)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] the embedded inference engine is disabled on this node ([%s] is false)", field, InferenceSettings.EMBEDDED_ENABLED.getKey()));
+        }
+        ModelDescriptor d;
+        try {
+            d = descriptor(name);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] %s; causal language models: %s", field, e.getMessage(),
+                available(true)), e);
+        }
+        if (!d.isCausalLm()) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] model [%s] is an embedding model, not a causal language model (its model.json has no [task] [causal_lm]); "
+                    + "causal language models: %s", field, name, available(true)));
+        }
+    }
+
+    /**
+     * A causal LM for a strategy: validated now ({@link #validateCausalLm}), loaded on its first call. Its methods block
+     * and run the engine on the calling thread, so strategies call it from inference threads.
+     */
+    public CausalLm lazyCausalLm(String field, String name) {
+        validateCausalLm(field, name);
+        return new CausalLm() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public TokenLogProbs logProbs(String text) {
+                return call(lm -> lm.logProbs(text));
+            }
+
+            @Override
+            public double[] eosProbabilities(String prompt, String text, int[] positions) {
+                return call(lm -> lm.eosProbabilities(prompt, text, positions));
+            }
+
+            @Override
+            public double[] continuationLogProbs(String prompt, List<String> candidates) {
+                return call(lm -> lm.continuationLogProbs(prompt, candidates));
+            }
+
+            private <T> T call(java.util.function.Function<DjlCausalLm, T> f) {
+                try {
+                    DjlCausalLm lm = causalLm(name);
+                    return Privileged.run(() -> f.apply(lm));
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("model [" + name + "] failed: " + e.getMessage(), e);
+                }
+            }
+        };
+    }
+
+    /** The loaded causal LM (loading it on first use). Blocking: call on inference threads only. */
+    public DjlCausalLm causalLm(String name) throws Exception {
+        DjlCausalLm lm = loadedLms.get(name);
+        if (lm != null) {
+            return lm;
+        }
+        synchronized (loadedLms) {
+            lm = loadedLms.get(name);
+            if (lm == null) {
+                ModelDescriptor d = descriptor(name);
+                int threads = InferenceSettings.THREADS.get(settings);
+                int cores = Runtime.getRuntime().availableProcessors();
+                long start = System.nanoTime();
+                lm = Privileged.run(() -> DjlCausalLm.load(d, device(d), threads, Math.max(1, cores / threads)));
+                logger.info("loaded causal LM [{}] ({}, context {}) in {} ms", name, d.engine(), d.maxTokens(),
+                    (System.nanoTime() - start) / 1_000_000);
+                loadedLms.put(name, lm);
+            }
+            return lm;
         }
     }
 
@@ -164,6 +255,9 @@ public final class InferenceService implements Closeable {
             embedder = loaded.get(name);
             if (embedder == null) {
                 ModelDescriptor d = descriptor(name);
+                if (d.isCausalLm()) {
+                    throw new IllegalArgumentException("[model] [" + name + "] is a causal language model, not an embedding model");
+                }
                 int threads = InferenceSettings.THREADS.get(settings);
                 int cores = Runtime.getRuntime().availableProcessors();
                 long start = System.nanoTime();
@@ -195,7 +289,7 @@ public final class InferenceService implements Closeable {
             Path dir = modelsDir.resolve(n).normalize();
             if (!dir.startsWith(modelsDir) || !Files.isDirectory(dir)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[model] unknown model [%s]: no folder [%s]; available: %s", n, dir, available()));
+                    "[model] unknown model [%s]: no folder [%s]; available: %s", n, dir, available(null)));
             }
             try {
                 return ModelDescriptor.read(n, dir);
@@ -205,11 +299,21 @@ public final class InferenceService implements Closeable {
         });
     }
 
-    private List<String> available() {
+    /** Model folders with a model.json; {@code causalLm} null for all, else only those whose task matches. */
+    private List<String> available(Boolean causalLm) {
         try (var files = Files.list(modelsDir)) {
-            return files.filter(p -> Files.isRegularFile(p.resolve("model.json"))).map(p -> p.getFileName().toString()).sorted().toList();
+            return files.filter(p -> Files.isRegularFile(p.resolve("model.json"))).map(p -> p.getFileName().toString()).sorted()
+                .filter(n -> causalLm == null || isCausalLm(n) == causalLm).toList();
         } catch (java.io.IOException e) {
             return List.of();
+        }
+    }
+
+    private boolean isCausalLm(String name) {
+        try {
+            return descriptor(name).isCausalLm();
+        } catch (RuntimeException e) {
+            return false;
         }
     }
 
@@ -240,6 +344,8 @@ public final class InferenceService implements Closeable {
     public void close() {
         loaded.values().forEach(DjlEmbedder::close);
         loaded.clear();
+        loadedLms.values().forEach(DjlCausalLm::close);
+        loadedLms.clear();
     }
 
     // ---- ml-commons LLMs (model_id references); embedded causal LMs are resolved by name elsewhere ----

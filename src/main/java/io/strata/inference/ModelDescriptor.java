@@ -23,9 +23,22 @@ import java.util.regex.Pattern;
  * </pre>
  * {@code engine}: {@code onnx} (ONNX Runtime) or {@code pytorch} (TorchScript); {@code pooling}:
  * {@code cls}, {@code mean}, or {@code none} (the model outputs sentence vectors itself).
+ *
+ * <p>{@code task}: {@code embedding} (the default, above) or {@code causal_lm}, a decoder that maps
+ * {@code input_ids} [batch, T] to {@code logits} [batch, T, vocabulary]:
+ * <pre>
+ * {"task": "causal_lm", "engine": "onnx", "model_file": "model.onnx", "tokenizer_file": "tokenizer.json",
+ *  "max_tokens": 128, "eos_token": "&lt;|endoftext|&gt;", "bos_token": "&lt;|endoftext|&gt;"}
+ * </pre>
+ * {@code max_tokens} is then the context window (required), {@code eos_token} the end-of-sequence token as the
+ * tokenizer spells it (required), {@code bos_token} the token every sequence starts with (optional; without it the
+ * first token of a text has no log-probability). The embedding keys do not apply to causal LMs and vice versa.
  */
 public record ModelDescriptor(String name, Path dir, Engine engine, String modelFile, String tokenizerFile, int dimension,
-                              int maxTokens, Pooling pooling, boolean normalize, String queryPrefix, String passagePrefix) {
+                              int maxTokens, Pooling pooling, boolean normalize, String queryPrefix, String passagePrefix,
+                              Task task, String eosToken, String bosToken) {
+
+    public enum Task { EMBEDDING, CAUSAL_LM }
 
     public enum Engine {
         ONNX("OnnxRuntime"), PYTORCH("PyTorch");
@@ -42,7 +55,9 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
     /** Model names are folder names: no path separators, no leading dot. */
     public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,99}");
     private static final Set<String> KEYS = Set.of("engine", "model_file", "tokenizer_file", "dimension", "max_tokens", "pooling",
-        "normalize", "query_prefix", "passage_prefix", "description");
+        "normalize", "query_prefix", "passage_prefix", "description", "task", "eos_token", "bos_token");
+    private static final Set<String> EMBEDDING_KEYS = Set.of("dimension", "pooling", "normalize", "query_prefix", "passage_prefix");
+    private static final Set<String> CAUSAL_LM_KEYS = Set.of("eos_token", "bos_token");
 
     /** Reads and validates {@code dir/model.json}; every file it names must lie inside {@code dir}. */
     public static ModelDescriptor read(String name, Path dir) throws IOException {
@@ -61,17 +76,46 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
                 throw new IllegalArgumentException(err(name, "model.json has unknown key [" + key + "]; supported: " + KEYS.stream().sorted().toList()));
             }
         }
+        Task task = enumValue(name, map, "task", Task.class, Task.EMBEDDING);
+        Set<String> foreign = task == Task.EMBEDDING ? CAUSAL_LM_KEYS : EMBEDDING_KEYS;
+        for (String key : map.keySet()) {
+            if (foreign.contains(key)) {
+                throw new IllegalArgumentException(err(name, "model.json [" + key + "] does not apply to a model with [task] ["
+                    + task.name().toLowerCase(Locale.ROOT) + "]"));
+            }
+        }
         Engine engine = enumValue(name, map, "engine", Engine.class, null);
-        Pooling pooling = enumValue(name, map, "pooling", Pooling.class, Pooling.CLS);
         String modelFile = file(name, dir, map, "model_file", true);
         String tokenizerFile = file(name, dir, map, "tokenizer_file", true);
+        if (task == Task.CAUSAL_LM) {
+            int context = positiveInt(name, map, "max_tokens", null);
+            String eos = token(name, map, "eos_token", true);
+            String bos = token(name, map, "bos_token", false);
+            return new ModelDescriptor(name, dir, engine, modelFile, tokenizerFile, 0, context, Pooling.NONE, false, "", "", task, eos, bos);
+        }
+        Pooling pooling = enumValue(name, map, "pooling", Pooling.class, Pooling.CLS);
         int dimension = positiveInt(name, map, "dimension", null);
         int maxTokens = positiveInt(name, map, "max_tokens", 512);
         boolean normalize = !Boolean.FALSE.equals(map.get("normalize"));
         String queryPrefix = map.getOrDefault("query_prefix", "").toString();
         String passagePrefix = map.getOrDefault("passage_prefix", "").toString();
         return new ModelDescriptor(name, dir, engine, modelFile, tokenizerFile, dimension, maxTokens, pooling, normalize, queryPrefix,
-            passagePrefix);
+            passagePrefix, task, null, null);
+    }
+
+    public boolean isCausalLm() {
+        return task == Task.CAUSAL_LM;
+    }
+
+    private static String token(String name, Map<String, Object> map, String key, boolean required) {
+        Object v = map.get(key);
+        if (v == null && !required) {
+            return null;
+        }
+        if (!(v instanceof String s) || s.isEmpty()) {
+            throw new IllegalArgumentException(err(name, "model.json needs [" + key + "], a token as the tokenizer spells it, got [" + v + "]"));
+        }
+        return s;
     }
 
     private static String file(String name, Path dir, Map<String, Object> map, String key, boolean required) {
