@@ -34,16 +34,8 @@ public interface StrategyModels {
     /** An LLM that writes text (PIC's document summary); throws {@link ConfigException} when unavailable. */
     TextGenerator generator(String field, Name name);
 
-    /** A frozen encoder's per-token hidden states (BertChunker's backbone); null name = the node's default model. */
-    TokenEncoder tokenEncoder(String field, Name name);
-
-    /**
-     * BertChunker's encoder + chunk-start head, a model folder with {@code task: boundary_head}; null name = the bundled
-     * head. Default: unavailable (implementations that serve heads override it).
-     */
-    default BoundaryScorer boundaryScorer(String field, Name name) {
-        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] no boundary models are available here", field));
-    }
+    /** BertChunker's frozen encoder + chunk-start head, a model folder with {@code task: boundary_head}; null name = the bundled head. */
+    BoundaryScorer boundaryScorer(String field, Name name);
 
     /** For contexts without models (e.g. parsing rule-based strategies only): every request fails clearly. */
     StrategyModels NONE = new StrategyModels() {
@@ -63,7 +55,7 @@ public interface StrategyModels {
         }
 
         @Override
-        public TokenEncoder tokenEncoder(String field, Name name) {
+        public BoundaryScorer boundaryScorer(String field, Name name) {
             throw unavailable(field);
         }
 

@@ -5,7 +5,7 @@ import io.strata.chunking.ConfigException;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.StrategyModels;
 import io.strata.chunking.TextGenerator;
-import io.strata.chunking.TokenEncoder;
+import io.strata.chunking.BoundaryScorer;
 
 import java.time.Duration;
 import java.util.List;
@@ -39,17 +39,38 @@ public final class InferenceModels implements StrategyModels {
 
     @Override
     public CausalLm causalLm(String field, Name name) {
-        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] causal language models are not available yet", field));
+        if (name.modelId() != null) {
+            return service.causalLm(ref(name));
+        }
+        return translate(field, () -> service.lazyCausalLm(field, name.model()));
     }
 
     @Override
     public TextGenerator generator(String field, Name name) {
-        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] text generation models are not available yet", field));
+        if (name.modelId() == null) {
+            throw new ConfigException(field, String.format(Locale.ROOT,
+                "[%s] text generation runs on ml-commons models only: name one with a [..._model_id] key", field));
+        }
+        return service.generator(ref(name));
     }
 
     @Override
-    public TokenEncoder tokenEncoder(String field, Name name) {
-        throw new ConfigException(field, String.format(Locale.ROOT, "[%s] token encoders are not available yet", field));
+    public BoundaryScorer boundaryScorer(String field, Name name) {
+        if (name != null && name.modelId() != null) {
+            throw new ConfigException(field, String.format(Locale.ROOT,
+                "[%s] boundary models are embedded model folders ([model]); ml-commons models cannot serve them", field));
+        }
+        return translate(field, () -> service.boundaryScorer(field, name == null ? InferenceService.DEFAULT_BOUNDARY_MODEL : name.model()));
+    }
+
+    private static <T> T translate(String field, java.util.function.Supplier<T> resolve) {
+        try {
+            return resolve.get();
+        } catch (ConfigException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(field, e.getMessage());
+        }
     }
 
     static ModelRef ref(Name name) {

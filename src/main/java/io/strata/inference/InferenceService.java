@@ -3,7 +3,10 @@ package io.strata.inference;
 import ai.djl.Device;
 import ai.djl.engine.Engine;
 import io.strata.chunking.CausalLm;
+import io.strata.chunking.BoundaryScorer;
 import io.strata.chunking.Embedder;
+import io.strata.inference.boundary.BoundaryHead;
+import io.strata.inference.boundary.HeadBoundaryScorer;
 import io.strata.stats.StrataStats;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -36,14 +39,18 @@ public final class InferenceService implements Closeable {
     private final Path modelsDir;
     private final Supplier<ExecutorService> executor;
     private final RemoteEmbeddings remote;
+    private final RemoteLlms remoteLlms;
     private final StrataStats stats;
     private final Map<String, ModelDescriptor> descriptors = new ConcurrentHashMap<>();
     private final Map<String, DjlEmbedder> loaded = new ConcurrentHashMap<>();
+    private final Map<String, BoundaryHead> heads = new ConcurrentHashMap<>();
     private final Map<String, DjlCausalLm> loadedLms = new ConcurrentHashMap<>();
 
+    /** @param remote, remoteLlms ml-commons models ({@code model_id}); null where a test needs none */
     public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote,
-                            StrataStats stats) {
+                            RemoteLlms remoteLlms, StrataStats stats) {
         this.settings = settings;
+        this.remoteLlms = remoteLlms;
         this.modelsDir = modelsDir.toAbsolutePath().normalize();
         this.executor = executor;
         this.remote = remote;
@@ -132,6 +139,55 @@ public final class InferenceService implements Closeable {
                     throw e;
                 } catch (Exception e) {
                     throw new IllegalStateException("model [" + name + "] failed: " + e.getMessage(), e);
+                }
+            }
+        };
+    }
+
+    /** The boundary model strategies use when their config names none (shipped in the plugin's config folder). */
+    public static final String DEFAULT_BOUNDARY_MODEL = "bertchunker-bge-small";
+
+    /**
+     * BertChunker's model for a strategy: the head folder {@code name} ({@code task: boundary_head}) read and checked now,
+     * its encoder (an embedding model folder) checked now and loaded on the first call.
+     */
+    public BoundaryScorer boundaryScorer(String field, String name) {
+        BoundaryHead head = heads.computeIfAbsent(name, n -> {
+            Path dir = modelDir(n);
+            try {
+                return BoundaryHead.read(n, dir);
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("[model] [" + n + "] cannot be read: " + e.getMessage(), e);
+            }
+        });
+        validate("[" + field + "]", ModelRef.embedded(head.encoder()));
+        return new BoundaryScorer() {
+            private volatile HeadBoundaryScorer scorer;
+
+            @Override
+            public String name() {
+                return head.name();
+            }
+
+            @Override
+            public int windowTokens() {
+                return head.windowTokens();
+            }
+
+            @Override
+            public Scores score(String text) {
+                try {
+                    HeadBoundaryScorer s = scorer;
+                    if (s == null) {
+                        DjlEmbedder encoder = embedder(head.encoder());
+                        s = scorer = new HeadBoundaryScorer(new DjlTokenEncoder(encoder, head.windowTokens() + 2), head);
+                    }
+                    HeadBoundaryScorer loaded = s;
+                    return Privileged.run(() -> loaded.score(text));
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("boundary model [" + head.name() + "] failed: " + e.getMessage(), e);
                 }
             }
         };
@@ -281,16 +337,22 @@ public final class InferenceService implements Closeable {
         return truncations;
     }
 
+    /** The folder of model {@code name}: checked to be a folder name inside the models directory, and to exist. */
+    private Path modelDir(String name) {
+        if (!ModelDescriptor.NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("[model] [" + name + "] is not a model folder name (" + ModelDescriptor.NAME.pattern() + ")");
+        }
+        Path dir = modelsDir.resolve(name).normalize();
+        if (!dir.startsWith(modelsDir) || !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[model] unknown model [%s]: no folder [%s]; available: %s", name, dir, available(null)));
+        }
+        return dir;
+    }
+
     ModelDescriptor descriptor(String name) {
         return descriptors.computeIfAbsent(name, n -> {
-            if (!ModelDescriptor.NAME.matcher(n).matches()) {
-                throw new IllegalArgumentException("[model] [" + n + "] is not a model folder name (" + ModelDescriptor.NAME.pattern() + ")");
-            }
-            Path dir = modelsDir.resolve(n).normalize();
-            if (!dir.startsWith(modelsDir) || !Files.isDirectory(dir)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[model] unknown model [%s]: no folder [%s]; available: %s", n, dir, available(null)));
-            }
+            Path dir = modelDir(n);
             try {
                 return ModelDescriptor.read(n, dir);
             } catch (java.io.IOException e) {
@@ -348,16 +410,7 @@ public final class InferenceService implements Closeable {
         loadedLms.clear();
     }
 
-    // ---- ml-commons LLMs (model_id references); embedded causal LMs are resolved by name elsewhere ----
-
-    /** Set once by the constructor below; without it model_id LLMs are unavailable. */
-    private RemoteLlms remoteLlms;
-
-    public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote,
-                            RemoteLlms remoteLlms, StrataStats stats) {
-        this(settings, modelsDir, executor, remote, stats);
-        this.remoteLlms = remoteLlms;
-    }
+    // ---- ml-commons LLMs (model_id references); embedded causal LMs are resolved by name above ----
 
     /**
      * The causal LM of an ml-commons model ({@code model_id}): blocking, for inference threads. Does not contact the

@@ -91,7 +91,7 @@ public class CausalLmDescriptorTests {
                 Files.copy(f, lm.resolve(f.getFileName().toString()));
             }
         }
-        return new InferenceService(Settings.EMPTY, models, () -> null, null, new StrataStats());
+        return new InferenceService(Settings.EMPTY, models, () -> null, null, null, new StrataStats());
     }
 
     @Test

@@ -99,10 +99,10 @@ public class DjlEmbedderTests {
     @Test
     public void testDevice_gpuOnANodeWithoutGpu_failsWithTheSettingName() {
         InferenceService service = new InferenceService(Settings.builder().put("plugins.strata.inference.device", "gpu").build(),
-            MODELS, () -> null, null, new StrataStats());
+            MODELS, () -> null, null, null, new StrataStats());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> service.embedder("bge-small-en-v15-q"));
         assertTrue(e.getMessage(), e.getMessage().contains("[plugins.strata.inference.device] is [gpu] but engine [OnnxRuntime] sees no GPU"));
-        InferenceService auto = new InferenceService(Settings.EMPTY, MODELS, () -> null, null, new StrataStats());
+        InferenceService auto = new InferenceService(Settings.EMPTY, MODELS, () -> null, null, null, new StrataStats());
         try {
             float[] v = auto.embedder("bge-small-en-v15-q").embed(List.of("falls back to the CPU"), Embedder.Purpose.PASSAGE).get(0);
             assertEquals(384, v.length);

@@ -21,7 +21,7 @@ import static org.junit.Assert.assertTrue;
 public class MultiGranularChunkingProcessorFactoryTests {
     private final StrataStats stats = new StrataStats();
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
-        Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, stats);
+        Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
         new MultiGranularChunkingProcessor.Services(null, inference, null, null, stats), SentenceSegmenter.english());
 
