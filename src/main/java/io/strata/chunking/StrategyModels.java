@@ -5,7 +5,8 @@ import java.util.Locale;
 /**
  * Where model-guided strategies get their models. A strategy's configuration names its models with its own keys
  * (e.g. {@code llm} / {@code llm_model_id}); {@link ChunkingConfig} resolves them here once, at pipeline creation,
- * so a missing or unsuitable model fails the pipeline, not the first document. Returned models load lazily.
+ * so a missing or unsuitable model fails the pipeline, not the first document. Returned models load lazily. Every
+ * method fails by default, so scripted implementations in tests serve only what they script.
  *
  * <p>Implemented by the inference layer (embedded DJL models, ml-commons); tests pass scripted models.
  */
@@ -26,41 +27,29 @@ public interface StrategyModels {
      * @param field the config field that named it, for error messages
      * @param name  null for the pipeline's embedding model (or the node default when the pipeline embeds nothing)
      */
-    Embedder embedder(String field, Name name);
+    default Embedder embedder(String field, Name name) {
+        throw unavailable(field, "embedding models");
+    }
 
     /** A causal LM (log-probabilities); throws {@link ConfigException} naming {@code field} when it is unknown or not one. */
-    CausalLm causalLm(String field, Name name);
+    default CausalLm causalLm(String field, Name name) {
+        throw unavailable(field, "causal language models");
+    }
 
     /** An LLM that writes text (PIC's document summary); throws {@link ConfigException} when unavailable. */
-    TextGenerator generator(String field, Name name);
+    default TextGenerator generator(String field, Name name) {
+        throw unavailable(field, "text generation models");
+    }
 
     /** BertChunker's frozen encoder + chunk-start head, a model folder with {@code task: boundary_head}; null name = the bundled head. */
-    BoundaryScorer boundaryScorer(String field, Name name);
+    default BoundaryScorer boundaryScorer(String field, Name name) {
+        throw unavailable(field, "boundary models");
+    }
+
+    private static ConfigException unavailable(String field, String what) {
+        return new ConfigException(field, String.format(Locale.ROOT, "[%s] no %s are available here", field, what));
+    }
 
     /** For contexts without models (e.g. parsing rule-based strategies only): every request fails clearly. */
-    StrategyModels NONE = new StrategyModels() {
-        @Override
-        public Embedder embedder(String field, Name name) {
-            throw unavailable(field);
-        }
-
-        @Override
-        public CausalLm causalLm(String field, Name name) {
-            throw unavailable(field);
-        }
-
-        @Override
-        public TextGenerator generator(String field, Name name) {
-            throw unavailable(field);
-        }
-
-        @Override
-        public BoundaryScorer boundaryScorer(String field, Name name) {
-            throw unavailable(field);
-        }
-
-        private ConfigException unavailable(String field) {
-            return new ConfigException(field, String.format(Locale.ROOT, "[%s] no models are available here", field));
-        }
-    };
+    StrategyModels NONE = new StrategyModels() {};
 }

@@ -161,10 +161,6 @@ public class BoundaryClassifierStrategyTests {
                 throw new UnsupportedOperationException();
             }
 
-            @Override
-            public TokenEncoder tokenEncoder(String field, Name name) {
-                throw new UnsupportedOperationException();
-            }
 
             @Override
             public BoundaryScorer boundaryScorer(String field, Name name) {

@@ -76,10 +76,6 @@ final class ScriptedCausalLm implements CausalLm {
                 throw new AssertionError("no generator expected");
             }
 
-            @Override
-            public TokenEncoder tokenEncoder(String field, Name name) {
-                throw new AssertionError("no encoder expected");
-            }
         };
     }
 
