@@ -32,7 +32,9 @@ public class ChunkingConfigTests {
         ConfigException e = assertThrows(ConfigException.class,
             () -> ChunkingConfig.parseStrategy("strategy", Map.of("type", "magic")));
         assertEquals("strategy.type", e.field());
-        assertTrue(e.getMessage(), e.getMessage().startsWith("[strategy.type] unknown strategy [magic]; supported: [recursive, sentence, paragraph"));
+        assertEquals("[strategy.type] unknown strategy [magic]; supported: " + ChunkingConfig.strategyTypes(), e.getMessage());
+        assertTrue(ChunkingConfig.strategyTypes().containsAll(List.of("recursive", "sentence", "paragraph", "logits_guided", "perplexity",
+            "margin_sampling", "boundary_classifier")));
     }
 
     @Test
