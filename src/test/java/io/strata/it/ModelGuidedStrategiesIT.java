@@ -1,0 +1,173 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The model-guided strategies on the real node, with real models: the bundled bge-small (semantic, pseudo-instruction),
+ * the shipped BertChunker head, the causal-LM test fixture {@code strata-tiny-gpt} (which {@code bin/strata-test} copies
+ * into every node's {@code config/strata/models/}) and the ml-commons stand-in's remote LLM {@code standin-llm}.
+ */
+@SuppressWarnings("unchecked")
+public class ModelGuidedStrategiesIT extends StrataRestTestCase {
+    private static final String PREVIEW = "/_plugins/_strata/_chunk";
+    private static final String FIXTURE = "strata-tiny-gpt";
+
+    private static Map<String, Object> preview(String text, Map<String, Object> strategy) throws Exception {
+        return call("POST", PREVIEW, json(Map.of("text", text, "strategy", strategy, "granularities", List.of(0.5))));
+    }
+
+    /** Parents tile the text in order with exact offsets, within θ; returns them. */
+    private static List<Map<String, Object>> assertParents(String text, Map<String, Object> r, int theta) {
+        List<Map<String, Object>> parents = (List<Map<String, Object>>) r.get("parents");
+        assertFalse(parents.isEmpty());
+        int previousStart = -1;
+        for (Map<String, Object> p : parents) {
+            int start = (Integer) p.get("start");
+            int end = (Integer) p.get("end");
+            assertEquals(text.substring(start, end), p.get("text"));
+            assertTrue("ordered parents", start > previousStart);
+            assertTrue("θ = " + theta + " holds: " + p.get("words"), (Integer) p.get("words") <= theta);
+            previousStart = start;
+        }
+        return parents;
+    }
+
+    private static Map<String, Object> evidence(Map<String, Object> r, String signal) {
+        for (Map<String, Object> e : (List<Map<String, Object>>) r.get("evidence")) {
+            if (signal.equals(e.get("signal"))) {
+                List<Number> positions = (List<Number>) e.get("positions");
+                List<Number> values = (List<Number>) e.get("values");
+                assertEquals(positions.size(), values.size());
+                assertFalse(values.isEmpty());
+                return e;
+            }
+        }
+        throw new AssertionError("no [" + signal + "] evidence in " + r.get("evidence"));
+    }
+
+    public void testLogitsGuided_withTheFixture_cutsWhereItsEosProbabilityPeaks() throws Exception {
+        String text = firstChapter(2500);
+        Map<String, Object> r = preview(text, Map.of("type", "logits_guided", "max_words", 120, "llm", FIXTURE));
+        assertEquals("logits_guided", r.get("strategy"));
+        List<Map<String, Object>> parents = assertParents(text, r, 120);
+        assertTrue(parents.size() >= 2);
+        // eq. 1: every window is cut after the sentence with the highest p(EOS), so each cut is a window's argmax
+        for (Map<String, Object> e : (List<Map<String, Object>>) r.get("evidence")) {
+            List<Number> positions = (List<Number>) e.get("positions");
+            List<Number> values = (List<Number>) e.get("values");
+            int best = 0;
+            for (int i = 1; i < values.size(); i++) {
+                if (values.get(i).doubleValue() > values.get(best).doubleValue()) {
+                    best = i;
+                }
+                assertTrue(values.get(i).doubleValue() >= 0 && values.get(i).doubleValue() <= 1);
+            }
+            int cut = positions.get(best).intValue();
+            assertTrue("a parent ends at the argmax " + cut, parents.stream().anyMatch(p -> (Integer) p.get("end") == cut));
+        }
+    }
+
+    public void testPerplexityAndMarginSampling_withTheFixture_returnTheirSignals() throws Exception {
+        String text = firstChapter(2000);
+        Map<String, Object> perplexity = preview(text, Map.of("type", "perplexity", "max_words", 100, "llm", FIXTURE));
+        assertParents(text, perplexity, 100);
+        Map<String, Object> ppl = evidence(perplexity, "perplexity");
+        assertTrue(((List<Number>) ppl.get("values")).stream().allMatch(v -> v.doubleValue() > 0));
+
+        Map<String, Object> margin = preview(text, Map.of("type", "margin_sampling", "max_words", 100, "llm", FIXTURE));
+        assertParents(text, margin, 100);
+        Map<String, Object> m = evidence(margin, "margin");
+        assertTrue(((List<Number>) m.get("values")).stream().allMatch(v -> v.doubleValue() >= -1 && v.doubleValue() <= 1));
+    }
+
+    public void testBoundaryClassifier_withTheShippedHead_previewsAndIngests() throws Exception {
+        String text = firstChapter(3000);
+        Map<String, Object> r = preview(text, Map.of("type", "boundary_classifier", "max_words", 150));
+        assertParents(text, r, 150);
+        assertFalse(((List<Object>) r.get("evidence")).isEmpty());
+
+        putPipeline("bert", """
+            {"field": "body", "target_index": "bert-chunks", "strategy": {"type": "boundary_classifier", "max_words": 150}}""");
+        Map<String, Object> bulk = bulk("bert-src", "bert", Map.of("c1", Map.of("body", text)));
+        assertEquals(false, bulk.get("errors"));
+        List<Map<String, Object>> chunks = chunksOf("bert-chunks", "c1");
+        assertEquals(((List<Object>) r.get("parents")).size(), chunks.size());
+        assertEquals("boundary_classifier", chunks.get(0).get("strategy"));
+        assertNotNull("chunks are embedded", chunks.get(0).get("embedding"));
+    }
+
+    public void testLogitsGuided_throughAPipeline_writesChunksTheQueryFinds() throws Exception {
+        putPipeline("lgmgc", """
+            {"field": "body", "target_index": "lgmgc-chunks", "strategy": {"type": "logits_guided", "max_words": 120, "llm": "%s"}}"""
+            .formatted(FIXTURE));
+        String text = firstChapter(4000);
+        assertEquals(false, bulk("lgmgc-src", "lgmgc", Map.of("ch1", Map.of("body", text))).get("errors"));
+        List<Map<String, Object>> chunks = chunksOf("lgmgc-chunks", "ch1");
+        assertTrue(chunks.size() >= 2);
+        for (Map<String, Object> c : chunks) {
+            assertEquals("logits_guided", c.get("strategy"));
+            assertEquals(text.substring((Integer) c.get("start"), (Integer) c.get("end")), c.get("text"));
+        }
+        Map<String, Object> hits = (Map<String, Object>) call("POST", "/lgmgc-chunks/_search", """
+            {"size": 3, "query": {"multi_granular": {"query_text": "Emma Woodhouse, handsome, clever, and rich", "k": 3}}}""")
+            .get("hits");
+        List<Map<String, Object>> top = (List<Map<String, Object>>) hits.get("hits");
+        assertEquals("ch1:0", top.get(0).get("_id"));
+    }
+
+    public void testRemoteLlm_fromMlCommons_drivesLogitsGuidedChunking() throws Exception {
+        // the stand-in's remote LLM: p(EOS) = 0.6 after ". ! ?", else 0.01 (see test-plugins/ml-standin StandinLlm)
+        String text = "The cat sat. The cat ran away! Dogs bark";
+        Map<String, Object> r = preview(text, Map.of("type", "logits_guided", "max_words", 300, "remainder_words", 0,
+            "llm_model_id", "standin-llm"));
+        List<Map<String, Object>> parents = assertParents(text, r, 300);
+        assertEquals("The cat sat.", parents.get(0).get("text"));
+        Map<String, Object> eos = evidence(r, "eos_probability");
+        assertEquals(List.of(12, 30, 40), eos.get("positions"));
+        List<Number> values = (List<Number>) eos.get("values");
+        assertEquals(0.6, values.get(0).doubleValue(), 1e-6);
+        assertEquals(0.6, values.get(1).doubleValue(), 1e-6);
+        assertEquals(0.01, values.get(2).doubleValue(), 1e-6);
+
+        ResponseException e = callFailing("POST", PREVIEW, json(Map.of("text", text,
+            "strategy", Map.of("type", "perplexity", "llm_model_id", "nope"))));
+        assertEquals(404, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[model_id] [nope] unknown model"));
+        e = callFailing("POST", PREVIEW, json(Map.of("text", text,
+            "strategy", Map.of("type", "perplexity", "llm_model_id", "standin-llm-text-only"))));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("is not an LLM Strata can use"));
+    }
+
+    public void testBadStrategyConfigs_get400NamingTheField() {
+        assertBadPipeline("{\"type\": \"logits_guided\"}", "[strategy.llm]", "needs a causal language model");
+        assertBadPipeline("{\"type\": \"perplexity\", \"llm\": \"bge-small-en-v15-q\"}", "[strategy.llm]",
+            "is an embedding model, not a causal language model", FIXTURE);
+        assertBadPipeline("{\"type\": \"margin_sampling\", \"llm\": \"no-such-lm\"}", "[strategy.llm]", "unknown model [no-such-lm]");
+        assertBadPipeline("{\"type\": \"perplexity\", \"llm\": \"" + FIXTURE + "\", \"threshold\": -1}", "[strategy.threshold]");
+        assertBadPipeline("{\"type\": \"logits_guided\", \"llm\": \"" + FIXTURE + "\", \"llm_model_id\": \"x\"}", "cannot be combined");
+        assertBadPipeline("{\"type\": \"boundary_classifier\", \"threshold\": 2}", "[strategy.threshold]");
+        assertBadPipeline("{\"type\": \"boundary_classifier\", \"model\": \"no-such-head\"}", "[strategy.model]", "unknown model [no-such-head]");
+        assertBadPipeline("{\"type\": \"logits_guided\", \"llm\": \"" + FIXTURE + "\", \"temperature\": 1}", "unknown option [temperature]");
+    }
+
+    private static void assertBadPipeline(String strategyJson, String... expected) {
+        ResponseException e = callFailing("PUT", "/_ingest/pipeline/bad-strategy",
+            "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\": \"c\", \"strategy\": "
+                + strategyJson + "}}]}");
+        assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+        for (String fragment : expected) {
+            assertTrue("expected [" + fragment + "] in " + e.getMessage(), e.getMessage().contains(fragment));
+        }
+    }
+
+    /** The start of Emma's first chapter, cut at a paragraph end near {@code chars}. */
+    private static String firstChapter(int chars) {
+        String chapter = emmaChapters().values().iterator().next();
+        int cut = chapter.indexOf("\n\n", chars);
+        return cut < 0 ? chapter : chapter.substring(0, cut);
+    }
+}
