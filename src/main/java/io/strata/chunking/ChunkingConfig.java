@@ -25,6 +25,7 @@ public final class ChunkingConfig {
         STRATEGIES.put(RecursiveStrategy.TYPE, o -> new RecursiveStrategy(o.maxWords()));
         STRATEGIES.put(SentenceStrategy.TYPE, o -> new SentenceStrategy(o.intValue("sentences", 1, 1, 1000), o.maxWords()));
         STRATEGIES.put(ParagraphStrategy.TYPE, o -> new ParagraphStrategy(o.maxWords()));
+        STRATEGIES.put(FixedTokenStrategy.TYPE, FixedTokenStrategy::parse);
     }
 
     private ChunkingConfig() {}
