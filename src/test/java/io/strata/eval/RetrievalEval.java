@@ -122,6 +122,8 @@ public final class RetrievalEval {
                         questions.size(), (System.nanoTime() - start) / 1e9);
                 }
                 scores.add(perTheta);
+                // after every row, so a long run that is cut short still leaves its finished rows
+                write(out, table(rows.subList(0, scores.size()), scores), notes);
             }
             report.addAll(table(rows, scores));
             report.add("");
@@ -138,6 +140,16 @@ public final class RetrievalEval {
         System.out.println();
         report.forEach(System.out::println);
         System.out.println("\nwritten to " + out);
+    }
+
+    private static void write(Path out, List<String> table, List<String> notes) throws IOException {
+        List<String> lines = new ArrayList<>(table);
+        lines.add("");
+        lines.add("```");
+        lines.addAll(notes);
+        lines.add("```");
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, String.join("\n", lines) + "\n");
     }
 
     @SuppressWarnings("unchecked")
