@@ -29,6 +29,7 @@ public final class ChunkingConfig {
         STRATEGIES.put(PerplexityStrategy.TYPE, PerplexityStrategy::parse);
         STRATEGIES.put(MarginSamplingStrategy.TYPE, MarginSamplingStrategy::parse);
         STRATEGIES.put(BoundaryClassifierStrategy.TYPE, BoundaryClassifierStrategy::parse);
+        STRATEGIES.put(FixedTokenStrategy.TYPE, FixedTokenStrategy::parse);
     }
 
     private ChunkingConfig() {}
