@@ -35,7 +35,7 @@ public final class PseudoInstructionStrategy extends BoundedStrategy {
     public static final int DEFAULT_SUMMARY_MAX_TOKENS = 256;
     public static final int DEFAULT_LLM_MAX_INPUT_WORDS = 3000;
 
-    static final int BATCH = 64;
+    static final int BATCH = 256; // texts per embed call: the embedder sorts a call by length, so larger calls pad less
 
     private final Embedder embedder;
     private final TextGenerator generator; // null: mean variant

@@ -45,7 +45,7 @@ public final class SemanticStrategy extends BoundedStrategy {
         }
     }
 
-    static final int BATCH = 64;
+    static final int BATCH = 256; // texts per embed call: the embedder sorts a call by length, so larger calls pad less
     public static final int MAX_BUFFER_SIZE = 20;
 
     private final Embedder embedder;

@@ -178,21 +178,21 @@ public class SemanticStrategyTests {
 
     @Test
     public void testSegment_longDocument_embedsInBoundedBatchesWithEachSentenceOnce() {
-        int n = 150;
+        int n = 2 * SemanticStrategy.BATCH + 22;
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < n; i++) {
-            sb.append(i < 100 ? "Alpha [a] " : "Beta [b] ").append(i).append(". ");
+            sb.append(i < 300 ? "Alpha [a] " : "Beta [b] ").append(i).append(". ");
         }
         String text = sb.toString().strip();
         ScriptedEmbedder embedder = new ScriptedEmbedder(TOPICS);
-        Segmentation s = new SemanticStrategy(embedder, 0, ThresholdType.PERCENTILE, 95, 300).segment(index(text));
-        assertEquals(List.of(64, 64, 22), embedder.calls.stream().map(List::size).toList());
+        Segmentation s = new SemanticStrategy(embedder, 0, ThresholdType.PERCENTILE, 95, 2000).segment(index(text));
+        assertEquals(List.of(SemanticStrategy.BATCH, SemanticStrategy.BATCH, 22), embedder.calls.stream().map(List::size).toList());
         assertEquals(n - 1, s.evidence().get(0).values().length);
         assertEquals(2, s.parents().size());
-        assertTrue(s.parents().get(1).of(text).startsWith("Beta [b] 100."));
-        // the distance across the batch edge (sentences 63 | 64) is computed, not lost
-        assertEquals(0, s.evidence().get(0).values()[63], 1e-6);
-        assertEquals(1, s.evidence().get(0).values()[99], 1e-6);
+        assertTrue(s.parents().get(1).of(text).startsWith("Beta [b] 300."));
+        // the distance across a batch edge is computed, not lost
+        assertEquals(0, s.evidence().get(0).values()[SemanticStrategy.BATCH - 1], 1e-6);
+        assertEquals(1, s.evidence().get(0).values()[299], 1e-6);
     }
 
     @Test
