@@ -77,7 +77,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
             .startsWith("[size] unknown option [size]; supported: [copy_fields, embed, field, granularities"));
         OpenSearchParseException e = rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "nope")));
         assertEquals("strategy.type", e.getMetadata("opensearch.property_name").get(0));
-        assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: [recursive, sentence, paragraph]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: [recursive, sentence, paragraph"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "UPPER")).getMessage().contains("must be lowercase"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "a,b")).getMessage().contains("is not a valid index name"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "copy_fields", List.of("children.x"))).getMessage()
