@@ -25,6 +25,8 @@ public final class ChunkingConfig {
         STRATEGIES.put(RecursiveStrategy.TYPE, o -> new RecursiveStrategy(o.maxWords()));
         STRATEGIES.put(SentenceStrategy.TYPE, o -> new SentenceStrategy(o.intValue("sentences", 1, 1, 1000), o.maxWords()));
         STRATEGIES.put(ParagraphStrategy.TYPE, o -> new ParagraphStrategy(o.maxWords()));
+        STRATEGIES.put(SemanticStrategy.TYPE, SemanticStrategy::parse);
+        STRATEGIES.put(PseudoInstructionStrategy.TYPE, PseudoInstructionStrategy::parse);
         STRATEGIES.put(LogitsGuidedStrategy.TYPE, LogitsGuidedStrategy::parse);
         STRATEGIES.put(PerplexityStrategy.TYPE, PerplexityStrategy::parse);
         STRATEGIES.put(MarginSamplingStrategy.TYPE, MarginSamplingStrategy::parse);

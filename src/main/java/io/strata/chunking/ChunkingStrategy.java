@@ -10,6 +10,14 @@ public interface ChunkingStrategy {
     /** The {@code strategy.type} this strategy is configured by. */
     String type();
 
+    /**
+     * What chunk documents record as their {@code strategy}: the type, plus the variant where one type has several (PIC's
+     * Mean variant without an LLM is not the paper's summary variant, and its chunks say so).
+     */
+    default String label() {
+        return type();
+    }
+
     /** The parent size θ in words: the bound parents respect and the base of the child granularities. */
     int maxWords();
 

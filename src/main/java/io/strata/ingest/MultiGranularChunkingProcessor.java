@@ -178,7 +178,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 // _simulate: show what would be written (without vectors), write nothing
                 List<Map<String, Object>> preview = new ArrayList<>(parents.size());
                 for (ChunkedParent p : parents) {
-                    preview.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), p, copied));
+                    preview.add(ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), p, copied));
                 }
                 summary.put("chunks", preview);
                 document.setFieldValue(SUMMARY_FIELD, summary);
@@ -271,7 +271,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                                                 String sourceHash) {
         List<Map<String, Object>> docs = new ArrayList<>(parents.size());
         for (int i = 0; i < parents.size(); i++) {
-            Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().type(), parents.get(i), copied,
+            Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), parents.get(i), copied,
                 vectors == null ? null : vectors.get(i), hashes == null ? null : hashes.get(i));
             doc.put(ChunkDocuments.SOURCE_HASH, sourceHash);
             docs.add(doc);
@@ -284,7 +284,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("parents", parents.size());
         summary.put("children", parents.stream().mapToInt(p -> p.children().size()).sum());
-        summary.put("strategy", chunker.strategy().type());
+        summary.put("strategy", chunker.strategy().label());
         summary.put("target_index", targetIndex);
         summary.put(ChunkDocuments.SOURCE_HASH, sourceHash);
         if (pipeline != null) {

@@ -131,7 +131,7 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
         XContentBuilder b = channel.newBuilder();
         b.startObject();
         b.field("took_ms", tookMs);
-        b.field("strategy", chunker.strategy().type());
+        b.field("strategy", chunker.strategy().label());
         b.field("max_words", chunker.strategy().maxWords());
         b.field("granularities", chunker.granularities());
         b.startArray("parents");

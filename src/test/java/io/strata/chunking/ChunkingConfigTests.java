@@ -34,7 +34,7 @@ public class ChunkingConfigTests {
         assertEquals("strategy.type", e.field());
         assertEquals("[strategy.type] unknown strategy [magic]; supported: " + ChunkingConfig.strategyTypes(), e.getMessage());
         assertTrue(ChunkingConfig.strategyTypes().containsAll(List.of("recursive", "sentence", "paragraph", "logits_guided", "perplexity",
-            "margin_sampling", "boundary_classifier", "fixed_token")));
+            "margin_sampling", "boundary_classifier", "fixed_token", "semantic", "pseudo_instruction")));
     }
 
     @Test

@@ -83,6 +83,36 @@ public class ModelGuidedStrategiesIT extends StrataRestTestCase {
         assertTrue(((List<Number>) m.get("values")).stream().allMatch(v -> v.doubleValue() >= -1 && v.doubleValue() <= 1));
     }
 
+    public void testSemantic_withTheBundledModel_breaksBetweenTopics() throws Exception {
+        String bees = "Honey bees live in colonies ruled by a single queen. Worker bees gather nectar and pollen from flowers. "
+            + "The hive stores honey in wax combs for the winter. Bees dance to tell each other where the flowers are. ";
+        String tax = "The quarterly tax return must be filed before the deadline. Late filings incur a penalty on the amount due. "
+            + "Deductions reduce the taxable income of the company. The auditor checks the ledger against the bank statements.";
+        String text = bees + tax;
+        Map<String, Object> r = preview(text, Map.of("type", "semantic", "buffer_size", 0, "breakpoint_threshold_type", "percentile",
+            "breakpoint_threshold_amount", 90));
+        List<Map<String, Object>> parents = assertParents(text, r, 300);
+        assertEquals("one breakpoint, where the topic changes: " + parents, 2, parents.size());
+        assertEquals(bees.strip(), parents.get(0).get("text"));
+        Map<String, Object> distance = evidence(r, "distance");
+        assertTrue(((Number) distance.get("threshold")).doubleValue() > 0);
+    }
+
+    public void testPseudoInstruction_meanWithoutAnLlm_andSummaryWithOne_recordTheirVariant() throws Exception {
+        String text = firstChapter(2000);
+        putPipeline("pic", """
+            {"field": "body", "target_index": "pic-chunks", "strategy": {"type": "pseudo_instruction", "max_words": 200}}""");
+        assertEquals(false, bulk("pic-src", "pic", Map.of("d", Map.of("body", text))).get("errors"));
+        List<Map<String, Object>> chunks = chunksOf("pic-chunks", "d");
+        assertFalse(chunks.isEmpty());
+        assertTrue(chunks.stream().allMatch(c -> "pseudo_instruction/mean".equals(c.get("strategy"))));
+
+        Map<String, Object> summary = preview(text, Map.of("type", "pseudo_instruction", "max_words", 200, "llm_model_id", "standin-llm"));
+        assertEquals("pseudo_instruction/summary", summary.get("strategy"));
+        assertParents(text, summary, 200);
+        evidence(summary, "similarity_to_summary");
+    }
+
     public void testBoundaryClassifier_withTheShippedHead_previewsAndIngests() throws Exception {
         String text = firstChapter(3000);
         Map<String, Object> r = preview(text, Map.of("type", "boundary_classifier", "max_words", 150));
