@@ -91,6 +91,28 @@ public final class Demo {
             System.out.printf(Locale.ROOT, "        matched by level %s (score %.4f): %s%n", best.get("level"),
                 ((Number) best.get("score")).doubleValue(), text.length() > 150 ? text.substring(0, 150) + "…" : text);
         }
+        preview();
+    }
+
+    /** A model-guided strategy previewed on the same node: semantic breakpoints with the bundled model, and their evidence. */
+    private void preview() throws IOException {
+        String chapter = TestTexts.emma().split("(?m)(?=^(?:VOLUME [IVX]+\\. )?CHAPTER [IVX]+$)")[1];
+        int end = chapter.indexOf("\n\n", Math.min(3000, chapter.length()));
+        String text = chapter.substring(chapter.indexOf('\n'), end < 0 ? chapter.length() : end).strip();
+        String body = "{\"text\": %s, \"strategy\": {\"type\": \"semantic\", \"max_words\": 150}, \"granularities\": []}"
+            .formatted(quote(text));
+        section("POST _plugins/_strata/_chunk  (preview a model-guided strategy: semantic breakpoints, nothing written)",
+            "{\"text\": <" + text.length() + " characters of chapter 2>, \"strategy\": {\"type\": \"semantic\", \"max_words\": 150}}");
+        Map<String, Object> r = call("POST", "/_plugins/_strata/_chunk", body);
+        for (Object p : (List<?>) r.get("parents")) {
+            Map<String, Object> parent = cast(p);
+            String t = String.valueOf(parent.get("text"));
+            System.out.printf(Locale.ROOT, "parent %s, %s words, chars [%s, %s): %s%n", parent.get("ordinal"), parent.get("words"),
+                parent.get("start"), parent.get("end"), t.length() > 90 ? t.substring(0, 90) + "…" : t);
+        }
+        Map<String, Object> evidence = cast(((List<?>) r.get("evidence")).get(0));
+        System.out.printf(Locale.ROOT, "evidence: %s between neighbouring sentences, breakpoints above %.3f; took %s ms%n",
+            evidence.get("signal"), ((Number) evidence.get("threshold")).doubleValue(), r.get("took_ms"));
     }
 
     private Map<String, Object> call(String method, String path, String body) throws IOException {
