@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  * <li>log p(token | before) = ln 0.5 when the same word (case-insensitive) occurred before, else ln 0.05;</li>
  * <li>p(EOS | before) = {@link #EOS_AFTER_SENTENCE} when the text before (ignoring trailing whitespace) ends with
  *     {@code .}, {@code !} or {@code ?}, else {@link #EOS_ELSEWHERE};</li>
- * <li>greedy generation: EOS when p(EOS) &gt; 0.5 (answered as {@code <|endoftext|>} in the log-probs, not in the
+ * <li>greedy generation: after the first token, EOS when p(EOS) &gt; 0.5 (answered as {@code <|endoftext|>} in the log-probs, not in the
  *     text, {@code finish_reason: stop}), else the next token of the prompt's longest line (so a "summary" repeats the
  *     document's first words), {@code finish_reason: length} after {@code max_tokens}.</li>
  * </ul>
@@ -60,7 +60,8 @@ final class StandinLlm {
         String finish = "length";
         int firstGenerated = tokens.size();
         for (int g = 0; g < maxTokens; g++) {
-            if (eos(String.join("", tokens)) > 0.5) {
+            // like a real completion model, answer with at least one token even after a finished sentence
+            if (g > 0 && eos(String.join("", tokens)) > 0.5) {
                 tokens.add(EOS);
                 finish = "stop";
                 break;
