@@ -29,7 +29,7 @@ import java.util.Locale;
  * </ul>
  * Evidence: the chunk-start probability of every sentence start (but the first), compared with {@code threshold}.
  */
-public final class BoundaryClassifierStrategy implements ChunkingStrategy {
+public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "boundary_classifier";
     /** The paper's t_c = 0 on the logit difference, as a probability. */
     public static final double DEFAULT_THRESHOLD = 0.5;
@@ -37,17 +37,14 @@ public final class BoundaryClassifierStrategy implements ChunkingStrategy {
 
     private final BoundaryScorer scorer;
     private final double threshold;
-    private final int maxWords;
-    private final RecursiveSplitter splitter;
 
     public BoundaryClassifierStrategy(BoundaryScorer scorer, double threshold, int maxWords) {
+        super(maxWords);
         if (scorer.windowTokens() < 4) {
             throw new IllegalArgumentException("boundary model [" + scorer.name() + "] window must hold at least 4 tokens");
         }
         this.scorer = scorer;
         this.threshold = threshold;
-        this.maxWords = maxWords;
-        this.splitter = new RecursiveSplitter(maxWords);
     }
 
     /** Keys: {@code model} (a head folder; default the bundled head), {@code threshold}, {@code max_words}. */
@@ -64,24 +61,11 @@ public final class BoundaryClassifierStrategy implements ChunkingStrategy {
         return TYPE;
     }
 
-    @Override
-    public int maxWords() {
-        return maxWords;
-    }
-
     public double threshold() {
         return threshold;
     }
 
-    @Override
-    public boolean usesModels() {
-        return true;
-    }
 
-    @Override
-    public List<Span> split(TextIndex text) {
-        return segment(text).parents();
-    }
 
     @Override
     public Segmentation segment(TextIndex text) {
@@ -174,6 +158,6 @@ public final class BoundaryClassifierStrategy implements ChunkingStrategy {
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "%s(model=%s, threshold=%s, max_words=%d)", TYPE, scorer.name(), threshold, maxWords);
+        return String.format(Locale.ROOT, "%s(model=%s, threshold=%s, max_words=%d)", TYPE, scorer.name(), threshold, maxWords());
     }
 }

@@ -30,7 +30,7 @@ import java.util.Objects;
  * </ul>
  * Memory is proportional to the text: one window is scored at a time.
  */
-public final class LogitsGuidedStrategy extends BoundedStrategy {
+public final class LogitsGuidedStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "logits_guided";
     /** ρ: the paper's "prompt instructing the LLM to continue writing based on the provided sentence" (not given verbatim). */
     public static final String DEFAULT_PROMPT = "Continue writing the following text.\n\n";
@@ -64,10 +64,6 @@ public final class LogitsGuidedStrategy extends BoundedStrategy {
         return TYPE;
     }
 
-    @Override
-    public boolean usesModels() {
-        return true;
-    }
 
     public String prompt() {
         return prompt;
@@ -77,10 +73,6 @@ public final class LogitsGuidedStrategy extends BoundedStrategy {
         return remainderWords;
     }
 
-    @Override
-    public List<Span> split(TextIndex text) {
-        return segment(text).parents();
-    }
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -27,7 +27,7 @@ import java.util.Objects;
  * {@value #THRESHOLD_SIGNAL} (the adaptive threshold it was compared with, at the same positions); the single
  * {@code threshold} field of the margin evidence is NaN because the threshold changes per position.
  */
-public final class MarginSamplingStrategy extends BoundedStrategy {
+public final class MarginSamplingStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "margin_sampling";
     public static final String SIGNAL = "margin";
     public static final String THRESHOLD_SIGNAL = "margin_threshold";
@@ -73,10 +73,6 @@ public final class MarginSamplingStrategy extends BoundedStrategy {
         return TYPE;
     }
 
-    @Override
-    public boolean usesModels() {
-        return true;
-    }
 
     public boolean chunkContext() {
         return chunkContext;
@@ -86,10 +82,6 @@ public final class MarginSamplingStrategy extends BoundedStrategy {
         return mergeWords;
     }
 
-    @Override
-    public List<Span> split(TextIndex text) {
-        return segment(text).parents();
-    }
 
     @Override
     public Segmentation segment(TextIndex text) {

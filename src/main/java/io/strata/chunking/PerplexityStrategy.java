@@ -38,7 +38,7 @@ import java.util.Objects;
  *   <li>Lengths for merging are words (our θ unit), not the paper's tokens/characters.</li>
  * </ul>
  */
-public final class PerplexityStrategy extends BoundedStrategy {
+public final class PerplexityStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "perplexity";
     public static final String SIGNAL = "perplexity";
     public static final double MAX_THRESHOLD = 100;
@@ -77,10 +77,6 @@ public final class PerplexityStrategy extends BoundedStrategy {
         return TYPE;
     }
 
-    @Override
-    public boolean usesModels() {
-        return true;
-    }
 
     public double threshold() {
         return threshold;
@@ -94,10 +90,6 @@ public final class PerplexityStrategy extends BoundedStrategy {
         return overlap;
     }
 
-    @Override
-    public List<Span> split(TextIndex text) {
-        return segment(text).parents();
-    }
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -24,7 +24,7 @@ import java.util.Locale;
  * fit a prompt). Sentences come from the shared ICU segmentation (the paper used NLTK), and are embedded alone, as in
  * eq. 1. If the LLM answers with a blank summary, that document falls back to the mean variant (its evidence says so).
  */
-public final class PseudoInstructionStrategy extends BoundedStrategy {
+public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "pseudo_instruction";
     public static final String VARIANT_SUMMARY = "summary";
     public static final String VARIANT_MEAN = "mean";
@@ -68,10 +68,6 @@ public final class PseudoInstructionStrategy extends BoundedStrategy {
         return TYPE;
     }
 
-    @Override
-    public boolean usesModels() {
-        return true;
-    }
 
     /** {@code pseudo_instruction/mean} or {@code pseudo_instruction/summary}. */
     @Override
@@ -102,10 +98,6 @@ public final class PseudoInstructionStrategy extends BoundedStrategy {
         return PROMPT.replace("{context}", document);
     }
 
-    @Override
-    public List<Span> split(TextIndex text) {
-        return segment(text).parents();
-    }
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -22,7 +22,7 @@ import java.util.Locale;
  * further with the {@link RecursiveSplitter} (LangChain has no size bound). Combined sentences are embedded in
  * batches of {@value #BATCH} and only the previous embedding is kept, so memory is linear in the sentence count.
  */
-public final class SemanticStrategy extends BoundedStrategy {
+public final class SemanticStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "semantic";
 
     /** Threshold types with their default amounts, in LangChain's order (the first is the default). */
@@ -81,10 +81,6 @@ public final class SemanticStrategy extends BoundedStrategy {
         return TYPE;
     }
 
-    @Override
-    public boolean usesModels() {
-        return true;
-    }
 
     public int bufferSize() {
         return bufferSize;
@@ -102,10 +98,6 @@ public final class SemanticStrategy extends BoundedStrategy {
         return embedder;
     }
 
-    @Override
-    public List<Span> split(TextIndex text) {
-        return segment(text).parents();
-    }
 
     @Override
     public Segmentation segment(TextIndex text) {
