@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
 
 /**
  * The fixture's TorchScript export (model.pt) through DJL's PyTorch engine gives PyTorch's numbers. Runs only with the
@@ -25,6 +26,9 @@ public class TorchScriptCausalLmTests {
     @Test
     @SuppressWarnings("unchecked")
     public void testLogProbs_ofTheTorchScriptExport_matchPyTorch() throws Exception {
+        if (Boolean.getBoolean("strata.torchscript")) { // bin/strata-test runs it with the engine: missing it is a failure there
+            assertTrue("PyTorch engine not on the classpath", Engine.hasEngine("PyTorch"));
+        }
         Assume.assumeTrue("PyTorch engine not on the classpath (mvn -Ptorchscript)", Engine.hasEngine("PyTorch"));
         ModelDescriptor onnx = ModelDescriptor.read("strata-tiny-gpt", DjlCausalLmTests.FIXTURE);
         ModelDescriptor d = new ModelDescriptor(onnx.name(), onnx.dir(), ModelDescriptor.Engine.PYTORCH, "model.pt", onnx.tokenizerFile(),
