@@ -30,7 +30,8 @@ public final class StrategyBench {
         Path bookPath = Path.of(args.length > 0 ? args[0] : "../shared/data/gutenqa-emma/book.txt");
         int modelChars = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
         String book = Files.readString(bookPath);
-        String prefix = book.substring(0, book.indexOf("\n\n", Math.min(modelChars, book.length() - 2)) + 1);
+        int cut = modelChars >= book.length() ? -1 : book.indexOf("\n\n", modelChars);
+        String prefix = cut < 0 ? book : book.substring(0, cut);
 
         InferenceService service = new InferenceService(Settings.EMPTY, benchModels(), () -> null, null, null, new StrataStats());
         InferenceModels models = new InferenceModels(service, null);
@@ -62,7 +63,7 @@ public final class StrategyBench {
             }
             String text = strategy.usesModels() ? prefix : book;
             if (strategy.usesModels()) {
-                strategy.split(new TextIndex(text.substring(0, text.indexOf("\n\n", 2000)), segmenter)); // load and warm the models
+                strategy.split(new TextIndex(text.substring(0, Math.min(text.length(), 2000)), segmenter)); // load and warm the models
             }
             long start = System.nanoTime();
             TextIndex index = new TextIndex(text, segmenter);
@@ -76,7 +77,7 @@ public final class StrategyBench {
             if (e.getKey().equals("recursive")) {
                 recursiveSecondsPerMb = secondsPerMb;
             }
-            System.out.printf(Locale.ROOT, "| %s | %.2f | %d | %.1f | %.1f | %.3f | %.0f× |%n", e.getKey(), text.length() / 1e6,
+            System.out.printf(Locale.ROOT, "| %s | %.2f | %d | %.1f | %.1f | %.3f | %.1f× |%n", e.getKey(), text.length() / 1e6,
                 parents.size(), mean(words), std(words), secondsPerMb, secondsPerMb / recursiveSecondsPerMb);
         }
         service.close();
