@@ -99,14 +99,17 @@ public final class LoadRun {
     private boolean run(int seconds, int queryClients, int ingestThreads, int batch, long seed) throws Exception {
         call("PUT", "/_ingest/pipeline/load-chunking", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\": \""
             + CHUNKS + "\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 100}}}]}");
-        call("PUT", "/" + CHUNKS, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 0}}");
+        call("PUT", "/" + CHUNKS, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 0, \"index.knn\": true}}");
         call("PUT", "/" + SOURCE, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 0, \"index.default_pipeline\": \"load-chunking\"}}");
         // A first batch so the query clients have something (and the model is loaded) before the clock starts.
         StringBuilder warm = new StringBuilder();
         for (int d = 0; d < 50; d++) {
             ChaosRun.indexLine(warm, "warm-" + d, ChaosRun.text(new SplittableRandom(seed + d)));
         }
-        call("POST", "/" + SOURCE + "/_bulk?refresh=true", warm.toString());
+        Map<String, Object> warmed = call("POST", "/" + SOURCE + "/_bulk?refresh=true", warm.toString());
+        if (Boolean.TRUE.equals(warmed.get("errors"))) {
+            throw new IllegalStateException("the warm-up bulk failed: " + warmed.get("items").toString().substring(0, 500));
+        }
         System.out.printf(Locale.ROOT, "load: %d s, %d query clients (multi_granular, query_text), %d ingest threads (bulks of %d, embeddings"
             + " with the bundled model), %d nodes%n", seconds, queryClients, ingestThreads, batch, clients.size());
 
