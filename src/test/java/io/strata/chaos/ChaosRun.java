@@ -1,0 +1,555 @@
+package io.strata.chaos;
+
+import io.strata.demo.JsonRest;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.util.Timeout;
+import org.opensearch.client.Request;
+import org.opensearch.client.Response;
+import org.opensearch.client.ResponseException;
+import org.opensearch.client.RestClient;
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.core.common.bytes.BytesArray;
+import org.opensearch.core.xcontent.MediaTypeRegistry;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Fault test on a real cluster ({@code bin/strata-chaos}, which starts a fresh 3-node cluster and stops it):
+ * bulk-ingests generated documents through a {@code multi_granular_chunking} pipeline while one node is killed
+ * with SIGKILL and restarted ({@code bin/strata-node kill|restart}), then races updates, deletes and re-ingest of
+ * the same ids from concurrent threads, then checks — without the plugin's reconcile — that every source document
+ * has exactly the chunk documents the {@code _chunk} preview gives for its stored text, and finally asks
+ * {@code _reconcile?dry_run=true} for its own opinion (and fixes with it if anything drifted).
+ *
+ * <p>The client behaves like a real one: requests go round-robin over all nodes, a connection failure moves on
+ * to the next node, and bulk items failing with 429 or 5xx (node gone, shard unavailable, back-pressure) are sent
+ * again, with back-off, until acknowledged. A whole bulk whose connection died is resent: every item has an
+ * explicit {@code _id}, so resending is idempotent.
+ *
+ * <p>Arguments ({@code key=value}): {@code name} (cluster, default chaos), {@code port} (first HTTP port, 10500),
+ * {@code nodes} (3), {@code docs} (10000), {@code batch} (200), {@code kills} (1), {@code hot} (ids in the race,
+ * 300), {@code race_ops} (per thread, 400), {@code seed}. Embeddings are off ({@code embed: false}): the test is
+ * about keeping chunk documents in step with their sources, which does not depend on vectors, and the machine's
+ * two cores are shared.
+ */
+public final class ChaosRun {
+    static final String SOURCE = "chaos-source";
+    static final String CHUNKS = "chaos-chunks";
+    static final String PIPELINE = "chaos-chunking";
+    static final int THETA = 40;
+    static final String STRATEGY = "{\"type\": \"recursive\", \"max_words\": " + THETA + "}";
+    static final String GRANULARITIES = "[0.5, 0.25]";
+    static final String[] WORDS = ("river stone lantern harvest winter orchard copper meadow signal archive harbor pilot ledger "
+        + "garden thunder silver canyon market bridge circuit vessel quarry marble falcon tavern beacon compass timber "
+        + "glacier ember prairie saddle granite mirror velvet anchor basket candle pepper violet walnut cedar willow "
+        + "the a of and to in was is it for on with as by that at from his her they which would could").split(" ");
+
+    private final List<RestClient> clients = new ArrayList<>();
+    private final AtomicInteger next = new AtomicInteger();
+    private final String name;
+    private final AtomicLong connRetries = new AtomicLong();
+    private final AtomicLong requestRetries = new AtomicLong();
+    private final AtomicLong itemRetries = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private final Map<String, AtomicLong> retryReasons = new ConcurrentHashMap<>();
+    private final List<String> errorSamples = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicInteger kills = new AtomicInteger();
+
+    private ChaosRun(String name, int port, int nodes) {
+        this.name = name;
+        for (int i = 0; i < nodes; i++) {
+            clients.add(RestClient.builder(new HttpHost("http", "127.0.0.1", port + i))
+                .setRequestConfigCallback(c -> c.setConnectTimeout(Timeout.ofSeconds(3)).setResponseTimeout(Timeout.ofSeconds(90)))
+                .build());
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = new HashMap<>();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (eq < 1) {
+                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: name, port, nodes, docs, batch, kills, hot, race_ops, seed");
+            }
+            a.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        int docs = Integer.parseInt(a.getOrDefault("docs", "10000"));
+        int batch = Integer.parseInt(a.getOrDefault("batch", "200"));
+        int kills = Integer.parseInt(a.getOrDefault("kills", "1"));
+        int hot = Integer.parseInt(a.getOrDefault("hot", "300"));
+        int raceOps = Integer.parseInt(a.getOrDefault("race_ops", "400"));
+        int nodes = Integer.parseInt(a.getOrDefault("nodes", "3"));
+        long seed = Long.parseLong(a.getOrDefault("seed", Long.toString(System.nanoTime())));
+        ChaosRun run = new ChaosRun(a.getOrDefault("name", "chaos"), Integer.parseInt(a.getOrDefault("port", "10500")), nodes);
+        try {
+            System.exit(run.run(docs, batch, kills, Math.min(hot, docs), raceOps, seed) ? 0 : 1);
+        } finally {
+            for (RestClient c : run.clients) {
+                c.close();
+            }
+        }
+    }
+
+    private boolean run(int docs, int batch, int killCount, int hot, int raceOps, long seed) throws Exception {
+        long t0 = System.nanoTime();
+        System.out.printf(Locale.ROOT, "seed %d; %d nodes; %,d documents in batches of %d; %d kill(s); race on %d ids%n", seed, clients.size(),
+            docs, batch, killCount, hot);
+        setup();
+
+        // Phase 1: ingest with kill -9 + restart of a random node at a random moment.
+        SplittableRandom random = new SplittableRandom(seed);
+        int batches = (docs + batch - 1) / batch;
+        AtomicInteger done = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        List<Future<?>> futures = new ArrayList<>();
+        AtomicInteger nextBatch = new AtomicInteger();
+        for (int t = 0; t < 2; t++) {
+            futures.add(pool.submit(() -> {
+                for (int b; (b = nextBatch.getAndIncrement()) < batches; ) {
+                    StringBuilder body = new StringBuilder();
+                    for (int d = b * batch; d < Math.min(docs, (b + 1) * batch); d++) {
+                        indexLine(body, id(d), text(new SplittableRandom(seed * 31 + d)));
+                    }
+                    bulk(body.toString());
+                    done.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        List<String> killLog = Collections.synchronizedList(new ArrayList<>());
+        int[] killAt = new int[killCount];
+        int[] victims = new int[killCount];
+        for (int k = 0; k < killCount; k++) {
+            killAt[k] = batches * (k * 2 + 1) / (killCount * 2 + 1) + random.nextInt(Math.max(1, batches / (killCount * 4 + 2)));
+            victims[k] = random.nextInt(clients.size());
+        }
+        futures.add(pool.submit(() -> {
+            for (int k = 0; k < killCount; k++) {
+                while (done.get() < killAt[k] && done.get() < batches) {
+                    Thread.sleep(50);
+                }
+                long k0 = System.nanoTime();
+                node("kill", victims[k]);
+                kills.incrementAndGet();
+                Thread.sleep(1000 + random.nextInt(3000));
+                node("restart", victims[k]);
+                killLog.add(String.format(Locale.ROOT, "killed node-%d after %d of %d batches; back in %.1f s", victims[k], killAt[k], batches,
+                    secs(k0)));
+            }
+            return null;
+        }));
+        for (Future<?> f : futures) {
+            f.get();
+        }
+        double ingestSecs = secs(t0);
+        killLog.forEach(System.out::println);
+        System.out.printf(Locale.ROOT, "phase 1: %,d documents acknowledged in %.1f s (%.0f docs/s)%n", docs, ingestSecs, docs / ingestSecs);
+        waitGreen();
+        long t1 = System.nanoTime();
+        Drift afterKill = verify(docs, 0);
+        System.out.printf(Locale.ROOT, "check after phase 1 (%.1f s): %s%n", secs(t1), afterKill);
+
+        // Phase 2: updates, deletes and re-ingest of the same hot ids from 4 threads (2 bulk, 2 single requests).
+        long t2 = System.nanoTime();
+        List<Future<?>> race = new ArrayList<>();
+        AtomicLong raceDeletes = new AtomicLong();
+        AtomicLong raceWrites = new AtomicLong();
+        for (int t = 0; t < 4; t++) {
+            int thread = t;
+            race.add(pool.submit(() -> {
+                SplittableRandom r = new SplittableRandom(seed + 1000 + thread);
+                if (thread < 2) {
+                    for (int op = 0; op < raceOps; op += 20) {
+                        StringBuilder body = new StringBuilder();
+                        for (int j = 0; j < 20; j++) {
+                            String id = id(r.nextInt(hot));
+                            if (r.nextInt(4) == 0) {
+                                body.append("{\"delete\": {\"_id\": \"").append(id).append("\"}}\n");
+                                raceDeletes.incrementAndGet();
+                            } else {
+                                indexLine(body, id, text(r));
+                                raceWrites.incrementAndGet();
+                            }
+                        }
+                        bulk(body.toString());
+                    }
+                } else {
+                    for (int op = 0; op < raceOps; op++) {
+                        String id = id(r.nextInt(hot));
+                        if (r.nextInt(4) == 0) {
+                            single("DELETE", "/" + SOURCE + "/_doc/" + id, null);
+                            raceDeletes.incrementAndGet();
+                        } else {
+                            single("PUT", "/" + SOURCE + "/_doc/" + id, JsonRest.json(Map.of("body", text(r))));
+                            raceWrites.incrementAndGet();
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : race) {
+            f.get();
+        }
+        pool.shutdown();
+        System.out.printf(Locale.ROOT, "phase 2: %,d writes and %,d deletes on %d ids from 4 threads in %.1f s%n", raceWrites.get(), raceDeletes.get(),
+            hot, secs(t2));
+
+        // Phase 3: independent check, then the plugin's reconcile.
+        long t3 = System.nanoTime();
+        Drift drift = verify(docs, hot);
+        System.out.printf(Locale.ROOT, "check (independent of _reconcile, %.1f s): %s%n", secs(t3), drift);
+        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE + "&dry_run=true", null);
+        System.out.println("_reconcile dry_run: " + dry);
+        boolean reconcileNeeded = !drift.clean() || reconciled(dry) > 0;
+        Drift after = drift;
+        if (reconcileNeeded) {
+            Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE, null);
+            System.out.println("_reconcile: " + fix);
+            after = verify(docs, hot);
+            System.out.println("check after _reconcile: " + after);
+            System.out.println("_reconcile dry_run after: " + call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE + "&dry_run=true", null));
+        }
+        System.out.println();
+        System.out.printf(Locale.ROOT, "documents %,d | kills %d | retries %d (connection %d, request %d, item %d) %s%n", docs, kills.get(),
+            connRetries.get() + requestRetries.get() + itemRetries.get(), connRetries.get(), requestRetries.get(), itemRetries.get(), retryReasons);
+        System.out.printf(Locale.ROOT, "after kill (phase 1): orphans %d | missing %d | duplicates %d | stale %d | summary %d | lost %d%n",
+            afterKill.orphans, afterKill.missing, afterKill.duplicates, afterKill.stale, afterKill.summaryMismatch, afterKill.lost);
+        System.out.printf(Locale.ROOT, "final (after race): orphans %d | missing %d | duplicates %d | stale %d | lost sources %d | errors %d | elapsed %.1f s"
+            + " | reconcile needed: %s%n", drift.orphans, drift.missing, drift.duplicates, drift.stale, drift.lost, errors.get(), secs(t0),
+            reconcileNeeded ? "yes" : "no");
+        if (!errorSamples.isEmpty()) {
+            System.out.println("error samples: " + errorSamples.subList(0, Math.min(5, errorSamples.size())));
+        }
+        return after.clean() && errors.get() == 0; // drift that _reconcile fixed is reported above, not a failure
+    }
+
+    private static long reconciled(Map<String, Object> r) {
+        long n = 0;
+        for (String k : List.of("orphans", "missing", "stale", "duplicates")) {
+            n += ((Number) r.getOrDefault(k, 0)).longValue();
+        }
+        return n;
+    }
+
+    private void setup() throws IOException {
+        call("PUT", "/" + CHUNKS, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 1}}");
+        call("PUT", "/_ingest/pipeline/" + PIPELINE, "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\": \""
+            + CHUNKS + "\", \"strategy\": " + STRATEGY + ", \"granularities\": " + GRANULARITIES + ", \"embed\": false}}]}");
+        call("PUT", "/" + SOURCE, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 1, \"index.default_pipeline\": \""
+            + PIPELINE + "\"}, \"mappings\": {\"properties\": {\"body\": {\"type\": \"text\"}}}}");
+        waitGreen();
+    }
+
+    private void waitGreen() throws IOException {
+        call("GET", "/_cluster/health/" + SOURCE + "," + CHUNKS + "?wait_for_status=green&timeout=120s", null);
+    }
+
+    static String id(int d) {
+        return "doc-" + d;
+    }
+
+    /** A few sentences, sometimes in paragraphs: 1 to ~8 parents at θ = 40 words. */
+    static String text(SplittableRandom r) {
+        StringBuilder sb = new StringBuilder();
+        int sentences = 1 + r.nextInt(r.nextInt(4) == 0 ? 30 : 8);
+        for (int s = 0; s < sentences; s++) {
+            if (s > 0) {
+                sb.append(r.nextInt(5) == 0 ? "\n\n" : " ");
+            }
+            int words = 3 + r.nextInt(r.nextInt(10) == 0 ? 60 : 18);
+            for (int w = 0; w < words; w++) {
+                String word = WORDS[r.nextInt(WORDS.length)];
+                sb.append(w == 0 ? Character.toUpperCase(word.charAt(0)) + word.substring(1) : " " + word);
+            }
+            sb.append('.');
+        }
+        return sb.toString();
+    }
+
+    static void indexLine(StringBuilder body, String id, String text) throws IOException {
+        body.append("{\"index\": {\"_id\": \"").append(id).append("\"}}\n").append(JsonRest.json(Map.of("body", text))).append('\n');
+    }
+
+    private void node(String verb, int i) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("bin/strata-node", verb, "--name", name, "--node", Integer.toString(i)).inheritIO().start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("bin/strata-node " + verb + " --node " + i + " failed");
+        }
+    }
+
+    private void retryReason(String reason) {
+        retryReasons.computeIfAbsent(reason, k -> new AtomicLong()).incrementAndGet();
+    }
+
+    /** One request, round-robin over the nodes; connection failures and 429/5xx answers are retried (bounded). */
+    private Response send(String method, String path, String body) throws IOException, InterruptedException {
+        IOException last = null;
+        for (int attempt = 0; attempt < 120; attempt++) {
+            RestClient c = clients.get(Math.floorMod(next.getAndIncrement(), clients.size()));
+            Request request = new Request(method, path);
+            if (body != null) {
+                request.setEntity(new org.apache.hc.core5.http.io.entity.StringEntity(body,
+                    org.apache.hc.core5.http.ContentType.create(path.contains("_bulk") ? "application/x-ndjson" : "application/json")));
+            }
+            try {
+                return c.performRequest(request);
+            } catch (ResponseException e) {
+                int status = e.getResponse().getStatusLine().getStatusCode();
+                if (status == 404 && "DELETE".equals(method)) {
+                    return e.getResponse(); // already gone: what a delete wants
+                }
+                if (status != 429 && status < 500) {
+                    throw e;
+                }
+                requestRetries.incrementAndGet();
+                retryReason("request_" + status);
+                last = e;
+            } catch (IOException e) {
+                connRetries.incrementAndGet();
+                retryReason("connection");
+                last = e;
+            }
+            Thread.sleep(Math.min(2000, 100L << Math.min(attempt, 5)));
+        }
+        throw last;
+    }
+
+    private Map<String, Object> call(String method, String path, String body) throws IOException {
+        try {
+            Response r = send(method, path, body);
+            return XContentHelper.convertToMap(new BytesArray(r.getEntity().getContent().readAllBytes()), true, MediaTypeRegistry.JSON).v2();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
+    private void single(String method, String path, String body) throws IOException, InterruptedException {
+        try {
+            send(method, path, body);
+        } catch (ResponseException e) {
+            errors.incrementAndGet();
+            errorSamples.add(method + " " + path + ": " + e.getMessage());
+        }
+    }
+
+    /** Sends NDJSON bulk lines (action + optional source), resending the items that fail with 429/5xx until acknowledged. */
+    @SuppressWarnings("unchecked")
+    private void bulk(String ndjson) throws IOException, InterruptedException {
+        List<String> items = new ArrayList<>();
+        String[] lines = ndjson.split("\n");
+        for (int i = 0; i < lines.length; i++) {
+            boolean delete = lines[i].startsWith("{\"delete\"");
+            items.add(delete ? lines[i] + "\n" : lines[i] + "\n" + lines[++i] + "\n");
+        }
+        for (int attempt = 0; !items.isEmpty(); attempt++) {
+            if (attempt == 60) {
+                errors.addAndGet(items.size());
+                errorSamples.add("gave up on " + items.size() + " items after 60 attempts");
+                return;
+            }
+            if (attempt > 0) {
+                Thread.sleep(Math.min(2000, 100L << Math.min(attempt, 5)));
+            }
+            Map<String, Object> r;
+            try {
+                r = call("POST", "/" + SOURCE + "/_bulk", String.join("", items));
+            } catch (ResponseException e) {
+                errors.addAndGet(items.size());
+                errorSamples.add("bulk: " + e.getMessage());
+                return;
+            }
+            List<Map<String, Object>> answers = (List<Map<String, Object>>) r.get("items");
+            List<String> retry = new ArrayList<>();
+            for (int i = 0; i < answers.size(); i++) {
+                Map<String, Object> item = (Map<String, Object>) answers.get(i).values().iterator().next();
+                int status = ((Number) item.get("status")).intValue();
+                if (status < 300 || (status == 404 && answers.get(i).containsKey("delete"))) {
+                    continue;
+                }
+                if (status == 429 || status >= 500) {
+                    itemRetries.incrementAndGet();
+                    Object err = item.get("error");
+                    retryReason("item_" + status + (err instanceof Map<?, ?> m ? "_" + m.get("type") : ""));
+                    retry.add(items.get(i));
+                } else {
+                    errors.incrementAndGet();
+                    errorSamples.add(item.get("_id") + ": " + status + " " + item.get("error"));
+                }
+            }
+            items = retry;
+        }
+    }
+
+    // ---- verification --------------------------------------------------------------------------------------
+
+    static final class Drift {
+        long sources;
+        long chunks;
+        long orphans;
+        long missing;
+        long duplicates;
+        long stale;
+        long summaryMismatch;
+        long lost;
+        final Set<String> affected = ConcurrentHashMap.newKeySet();
+
+        boolean clean() {
+            return orphans + missing + duplicates + stale + summaryMismatch + lost == 0;
+        }
+
+        @Override
+        public String toString() {
+            return String.format(Locale.ROOT, "%,d sources, %,d chunk documents: orphans %d, missing %d, duplicates %d, stale %d,"
+                + " summary mismatches %d, lost sources %d (sources affected: %d%s)", sources, chunks, orphans, missing, duplicates, stale,
+                summaryMismatch, lost, affected.size(), affected.isEmpty() ? "" : ", e.g. " + affected.stream().limit(5).toList());
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Map<String, Object>> scrollAll(String index, String body) throws IOException {
+        List<Map<String, Object>> hits = new ArrayList<>();
+        Map<String, Object> r = call("POST", "/" + index + "/_search?scroll=2m", body);
+        while (true) {
+            List<Map<String, Object>> page = (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits");
+            if (page.isEmpty()) {
+                break;
+            }
+            hits.addAll(page);
+            r = call("POST", "/_search/scroll", JsonRest.json(Map.of("scroll", "2m", "scroll_id", r.get("_scroll_id"))));
+        }
+        call("DELETE", "/_search/scroll", JsonRest.json(Map.of("scroll_id", r.get("_scroll_id"))));
+        return hits;
+    }
+
+    @SuppressWarnings("unchecked")
+    private Drift verify(int docs, int hot) throws Exception {
+        call("POST", "/" + SOURCE + "," + CHUNKS + "/_refresh", null);
+        Drift drift = new Drift();
+        Map<String, String> texts = new HashMap<>();
+        Map<String, Integer> summaryParents = new HashMap<>();
+        for (Map<String, Object> h : scrollAll(SOURCE, "{\"size\": 1000, \"sort\": [\"_doc\"]}")) {
+            Map<String, Object> src = (Map<String, Object>) h.get("_source");
+            texts.put((String) h.get("_id"), (String) src.get("body"));
+            Map<String, Object> summary = (Map<String, Object>) src.get("strata");
+            summaryParents.put((String) h.get("_id"), summary == null ? -1 : ((Number) summary.get("parents")).intValue());
+        }
+        drift.sources = texts.size();
+        for (int d = hot; d < docs; d++) {
+            if (!texts.containsKey(id(d))) {
+                drift.lost++; // acknowledged in phase 1, never deleted
+                drift.affected.add(id(d));
+            }
+        }
+        // source id -> ordinal -> chunk document sources
+        Map<String, Map<Integer, List<Map<String, Object>>>> chunks = new HashMap<>();
+        for (Map<String, Object> h : scrollAll(CHUNKS, "{\"size\": 1000, \"sort\": [\"_doc\"], \"_source\": {\"excludes\": [\"embedding\","
+            + " \"children.embedding\"]}}")) {
+            Map<String, Object> src = (Map<String, Object>) h.get("_source");
+            drift.chunks++;
+            String sid = (String) src.get("source_id");
+            int ordinal = ((Number) src.get("ordinal")).intValue();
+            if (!h.get("_id").equals(sid + ":" + ordinal)) {
+                drift.duplicates++; // a chunk under another id than its (source, ordinal): a second copy
+                drift.affected.add(sid);
+            }
+            chunks.computeIfAbsent(sid, k -> new HashMap<>()).computeIfAbsent(ordinal, k -> new ArrayList<>()).add(src);
+        }
+        for (Map.Entry<String, Map<Integer, List<Map<String, Object>>>> e : chunks.entrySet()) {
+            if (!texts.containsKey(e.getKey())) {
+                drift.orphans += e.getValue().values().stream().mapToInt(List::size).sum();
+                drift.affected.add(e.getKey());
+            }
+        }
+        // Expected chunks of every stored text, from the _chunk preview with the pipeline's strategy, 3 threads.
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        AtomicLong missing = new AtomicLong();
+        AtomicLong duplicates = new AtomicLong();
+        AtomicLong stale = new AtomicLong();
+        AtomicLong summaryMismatch = new AtomicLong();
+        List<Future<?>> futures = new ArrayList<>();
+        for (Map.Entry<String, String> e : texts.entrySet()) {
+            futures.add(pool.submit(() -> {
+                Map<String, Object> preview = call("POST", "/_plugins/_strata/_chunk", JsonRest.json(map("text", e.getValue(), "strategy",
+                    map("type", "recursive", "max_words", THETA), "granularities", List.of(0.5, 0.25))));
+                List<Map<String, Object>> parents = (List<Map<String, Object>>) preview.get("parents");
+                Map<Integer, List<Map<String, Object>>> have = chunks.getOrDefault(e.getKey(), Map.of());
+                boolean bad = false;
+                for (Map<String, Object> p : parents) {
+                    int ordinal = ((Number) p.get("ordinal")).intValue();
+                    List<Map<String, Object>> copies = have.get(ordinal);
+                    if (copies == null) {
+                        missing.incrementAndGet();
+                        bad = true;
+                    } else if (!signature(copies.get(0)).equals(signature(p))) {
+                        stale.incrementAndGet();
+                        bad = true;
+                    }
+                }
+                for (int ordinal : have.keySet()) {
+                    if (ordinal < 0 || ordinal >= parents.size()) {
+                        duplicates.addAndGet(have.get(ordinal).size());
+                        bad = true;
+                    }
+                }
+                if (summaryParents.get(e.getKey()) != parents.size()) {
+                    summaryMismatch.incrementAndGet();
+                    bad = true;
+                }
+                if (bad) {
+                    drift.affected.add(e.getKey());
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : futures) {
+            f.get();
+        }
+        pool.shutdown();
+        drift.missing = missing.get();
+        drift.duplicates += duplicates.get();
+        drift.stale = stale.get();
+        drift.summaryMismatch = summaryMismatch.get();
+        return drift;
+    }
+
+    /** What must match between a chunk document and a preview parent: offsets, text, and every child's. */
+    @SuppressWarnings("unchecked")
+    static String signature(Map<String, Object> parent) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(parent.get("start")).append('-').append(parent.get("end")).append(':').append(parent.get("text"));
+        for (Map<String, Object> c : (List<Map<String, Object>>) parent.getOrDefault("children", List.of())) {
+            sb.append("|").append(c.get("level")).append('/').append(c.get("ordinal")).append('/').append(c.get("start")).append('-')
+                .append(c.get("end")).append(':').append(c.get("text"));
+        }
+        return sb.toString();
+    }
+
+    static double secs(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+
+    static Map<String, Object> map(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+}
