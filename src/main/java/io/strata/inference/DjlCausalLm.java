@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 
@@ -67,26 +66,17 @@ public final class DjlCausalLm implements CausalLm, Closeable {
         if (!d.isCausalLm()) {
             throw new IllegalArgumentException("model [" + d.name() + "] is not a causal LM (its model.json has no [task] [causal_lm])");
         }
-        HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.builder()
-            .optTokenizerPath(d.dir().resolve(d.tokenizerFile()))
-            .optAddSpecialTokens(false) // the BOS token is ours to add, so offsets stay those of the text
-            .optTruncation(false)
-            .optPadding(false)
-            .build();
-        Model model = Model.newInstance(d.name(), device, d.engine().djlName);
-        Map<String, String> options = d.engine() == ModelDescriptor.Engine.ONNX
-            ? Map.of("interOpNumThreads", "1", "intraOpNumThreads", Integer.toString(intraOpThreads))
-            : Map.of();
+        HuggingFaceTokenizer tokenizer = DjlModels.tokenizer(d, false); // the BOS token is ours to add, so offsets stay those of the text
+        Model model = null;
         try {
-            model.load(d.dir(), d.modelFile(), options);
+            model = DjlModels.network(d, device, intraOpThreads);
             return new DjlCausalLm(d, tokenizer, model, parallelism);
-        } catch (Exception | Error e) {
+        } catch (RuntimeException | Error e) {
             tokenizer.close();
-            model.close();
-            if (e instanceof IllegalArgumentException iae) {
-                throw iae;
+            if (model != null) {
+                model.close();
             }
-            throw new IllegalArgumentException("model [" + d.name() + "] failed to load [" + d.modelFile() + "]: " + e.getMessage(), e);
+            throw e;
         }
     }
 

@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.LongAdder;
@@ -61,24 +60,18 @@ public final class DjlEmbedder implements Embedder, Closeable {
      */
     public static DjlEmbedder load(ModelDescriptor d, Device device, int parallelism, int intraOpThreads, int batchSize)
         throws Exception {
-        HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.builder()
-            .optTokenizerPath(d.dir().resolve(d.tokenizerFile()))
-            .optAddSpecialTokens(true)
-            .optTruncation(false) // we truncate ourselves, to count what was cut
-            .optPadding(false)
-            .build();
-        Model model = Model.newInstance(d.name(), device, d.engine().djlName);
-        Map<String, String> options = d.engine() == ModelDescriptor.Engine.ONNX
-            ? Map.of("interOpNumThreads", "1", "intraOpNumThreads", Integer.toString(intraOpThreads))
-            : Map.of();
+        HuggingFaceTokenizer tokenizer = DjlModels.tokenizer(d, true); // truncation is ours, to count what was cut
+        Model model = null;
         try {
-            model.load(d.dir(), d.modelFile(), options);
-        } catch (Exception | Error e) {
+            model = DjlModels.network(d, device, intraOpThreads);
+            return new DjlEmbedder(d, tokenizer, model, parallelism, batchSize);
+        } catch (RuntimeException | Error e) {
             tokenizer.close();
-            model.close();
-            throw new IllegalArgumentException("model [" + d.name() + "] failed to load [" + d.modelFile() + "]: " + e.getMessage(), e);
+            if (model != null) {
+                model.close();
+            }
+            throw e;
         }
-        return new DjlEmbedder(d, tokenizer, model, parallelism, batchSize);
     }
 
     public ModelDescriptor descriptor() {

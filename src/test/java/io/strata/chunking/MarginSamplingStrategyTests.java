@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 import static io.strata.chunking.ScriptedCausalLm.sentence;
+import static io.strata.chunking.ScriptedCausalLm.range;
 import static io.strata.chunking.ScriptedCausalLm.sentences;
+import static io.strata.chunking.ScriptedCausalLm.texts;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
@@ -15,18 +17,6 @@ import static org.junit.Assert.assertTrue;
 
 public class MarginSamplingStrategyTests {
     private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
-
-    private static List<String> texts(TextIndex index, List<Span> spans) {
-        return spans.stream().map(s -> s.of(index.text())).toList();
-    }
-
-    private static String range(int from, int to, int words) {
-        StringBuilder sb = new StringBuilder();
-        for (int i = from; i <= to; i++) {
-            sb.append(i > from ? " " : "").append(sentence(i, words));
-        }
-        return sb.toString();
-    }
 
     /** P("1") for S2..S6: margins 0.4, 0.2, 0.6, 0.3, -0.4. */
     private static ScriptedCausalLm adaptive() {

@@ -40,6 +40,19 @@ final class ScriptedCausalLm implements CausalLm {
     }
 
     /** Sentences S1..Sn of {@code words} words each, joined by spaces. */
+    /** Sentences S{from}..S{to} of {@code words} words each, joined by spaces. */
+    static String range(int from, int to, int words) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = from; i <= to; i++) {
+            sb.append(i > from ? " " : "").append(sentence(i, words));
+        }
+        return sb.toString();
+    }
+
+    static List<String> texts(TextIndex index, List<Span> spans) {
+        return spans.stream().map(s -> s.of(index.text())).toList();
+    }
+
     static String sentences(int n, int words) {
         StringBuilder sb = new StringBuilder();
         for (int i = 1; i <= n; i++) {
