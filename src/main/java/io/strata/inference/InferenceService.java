@@ -134,7 +134,7 @@ public final class InferenceService implements Closeable {
             private <T> T call(java.util.function.Function<DjlCausalLm, T> f) {
                 try {
                     DjlCausalLm lm = causalLm(name);
-                    return Privileged.run(() -> f.apply(lm));
+                    return stats.model(ModelRef.embedded(name)).count(1, () -> Privileged.run(() -> f.apply(lm)));
                 } catch (RuntimeException e) {
                     throw e;
                 } catch (Exception e) {
@@ -183,7 +183,7 @@ public final class InferenceService implements Closeable {
                         s = scorer = new HeadBoundaryScorer(new DjlTokenEncoder(encoder, head.windowTokens() + 2), head);
                     }
                     HeadBoundaryScorer loaded = s;
-                    return Privileged.run(() -> loaded.score(text));
+                    return stats.model(ModelRef.embedded(head.name())).count(1, () -> Privileged.run(() -> loaded.score(text)));
                 } catch (RuntimeException e) {
                     throw e;
                 } catch (Exception e) {
@@ -334,6 +334,7 @@ public final class InferenceService implements Closeable {
     public Map<String, Long> truncations() {
         Map<String, Long> truncations = new TreeMap<>();
         loaded.forEach((name, embedder) -> truncations.put(name, embedder.truncatedCount()));
+        loadedLms.keySet().forEach(name -> truncations.put(name, 0L)); // causal LMs score whole texts in windows: nothing is cut
         return truncations;
     }
 
@@ -432,6 +433,43 @@ public final class InferenceService implements Closeable {
         if (remoteLlms == null) {
             throw new IllegalStateException("[model_id] [" + ref.modelId() + "] ml-commons LLMs are not wired on this node");
         }
-        return remoteLlms.llm(ref.modelId());
+        RemoteLlms.Llm llm = remoteLlms.llm(ref.modelId());
+        StrataStats.Model counters = stats.model(ref);
+        return new RemoteLlms.Llm() { // every call counted under the model id, like embeddings
+            @Override
+            public String name() {
+                return llm.name();
+            }
+
+            @Override
+            public TokenLogProbs logProbs(String text) {
+                return counted(() -> llm.logProbs(text));
+            }
+
+            @Override
+            public double[] eosProbabilities(String prompt, String text, int[] positions) {
+                return counted(() -> llm.eosProbabilities(prompt, text, positions));
+            }
+
+            @Override
+            public double[] continuationLogProbs(String prompt, List<String> candidates) {
+                return counted(() -> llm.continuationLogProbs(prompt, candidates));
+            }
+
+            @Override
+            public String generate(String prompt, int maxTokens) {
+                return counted(() -> llm.generate(prompt, maxTokens));
+            }
+
+            private <T> T counted(java.util.concurrent.Callable<T> call) {
+                try {
+                    return counters.count(1, call);
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        };
     }
 }

@@ -145,7 +145,7 @@ public final class StrataStats {
         }
     }
 
-    /** Embedding calls of one model on this node. */
+    /** Calls of one model on this node: embeddings, and the causal-LM and boundary-model calls of chunking strategies. */
     public static final class Model {
         private final LongAdder calls = new LongAdder();
         private final LongAdder texts = new LongAdder();
@@ -171,6 +171,19 @@ public final class StrataStats {
                     listener.onFailure(e);
                 }
             };
+        }
+
+        /** Runs one blocking call of {@code texts} texts (a causal-LM or boundary-model call of a strategy), counted and timed. */
+        public <T> T count(int texts, java.util.concurrent.Callable<T> call) throws Exception {
+            long start = System.nanoTime();
+            try {
+                T result = call.call();
+                done(texts, start, false);
+                return result;
+            } catch (Exception | Error e) {
+                done(texts, start, true);
+                throw e;
+            }
         }
 
         private void done(int n, long start, boolean failed) {

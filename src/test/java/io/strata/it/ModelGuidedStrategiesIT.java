@@ -70,6 +70,25 @@ public class ModelGuidedStrategiesIT extends StrataRestTestCase {
         }
     }
 
+    public void testCausalLmCalls_areCountedInTheNodeStats() throws Exception {
+        long before = modelCalls(FIXTURE);
+        Map<String, Object> r = preview(firstChapter(1500), Map.of("type", "logits_guided", "max_words", 60, "llm", FIXTURE));
+        int windows = ((List<Object>) r.get("evidence")).size();
+        assertTrue(windows > 0);
+        assertEquals("one forward pass per window", before + windows, modelCalls(FIXTURE));
+    }
+
+    /** Calls of {@code model} summed over the nodes (each node counts what it ran). */
+    private static long modelCalls(String model) throws Exception {
+        long calls = 0;
+        for (Object node : ((Map<String, Object>) call("GET", "/_plugins/_strata/stats").get("nodes")).values()) {
+            Map<String, Object> models = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) node).get("inference")).get("models");
+            Map<String, Object> m = (Map<String, Object>) models.get(model);
+            calls += m == null ? 0 : ((Number) m.get("calls")).longValue();
+        }
+        return calls;
+    }
+
     public void testPerplexityAndMarginSampling_withTheFixture_returnTheirSignals() throws Exception {
         String text = firstChapter(2000);
         Map<String, Object> perplexity = preview(text, Map.of("type", "perplexity", "max_words", 100, "llm", FIXTURE));
