@@ -367,10 +367,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             max.add(nested);
         }
         QueryBuilder q = rewrittenFilter == null ? max : QueryBuilders.boolQuery().must(max).filter(rewrittenFilter);
-        if (boost != DEFAULT_BOOST || queryName != null) {
-            q = QueryBuilders.boolQuery().must(q).boost(boost).queryName(queryName);
-        }
-        return q;
+        // boost and _name go on the outermost query itself: a wrapper added only for _name would change the Lucene query
+        return q.boost(boost).queryName(queryName);
     }
 
     @Override
