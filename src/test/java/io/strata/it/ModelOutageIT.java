@@ -68,12 +68,13 @@ public class ModelOutageIT extends StrataRestTestCase {
     public void testModelOutage_failsEachItemWritesNothing_andIngestRecovers() throws Exception {
         putPipeline("outage", "{\"field\": \"body\", \"target_index\": \"" + CHUNKS + "\", \"model_id\": \"" + MODEL_ID + "\", "
             + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 80}}");
-        List<String> chapters = List.copyOf(emmaChapters().values());
-        Map<String, Map<String, Object>> before = docs("ok-", List.of(chapters.get(0).substring(0, 2500),
-            chapters.get(1).substring(0, 2000), chapters.get(2).substring(0, 1500)));
-        Map<String, Map<String, Object>> during = docs("down-", List.of(chapters.get(3).substring(0, 2500),
-            chapters.get(4).substring(0, 2000), chapters.get(5).substring(0, 1500)));
-        Map<String, Map<String, Object>> edited = Map.of("ok-0", Map.of("body", chapters.get(6).substring(0, 2000)));
+        // seven distinct passages of the bundled Emma chapters
+        String emma = String.join("\n\n", emmaChapters().values());
+        List<String> texts = java.util.stream.IntStream.range(0, 7).mapToObj(i -> emma.substring(i * 4000, i * 4000 + 1500 + 300 * i))
+            .toList();
+        Map<String, Map<String, Object>> before = docs("ok-", texts.subList(0, 3));
+        Map<String, Map<String, Object>> during = docs("down-", texts.subList(3, 6));
+        Map<String, Map<String, Object>> edited = Map.of("ok-0", Map.of("body", texts.get(6)));
 
         assertEquals(false, bulk(SRC, "outage", before).get("errors"));
         Map<String, List<Map<String, Object>>> chunksBefore = new LinkedHashMap<>();
