@@ -4,6 +4,7 @@ import org.opensearch.OpenSearchStatusException;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
+import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.inject.Inject;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.rest.RestStatus;
@@ -42,14 +43,19 @@ import java.util.Map;
  *     {@code logprobs} (answers text only).</li>
  * <li>anything else: unknown ({@code MLModelManager.getModel}'s error).</li>
  * </ul>
+ * TEST ONLY outage switch: a model id listed in {@link MlStandinPlugin#DOWN_MODELS} fails as ml-commons does when the model
+ * is deployed on no node (undeployed, or its nodes left), until it is removed from the list.
  */
 public class StandinPredictAction extends HandledTransportAction<ActionRequest, MLTaskResponse> {
     private final Client client;
+    private final ClusterService clusterService;
 
     @Inject
-    public StandinPredictAction(TransportService transportService, ActionFilters actionFilters, Client client) {
+    public StandinPredictAction(TransportService transportService, ActionFilters actionFilters, Client client,
+                                ClusterService clusterService) {
         super(MLPredictionTaskAction.NAME, transportService, actionFilters, MLPredictionTaskRequest::new);
         this.client = client;
+        this.clusterService = clusterService;
     }
 
     @Override
@@ -58,6 +64,10 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
         String modelId = predict.getModelId();
         MLInput input = predict.getMlInput();
         AsymmetricTextEmbeddingParameters contentType = input.getParameters() instanceof AsymmetricTextEmbeddingParameters p ? p : null;
+        if (modelId != null && clusterService.getClusterSettings().get(MlStandinPlugin.DOWN_MODELS).contains(modelId)) {
+            listener.onFailure(new IllegalArgumentException("Model not ready yet. Please deploy the model first."));
+            return;
+        }
         switch (modelId == null ? "" : modelId) {
             case "standin-bge" -> {
                 if (contentType == null) {
