@@ -65,8 +65,6 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
         return threshold;
     }
 
-
-
     @Override
     public Segmentation segment(TextIndex text) {
         String s = text.text();

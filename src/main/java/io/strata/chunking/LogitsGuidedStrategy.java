@@ -64,7 +64,6 @@ public final class LogitsGuidedStrategy extends ModelGuidedStrategy {
         return TYPE;
     }
 
-
     public String prompt() {
         return prompt;
     }
@@ -72,7 +71,6 @@ public final class LogitsGuidedStrategy extends ModelGuidedStrategy {
     public int remainderWords() {
         return remainderWords;
     }
-
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -73,7 +73,6 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
         return TYPE;
     }
 
-
     public boolean chunkContext() {
         return chunkContext;
     }
@@ -81,7 +80,6 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
     public int mergeWords() {
         return mergeWords;
     }
-
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -44,17 +44,19 @@ public final class MultiGranularChunker {
     }
 
     public List<ChunkedParent> chunk(String text) {
-        TextIndex index = new TextIndex(text, segmenter);
-        return withChildren(index, strategy.split(index));
+        return chunkWithEvidence(text).parents();
     }
 
-    /** Parents, children and the evidence that placed the parent boundaries (for previews). */
-    public record Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence) {}
+    /**
+     * Parents, children and the evidence that placed the parent boundaries (for previews), with the text's index so
+     * callers count words the way θ does.
+     */
+    public record Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence, TextIndex index) {}
 
     public Result chunkWithEvidence(String text) {
         TextIndex index = new TextIndex(text, segmenter);
         Segmentation segmentation = strategy.segment(index);
-        return new Result(withChildren(index, segmentation.parents()), segmentation.evidence());
+        return new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
     }
 
     private List<ChunkedParent> withChildren(TextIndex index, List<Span> parents) {

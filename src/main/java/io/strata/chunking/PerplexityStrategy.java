@@ -77,7 +77,6 @@ public final class PerplexityStrategy extends ModelGuidedStrategy {
         return TYPE;
     }
 
-
     public double threshold() {
         return threshold;
     }
@@ -89,7 +88,6 @@ public final class PerplexityStrategy extends ModelGuidedStrategy {
     public boolean overlap() {
         return overlap;
     }
-
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -68,7 +68,6 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
         return TYPE;
     }
 
-
     /** {@code pseudo_instruction/mean} or {@code pseudo_instruction/summary}. */
     @Override
     public String label() {
@@ -97,7 +96,6 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
     public static String prompt(String document) {
         return PROMPT.replace("{context}", document);
     }
-
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -81,7 +81,6 @@ public final class SemanticStrategy extends ModelGuidedStrategy {
         return TYPE;
     }
 
-
     public int bufferSize() {
         return bufferSize;
     }
@@ -97,7 +96,6 @@ public final class SemanticStrategy extends ModelGuidedStrategy {
     public Embedder embedder() {
         return embedder;
     }
-
 
     @Override
     public Segmentation segment(TextIndex text) {

@@ -12,7 +12,6 @@ import ai.djl.ndarray.types.Shape;
 import ai.djl.translate.NoopTranslator;
 import ai.djl.huggingface.tokenizers.jni.CharSpan;
 import io.strata.chunking.Embedder;
-import io.strata.chunking.TokenEncoder;
 
 import java.io.Closeable;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package io.strata.inference;
 
-import io.strata.chunking.TokenEncoder;
 
 /**
  * A {@link DjlEmbedder}'s encoder read per token (BertChunker's frozen backbone): the last hidden state of every

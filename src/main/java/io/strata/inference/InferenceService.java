@@ -132,14 +132,10 @@ public final class InferenceService implements Closeable {
             }
 
             private <T> T call(java.util.function.Function<DjlCausalLm, T> f) {
-                try {
+                return counted(ModelRef.embedded(name), () -> {
                     DjlCausalLm lm = causalLm(name);
-                    return stats.model(ModelRef.embedded(name)).count(1, () -> Privileged.run(() -> f.apply(lm)));
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IllegalStateException("model [" + name + "] failed: " + e.getMessage(), e);
-                }
+                    return Privileged.run(() -> f.apply(lm));
+                });
             }
         };
     }
@@ -176,43 +172,22 @@ public final class InferenceService implements Closeable {
 
             @Override
             public Scores score(String text) {
-                try {
+                return counted(ModelRef.embedded(head.name()), () -> {
                     HeadBoundaryScorer s = scorer;
                     if (s == null) {
                         DjlEmbedder encoder = embedder(head.encoder());
                         s = scorer = new HeadBoundaryScorer(new DjlTokenEncoder(encoder, head.windowTokens() + 2), head);
                     }
                     HeadBoundaryScorer loaded = s;
-                    return stats.model(ModelRef.embedded(head.name())).count(1, () -> Privileged.run(() -> loaded.score(text)));
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IllegalStateException("boundary model [" + head.name() + "] failed: " + e.getMessage(), e);
-                }
+                    return Privileged.run(() -> loaded.score(text));
+                });
             }
         };
     }
 
     /** The loaded causal LM (loading it on first use). Blocking: call on inference threads only. */
     public DjlCausalLm causalLm(String name) throws Exception {
-        DjlCausalLm lm = loadedLms.get(name);
-        if (lm != null) {
-            return lm;
-        }
-        synchronized (loadedLms) {
-            lm = loadedLms.get(name);
-            if (lm == null) {
-                ModelDescriptor d = descriptor(name);
-                int threads = InferenceSettings.THREADS.get(settings);
-                int cores = Runtime.getRuntime().availableProcessors();
-                long start = System.nanoTime();
-                lm = Privileged.run(() -> DjlCausalLm.load(d, device(d), threads, Math.max(1, cores / threads)));
-                logger.info("loaded causal LM [{}] ({}, context {}) in {} ms", name, d.engine(), d.maxTokens(),
-                    (System.nanoTime() - start) / 1_000_000);
-                loadedLms.put(name, lm);
-            }
-            return lm;
-        }
+        return loadOnce(loadedLms, name, (d, threads, intraOp) -> DjlCausalLm.load(d, device(d), threads, intraOp));
     }
 
     public void describe(ModelRef ref, ActionListener<ModelInfo> listener) {
@@ -303,26 +278,41 @@ public final class InferenceService implements Closeable {
 
     /** The loaded embedded model (loading it on first use). Blocking: call on inference threads only. */
     public DjlEmbedder embedder(String name) throws Exception {
-        DjlEmbedder embedder = loaded.get(name);
-        if (embedder != null) {
-            return embedder;
+        return loadOnce(loaded, name, (d, threads, intraOp) -> {
+            if (d.isCausalLm()) {
+                throw new IllegalArgumentException("[model] [" + name + "] is a causal language model, not an embedding model");
+            }
+            return DjlEmbedder.load(d, device(d), threads, intraOp, InferenceSettings.BATCH_SIZE.get(settings));
+        });
+    }
+
+    /** How a kind of model loads from its descriptor, with its parallelism and engine threads per call. */
+    private interface Loader<M> {
+        M load(ModelDescriptor d, int parallelism, int intraOpThreads) throws Exception;
+    }
+
+    /**
+     * The model {@code name} from {@code cache}, loaded on first use (once, even when several inference threads ask
+     * at the same time) with {@code threads} calls in parallel, each using its share of the cores.
+     */
+    private <M> M loadOnce(Map<String, M> cache, String name, Loader<M> loader) throws Exception {
+        M model = cache.get(name);
+        if (model != null) {
+            return model;
         }
-        synchronized (loaded) {
-            embedder = loaded.get(name);
-            if (embedder == null) {
+        synchronized (cache) {
+            model = cache.get(name);
+            if (model == null) {
                 ModelDescriptor d = descriptor(name);
-                if (d.isCausalLm()) {
-                    throw new IllegalArgumentException("[model] [" + name + "] is a causal language model, not an embedding model");
-                }
                 int threads = InferenceSettings.THREADS.get(settings);
                 int cores = Runtime.getRuntime().availableProcessors();
                 long start = System.nanoTime();
-                embedder = Privileged.run(() -> DjlEmbedder.load(d, device(d), threads, Math.max(1, cores / threads),
-                    InferenceSettings.BATCH_SIZE.get(settings)));
-                logger.info("loaded model [{}] ({}, {} dims) in {} ms", name, d.engine(), d.dimension(), (System.nanoTime() - start) / 1_000_000);
-                loaded.put(name, embedder);
+                model = Privileged.run(() -> loader.load(d, threads, Math.max(1, cores / threads)));
+                logger.info("loaded model [{}] ({}, {}) in {} ms", name, d.engine(),
+                    d.isCausalLm() ? "causal LM, context " + d.maxTokens() : d.dimension() + " dims", (System.nanoTime() - start) / 1_000_000);
+                cache.put(name, model);
             }
-            return embedder;
+            return model;
         }
     }
 
@@ -403,7 +393,18 @@ public final class InferenceService implements Closeable {
         return Device.cpu();
     }
 
-    @Override
+    /** One blocking model call of a strategy, counted for {@code ref}; checked failures surface unchecked, naming the model. */
+    private <T> T counted(ModelRef ref, java.util.concurrent.Callable<T> call) {
+        try {
+            return stats.model(ref).count(1, call);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(ref + " failed: " + e.getMessage(), e);
+        }
+    }
+
+        @Override
     public void close() {
         loaded.values().forEach(DjlEmbedder::close);
         loaded.clear();
@@ -434,7 +435,6 @@ public final class InferenceService implements Closeable {
             throw new IllegalStateException("[model_id] [" + ref.modelId() + "] ml-commons LLMs are not wired on this node");
         }
         RemoteLlms.Llm llm = remoteLlms.llm(ref.modelId());
-        StrataStats.Model counters = stats.model(ref);
         return new RemoteLlms.Llm() { // every call counted under the model id, like embeddings
             @Override
             public String name() {
@@ -462,13 +462,7 @@ public final class InferenceService implements Closeable {
             }
 
             private <T> T counted(java.util.concurrent.Callable<T> call) {
-                try {
-                    return counters.count(1, call);
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
+                return InferenceService.this.counted(ref, call);
             }
         };
     }

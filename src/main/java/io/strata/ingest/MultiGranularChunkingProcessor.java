@@ -162,6 +162,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                          BiConsumer<IngestDocument, Exception> handler) {
         final String sourceId;
         final Map<String, Object> copied;
+        final String sourceHash = sourceHash(text); // one pass over the text, for the summary and every chunk document
         try {
             String id = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName());
             if (id == null) {
@@ -172,7 +173,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             sourceId = id;
             copied = copiedFields(document);
             Object pipeline = document.getIngestMetadata().get("pipeline");
-            Map<String, Object> summary = summary(parents, sourceHash(text), pipeline instanceof String s ? s : null);
+            Map<String, Object> summary = summary(parents, sourceHash, pipeline instanceof String s ? s : null);
             ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
             if (ledger == null) {
                 // _simulate: show what would be written (without vectors), write nothing
@@ -191,7 +192,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
-        write(sourceIndex, sourceId, parents, copied, sourceHash(text), ActionListener.wrap(v -> {
+        write(sourceIndex, sourceId, parents, copied, sourceHash, ActionListener.wrap(v -> {
             stats.ingest().chunked(parents);
             handler.accept(document, null);
         }, e -> failed(handler, IngestFailures.of(e), e)), e -> failed(handler, IngestFailures.ofModel(e), e));
@@ -351,8 +352,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         }
         Object previous = source.get(SUMMARY_FIELD) instanceof Map<?, ?> m ? m.get("pipeline") : null;
         IngestDocument current = new IngestDocument(index, id, null, null, null, source);
-        chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), sourceHash(text),
-            ActionListener.wrap(v -> listener.onResponse(summary(parents, sourceHash(text), previous instanceof String s ? s : null)),
+        String hash = sourceHash(text);
+        chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), hash,
+            ActionListener.wrap(v -> listener.onResponse(summary(parents, hash, previous instanceof String s ? s : null)),
                 listener::onFailure), listener::onFailure), listener::onFailure));
     }
 

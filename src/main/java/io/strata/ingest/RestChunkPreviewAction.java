@@ -7,6 +7,7 @@ import io.strata.chunking.ConfigException;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.TextIndex;
 import io.strata.inference.InferenceModels;
 import io.strata.inference.InferenceService;
 import io.strata.inference.ModelRef;
@@ -137,12 +138,12 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
         b.startArray("parents");
         for (ChunkedParent p : result.parents()) {
             b.startObject();
-            chunk(b, p.parent());
+            chunk(b, p.parent(), result.index());
             b.startArray("children");
             for (Chunk c : p.children()) {
                 b.startObject();
                 b.field("level", c.level());
-                chunk(b, c);
+                chunk(b, c, result.index());
                 b.endObject();
             }
             b.endArray();
@@ -165,25 +166,11 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
         return b;
     }
 
-    private static void chunk(XContentBuilder b, Chunk c) throws IOException {
+    private static void chunk(XContentBuilder b, Chunk c, TextIndex index) throws IOException {
         b.field("ordinal", c.ordinal());
         b.field("start", c.start());
         b.field("end", c.end());
-        b.field("words", words(c.text()));
+        b.field("words", index.words(c.span()));
         b.field("text", c.text());
-    }
-
-    /** Words as θ counts them: maximal runs of non-whitespace. */
-    private static int words(String text) {
-        int n = 0;
-        boolean in = false;
-        for (int i = 0; i < text.length(); i++) {
-            boolean ws = Character.isWhitespace(text.charAt(i));
-            if (!ws && !in) {
-                n++;
-            }
-            in = !ws;
-        }
-        return n;
     }
 }

@@ -161,7 +161,6 @@ public class BoundaryClassifierStrategyTests {
                 throw new UnsupportedOperationException();
             }
 
-
             @Override
             public BoundaryScorer boundaryScorer(String field, Name name) {
                 asked.add(name);

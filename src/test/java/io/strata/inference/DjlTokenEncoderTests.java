@@ -1,7 +1,6 @@
 package io.strata.inference;
 
 import ai.djl.Device;
-import io.strata.chunking.TokenEncoder;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;

@@ -6,7 +6,7 @@ import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TextIndex;
-import io.strata.chunking.TokenEncoder;
+import io.strata.inference.TokenEncoder;
 import io.strata.inference.DjlEmbedder;
 import io.strata.inference.DjlTokenEncoder;
 import io.strata.inference.ModelDescriptor;
