@@ -16,13 +16,13 @@ public final class ChunkLedger {
     /** Thread-context transient key. */
     public static final String TRANSIENT = "_strata_chunk_ledger";
 
-    /** Chunks were written for {@code index/id} by {@code processor}. */
-    public record Entry(MultiGranularChunkingProcessor processor, String index, String id) {}
+    /** {@code parents} chunks cut from the text with {@code sourceHash} were written for {@code index/id} by {@code processor}. */
+    public record Entry(MultiGranularChunkingProcessor processor, String index, String id, String sourceHash, int parents) {}
 
     private final Queue<Entry> entries = new ConcurrentLinkedQueue<>();
 
-    public void record(MultiGranularChunkingProcessor processor, String index, String id) {
-        entries.add(new Entry(processor, index, id));
+    public void record(MultiGranularChunkingProcessor processor, String index, String id, String sourceHash, int parents) {
+        entries.add(new Entry(processor, index, id, sourceHash, parents));
     }
 
     public List<Entry> entriesFor(String index, String id) {

@@ -39,6 +39,12 @@ import java.util.function.Supplier;
  *   <li>after, before the client sees the response: a source document whose write failed after its chunks
  *       were written gets its chunks repaired to match what is stored (deleted when nothing is); a deleted
  *       source document loses its chunks in every chunk index of its index.</li>
+ *   <li>and closes the races between writes and deletes of the same id that run at the same time on different
+ *       nodes: a written document whose chunks are not, after its own write, exactly the ones cut from its text (a
+ *       concurrent delete removed them between our chunk write and source write, or another version's chunks
+ *       landed after ours) gets them rewritten from what is stored; a deleted document that exists again after its
+ *       chunks were removed (re-created concurrently) gets them rewritten too. Each side checks after its last write,
+ *       so whichever order the two requests' steps interleave in, the side that finishes last sees the drift.</li>
  * </ul>
  */
 public final class ChunkLifecycleFilter implements ActionFilter {
@@ -47,14 +53,16 @@ public final class ChunkLifecycleFilter implements ActionFilter {
     private final Supplier<ThreadContext> threadContext;
     private final Supplier<ClusterService> clusterService;
     private final Supplier<ChunkStore> store;
+    private final Supplier<ChunkProcessors> processors;
     private volatile ChunkIndices chunkIndices = new ChunkIndices(-1, Map.of());
 
     /** Suppliers because the node creates action filters before plugin components. */
     public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
-                                Supplier<ChunkStore> store) {
+                                Supplier<ChunkStore> store, Supplier<ChunkProcessors> processors) {
         this.threadContext = threadContext;
         this.clusterService = clusterService;
         this.store = store;
+        this.processors = processors;
     }
 
     @Override
@@ -87,6 +95,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
     private void afterBulk(ChunkLedger ledger, WriteRequest.RefreshPolicy refresh, BulkResponse response, Runnable respond) {
         List<Consumer<ActionListener<Void>>> work = new ArrayList<>();
         Set<String> touched = new TreeSet<>(ledger.targetIndices());
+        List<ChunkLedger.Entry> written = new ArrayList<>();
         for (BulkItemResponse item : response.getItems()) {
             if (item.isFailed()) {
                 for (ChunkLedger.Entry entry : ledger.entriesFor(item.getIndex(), item.getId())) {
@@ -95,9 +104,15 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             } else if (item.getOpType() == DocWriteRequest.OpType.DELETE) {
                 for (String chunkIndex : chunkIndicesOf(item.getIndex())) {
                     touched.add(chunkIndex);
-                    work.add(l -> store.get().deleteFrom(chunkIndex, item.getId(), 0, l));
+                    work.add(l -> store.get().deleteFrom(chunkIndex, item.getId(), 0,
+                        ActionListener.wrap(v -> recreated(item.getIndex(), item.getId(), chunkIndex, l), l::onFailure)));
                 }
+            } else {
+                written.addAll(ledger.entriesFor(item.getIndex(), item.getId()));
             }
+        }
+        if (!written.isEmpty()) {
+            work.add(l -> checkWritten(written, l));
         }
         if (refresh != WriteRequest.RefreshPolicy.NONE && !touched.isEmpty()) {
             // a client that asked for its writes to be visible sees the chunks too
@@ -126,6 +141,56 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 }
             }));
         }
+    }
+
+    /** Rewrites, from what is stored, the chunks of written documents that are not exactly theirs any more. */
+    private void checkWritten(List<ChunkLedger.Entry> written, ActionListener<Void> listener) {
+        List<ChunkStore.Expected> expected = written.stream()
+            .map(e -> new ChunkStore.Expected(e.processor().targetIndex(), e.id(), e.sourceHash(), e.parents())).toList();
+        store.get().unmet(expected, ActionListener.wrap(unmet -> {
+            List<ChunkLedger.Entry> drifted = new ArrayList<>();
+            for (int i = 0; i < expected.size(); i++) {
+                if (unmet.contains(expected.get(i))) {
+                    drifted.add(written.get(i));
+                }
+            }
+            if (drifted.isEmpty()) {
+                listener.onResponse(null);
+                return;
+            }
+            logger.debug("chunks of {} changed under their write (a concurrent write or delete of the same id); rewriting", drifted);
+            AtomicInteger pending = new AtomicInteger(drifted.size());
+            for (ChunkLedger.Entry e : drifted) {
+                e.processor().repair(e.index(), e.id(), ActionListener.runAfter(ActionListener.wrap(v -> {}, ex ->
+                    logger.warn("rewriting the chunks of [" + e.index() + "/" + e.id() + "] failed", ex)), () -> {
+                        if (pending.decrementAndGet() == 0) {
+                            listener.onResponse(null);
+                        }
+                    }));
+            }
+        }, listener::onFailure));
+    }
+
+    /**
+     * After the chunks of a deleted document were removed: if the document exists again (written concurrently, after our
+     * delete), its chunks are rewritten from it by the processor its summary names.
+     */
+    @SuppressWarnings("unchecked")
+    private void recreated(String index, String id, String chunkIndex, ActionListener<Void> listener) {
+        store.get().sourceOf(index, id, ActionListener.wrap(source -> {
+            Object summary = source == null ? null : source.get(MultiGranularChunkingProcessor.SUMMARY_FIELD);
+            ChunkProcessors lookup = processors.get();
+            if (!(summary instanceof Map<?, ?> s) || !chunkIndex.equals(s.get("target_index")) || lookup == null) {
+                listener.onResponse(null);
+                return;
+            }
+            MultiGranularChunkingProcessor processor = lookup.resolve(index, s.get("pipeline"), chunkIndex);
+            if (processor == null) {
+                listener.onResponse(null); // no pipeline writes there any more: _reconcile reports it
+                return;
+            }
+            processor.repair(index, id, listener);
+        }, listener::onFailure));
     }
 
     /** Chunk indices whose mapping names {@code sourceIndex}, from the local cluster state (cached per version). */

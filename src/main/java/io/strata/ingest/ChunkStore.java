@@ -8,6 +8,7 @@ import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.delete.DeleteRequest;
+import org.opensearch.action.get.GetRequest;
 import org.opensearch.action.get.MultiGetItemResponse;
 import org.opensearch.action.get.MultiGetRequest;
 import org.opensearch.action.index.IndexRequest;
@@ -228,6 +229,50 @@ public final class ChunkStore {
             }
             listener.onResponse(byHash);
         }, listener::onFailure));
+    }
+
+    /** The chunks one source document should have now: ids 0..parents-1 carrying {@code sourceHash}, and nothing beyond. */
+    public record Expected(String target, String sourceId, String sourceHash, int parents) {}
+
+    /**
+     * Those of {@code expected} that the chunks as stored now (realtime) do not meet: a chunk missing, cut from another
+     * version of the source, or one too many. One multi-get for all of them.
+     */
+    public void unmet(List<Expected> expected, ActionListener<List<Expected>> listener) {
+        MultiGetRequest probe = new MultiGetRequest().realtime(true);
+        FetchSourceContext fields = new FetchSourceContext(true, new String[] { ChunkDocuments.SOURCE_HASH }, null);
+        for (Expected e : expected) {
+            for (int i = 0; i <= e.parents(); i++) {
+                probe.add(new MultiGetRequest.Item(e.target(), ChunkDocuments.chunkId(e.sourceId(), i)).fetchSourceContext(fields));
+            }
+        }
+        client.multiGet(probe, ActionListener.wrap(response -> {
+            MultiGetItemResponse[] items = response.getResponses();
+            List<Expected> unmet = new ArrayList<>();
+            int at = 0;
+            for (Expected e : expected) {
+                boolean met = true;
+                for (int i = 0; i <= e.parents(); i++, at++) {
+                    MultiGetItemResponse item = items[at];
+                    boolean exists = !item.isFailed() && item.getResponse().isExists();
+                    if (i < e.parents()) {
+                        met &= exists && e.sourceHash().equals(item.getResponse().getSourceAsMap().get(ChunkDocuments.SOURCE_HASH));
+                    } else {
+                        met &= !exists && !item.isFailed();
+                    }
+                }
+                if (!met) {
+                    unmet.add(e);
+                }
+            }
+            listener.onResponse(unmet);
+        }, listener::onFailure));
+    }
+
+    /** The source of {@code index/id} as stored now (realtime), or null when it does not exist. */
+    public void sourceOf(String index, String id, ActionListener<Map<String, Object>> listener) {
+        client.get(new GetRequest(index, id).realtime(true),
+            ActionListener.wrap(r -> listener.onResponse(r.isExists() ? r.getSourceAsMap() : null), listener::onFailure));
     }
 
     /** Makes what was written to {@code indices} visible to search. */

@@ -187,7 +187,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 return;
             }
             document.setFieldValue(SUMMARY_FIELD, summary);
-            ledger.record(this, sourceIndex, sourceId);
+            ledger.record(this, sourceIndex, sourceId, sourceHash, parents.size());
         } catch (Exception e) {
             failed(handler, IngestFailures.of(e), e);
             return;

@@ -76,12 +76,12 @@ public final class Reconciler {
 
     private final Client client;
     private final ClusterService clusterService;
-    private final IngestService ingestService;
+    private final ChunkProcessors processors;
 
-    public Reconciler(Client client, ClusterService clusterService, IngestService ingestService) {
+    public Reconciler(Client client, ClusterService clusterService, ChunkProcessors processors) {
         this.client = client;
         this.clusterService = clusterService;
-        this.ingestService = ingestService;
+        this.processors = processors;
     }
 
     /** What one run found and did. */
@@ -284,7 +284,7 @@ public final class Reconciler {
 
     private void sourcePass(Report report, ActionListener<Void> listener) {
         Set<String> includes = new TreeSet<>(Set.of(SUMMARY));
-        for (MultiGranularChunkingProcessor p : allProcessors()) {
+        for (MultiGranularChunkingProcessor p : processors.all()) {
             includes.add(p.field());
         }
         SearchRequest search = new SearchRequest(report.sourceIndex).scroll(KEEP_ALIVE).source(new SearchSourceBuilder()
@@ -436,50 +436,13 @@ public final class Reconciler {
 
     // ---- pipelines
 
-    /**
-     * The processor that wrote a document's chunks: the one in the pipeline its summary names, else in the index's
-     * default or final pipeline, else the only one in any pipeline writing to {@code target}. Cached per run.
-     */
+    /** {@link ChunkProcessors#resolve}, cached per run. */
     private MultiGranularChunkingProcessor resolve(String sourceIndex, Object pipeline, String target, Map<String, Object> cache) {
-        String key = pipeline + "|" + target;
-        Object hit = cache.computeIfAbsent(key, k -> {
-            List<String> candidates = new ArrayList<>();
-            if (pipeline instanceof String p) {
-                candidates.add(p);
-            }
-            IndexMetadata index = clusterService.state().metadata().index(sourceIndex);
-            if (index != null) {
-                candidates.add(IndexSettings.DEFAULT_PIPELINE.get(index.getSettings()));
-                candidates.add(IndexSettings.FINAL_PIPELINE.get(index.getSettings()));
-            }
-            for (String id : candidates) {
-                MultiGranularChunkingProcessor found = inPipeline(id, target);
-                if (found != null) {
-                    return found;
-                }
-            }
-            List<MultiGranularChunkingProcessor> anywhere = allProcessors().stream().filter(p -> p.targetIndex().equals(target)).toList();
-            return anywhere.isEmpty() ? Boolean.FALSE : anywhere.get(0);
+        Object hit = cache.computeIfAbsent(pipeline + "|" + target, k -> {
+            MultiGranularChunkingProcessor found = processors.resolve(sourceIndex, pipeline, target);
+            return found == null ? Boolean.FALSE : found;
         });
         return hit instanceof MultiGranularChunkingProcessor p ? p : null;
-    }
-
-    private MultiGranularChunkingProcessor inPipeline(String pipelineId, String target) {
-        if (pipelineId == null || IngestService.NOOP_PIPELINE_NAME.equals(pipelineId) || ingestService.getPipeline(pipelineId) == null) {
-            return null;
-        }
-        return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class).stream()
-            .filter(p -> p.targetIndex().equals(target)).findFirst().orElse(null);
-    }
-
-    private List<MultiGranularChunkingProcessor> allProcessors() {
-        List<MultiGranularChunkingProcessor> out = new ArrayList<>();
-        for (PipelineConfiguration config : IngestService.getPipelines(clusterService.state())) {
-            if (ingestService.getPipeline(config.getId()) != null) {
-                out.addAll(ingestService.getProcessorsInPipeline(config.getId(), MultiGranularChunkingProcessor.class));
-            }
-        }
-        return out;
     }
 
     // ---- scrolling

@@ -64,7 +64,7 @@ public final class RestReconcileAction extends BaseRestHandler {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, owner));
         }
-        Reconciler reconciler = new Reconciler(client, clusterService.get(), ingestService.get());
+        Reconciler reconciler = new Reconciler(client, clusterService.get(), new ChunkProcessors(clusterService.get(), ingestService.get()));
         return channel -> reconciler.reconcile(index, dryRun, new RestToXContentListener<>(channel));
     }
 }

@@ -12,6 +12,7 @@ import io.strata.stats.transport.RestStatsAction;
 import io.strata.stats.transport.StatsAction;
 import io.strata.stats.transport.TransportStatsAction;
 import io.strata.ingest.ChunkLifecycleFilter;
+import io.strata.ingest.ChunkProcessors;
 import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
@@ -139,7 +140,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public List<ActionFilter> getActionFilters() {
         return List.of(new ChunkLifecycleFilter(
-            () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get, chunkStore::get));
+            () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get, chunkStore::get,
+            () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService.get())));
     }
 
     @Override

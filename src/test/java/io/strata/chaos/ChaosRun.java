@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Fault test on a real cluster ({@code bin/strata-chaos}, which starts a fresh 3-node cluster and stops it):
  * bulk-ingests generated documents through a {@code multi_granular_chunking} pipeline while one node is killed
  * with SIGKILL and restarted ({@code bin/strata-node kill|restart}), then races updates, deletes and re-ingest of
- * the same ids from concurrent threads, then checks — without the plugin's reconcile — that every source document
+ * the same ids from concurrent threads while another node is killed and restarted, then checks — without the plugin's reconcile — that every source document
  * has exactly the chunk documents the {@code _chunk} preview gives for its stored text, and finally asks
  * {@code _reconcile?dry_run=true} for its own opinion (and fixes with it if anything drifted).
  *
@@ -42,7 +42,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * explicit {@code _id}, so resending is idempotent.
  *
  * <p>Arguments ({@code key=value}): {@code name} (cluster, default chaos), {@code port} (first HTTP port, 10500),
- * {@code nodes} (3), {@code docs} (10000), {@code batch} (200), {@code kills} (1), {@code hot} (ids in the race,
+ * {@code nodes} (3), {@code docs} (10000), {@code batch} (200), {@code kills} (1, during ingest), {@code race_kills}
+ * (1, during the race), {@code hot} (ids in the race,
  * 300), {@code race_ops} (per thread, 400), {@code seed}. Embeddings are off ({@code embed: false}): the test is
  * about keeping chunk documents in step with their sources, which does not depend on vectors, and the machine's
  * two cores are shared.
@@ -84,7 +85,7 @@ public final class ChaosRun {
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq < 1) {
-                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: name, port, nodes, docs, batch, kills, hot, race_ops, seed");
+                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: name, port, nodes, docs, batch, kills, race_kills, hot, race_ops, seed");
             }
             a.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
@@ -93,11 +94,12 @@ public final class ChaosRun {
         int kills = Integer.parseInt(a.getOrDefault("kills", "1"));
         int hot = Integer.parseInt(a.getOrDefault("hot", "300"));
         int raceOps = Integer.parseInt(a.getOrDefault("race_ops", "400"));
+        int raceKills = Integer.parseInt(a.getOrDefault("race_kills", "1"));
         int nodes = Integer.parseInt(a.getOrDefault("nodes", "3"));
         long seed = Long.parseLong(a.getOrDefault("seed", Long.toString(System.nanoTime())));
         ChaosRun run = new ChaosRun(a.getOrDefault("name", "chaos"), Integer.parseInt(a.getOrDefault("port", "10500")), nodes);
         try {
-            System.exit(run.run(docs, batch, kills, Math.min(hot, docs), raceOps, seed) ? 0 : 1);
+            System.exit(run.run(docs, batch, kills, raceKills, Math.min(hot, docs), raceOps, seed) ? 0 : 1);
         } finally {
             for (RestClient c : run.clients) {
                 c.close();
@@ -105,10 +107,10 @@ public final class ChaosRun {
         }
     }
 
-    private boolean run(int docs, int batch, int killCount, int hot, int raceOps, long seed) throws Exception {
+    private boolean run(int docs, int batch, int killCount, int raceKills, int hot, int raceOps, long seed) throws Exception {
         long t0 = System.nanoTime();
-        System.out.printf(Locale.ROOT, "seed %d; %d nodes; %,d documents in batches of %d; %d kill(s); race on %d ids%n", seed, clients.size(),
-            docs, batch, killCount, hot);
+        System.out.printf(Locale.ROOT, "seed %d; %d nodes; %,d documents in batches of %d; %d kill(s); race on %d ids with %d kill(s)%n", seed,
+            clients.size(), docs, batch, killCount, hot, raceKills);
         setup();
 
         // Phase 1: ingest with kill -9 + restart of a random node at a random moment.
@@ -169,6 +171,7 @@ public final class ChaosRun {
         List<Future<?>> race = new ArrayList<>();
         AtomicLong raceDeletes = new AtomicLong();
         AtomicLong raceWrites = new AtomicLong();
+        AtomicLong raceDone = new AtomicLong();
         for (int t = 0; t < 4; t++) {
             int thread = t;
             race.add(pool.submit(() -> {
@@ -187,6 +190,7 @@ public final class ChaosRun {
                             }
                         }
                         bulk(body.toString());
+                        raceDone.addAndGet(20);
                     }
                 } else {
                     for (int op = 0; op < raceOps; op++) {
@@ -198,15 +202,44 @@ public final class ChaosRun {
                             single("PUT", "/" + SOURCE + "/_doc/" + id, JsonRest.json(Map.of("body", text(r))));
                             raceWrites.incrementAndGet();
                         }
+                        raceDone.incrementAndGet();
                     }
                 }
                 return null;
             }));
         }
+        // kill -9 a random node while the race runs (between 1/4 and 3/4 of its operations), then restart it
+        List<String> raceKillLog = Collections.synchronizedList(new ArrayList<>());
+        long raceTotal = 4L * raceOps;
+        Future<?> raceKiller = raceKills == 0 ? null : Executors.newSingleThreadExecutor().submit(() -> {
+            for (int k = 0; k < raceKills; k++) {
+                long at = raceTotal * (2L * k + 1) / (2L * raceKills + 2) + random.nextLong(Math.max(1, raceTotal / (4L * raceKills)));
+                while (raceDone.get() < at && race.stream().anyMatch(f -> !f.isDone())) {
+                    Thread.sleep(20);
+                }
+                if (race.stream().allMatch(Future::isDone)) {
+                    break;
+                }
+                int victim = random.nextInt(clients.size());
+                long k0 = System.nanoTime();
+                node("kill", victim);
+                kills.incrementAndGet();
+                Thread.sleep(1000 + random.nextInt(3000));
+                node("restart", victim);
+                raceKillLog.add(String.format(Locale.ROOT, "race: killed node-%d after %d of %d operations; back in %.1f s", victim, at,
+                    raceTotal, secs(k0)));
+            }
+            return null;
+        });
         for (Future<?> f : race) {
             f.get();
         }
+        if (raceKiller != null) {
+            raceKiller.get();
+        }
         pool.shutdown();
+        raceKillLog.forEach(System.out::println);
+        waitGreen();
         System.out.printf(Locale.ROOT, "phase 2: %,d writes and %,d deletes on %d ids from 4 threads in %.1f s%n", raceWrites.get(), raceDeletes.get(),
             hot, secs(t2));
 
