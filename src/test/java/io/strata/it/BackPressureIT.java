@@ -26,7 +26,7 @@ public class BackPressureIT extends StrataRestTestCase {
     private static final String CHUNKS = "bp-chunks";
     private static final String PIPELINE = "bp";
     private static final int CLIENTS = 4;
-    private static final int DOCS_PER_BULK = 6;
+    private static final int DOCS_PER_BULK = 4;
     private static final int PASSAGE = 1500;
 
     private static void setMaxPending(Integer limit) throws IOException {
@@ -58,7 +58,7 @@ public class BackPressureIT extends StrataRestTestCase {
         putPipeline(PIPELINE, """
             {"field": "body", "target_index": "%s", "strategy": {"type": "logits_guided", "max_words": 120, "llm": "strata-tiny-gpt"}}"""
             .formatted(CHUNKS));
-        // 25 distinct passages of the bundled Emma chapters (about 250 words each)
+        // 17 distinct passages of the bundled Emma chapters (about 250 words each)
         String emma = String.join("\n\n", emmaChapters().values());
         int stride = (emma.length() - PASSAGE) / (CLIENTS * DOCS_PER_BULK);
         // warm-up with the default limit: the chunk index exists and the models are loaded on the node that took it

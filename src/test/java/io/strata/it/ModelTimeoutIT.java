@@ -103,6 +103,26 @@ public class ModelTimeoutIT extends StrataRestTestCase {
         assertEquals(parents, count(CHUNKS));
     }
 
+    public void testHangingRemoteLlm_failsTheModelGuidedStrategyWith504_andRecovers() throws Exception {
+        String body = json(Map.of("text", "The cat sat. The cat ran away! Dogs bark", "strategy",
+            Map.of("type", "logits_guided", "max_words", 300, "remainder_words", 0, "llm_model_id", "standin-llm")));
+        call("PUT", "/_cluster/settings",
+            "{\"persistent\": {\"plugins.strata.inference.remote_timeout\": \"1s\", \"standin.hang_models\": [\"standin-llm\"]}}");
+        try {
+            long start = System.nanoTime();
+            ResponseException e = callFailing("POST", "/_plugins/_strata/_chunk", body);
+            long tookMillis = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(e.getMessage(), 504, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("[model_id] [standin-llm] ml-commons did not answer within [1s]"));
+            assertTrue("waited for the timeout, did not hang: " + tookMillis, tookMillis >= 1000 && tookMillis < 30_000);
+        } finally {
+            call("PUT", "/_cluster/settings",
+                "{\"persistent\": {\"plugins.strata.inference.remote_timeout\": null, \"standin.hang_models\": null}}");
+        }
+        List<Object> parents = (List<Object>) call("POST", "/_plugins/_strata/_chunk", body).get("parents");
+        assertFalse(parents.isEmpty());
+    }
+
     public void testRemoteTimeout_invalidValue_isRefusedWith400() {
         ResponseException e = callFailing("PUT", "/_cluster/settings",
             "{\"transient\": {\"plugins.strata.inference.remote_timeout\": \"10ms\"}}");
