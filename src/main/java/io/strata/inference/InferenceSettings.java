@@ -34,16 +34,18 @@ public final class InferenceSettings {
     public static final Setting<Integer> QUEUE_SIZE = Setting.intSetting("plugins.strata.inference.queue_size", 1000, 1, 100_000,
         Property.NodeScope);
     /**
-     * Admission limit (dynamic): inference tasks running or queued on this node (embedded embeddings, model-guided
-     * chunking) beyond which new ones are rejected at once with 429, before they reach the pool. Lower it to shed load
-     * early without a restart; the default, threads + queue_size, never rejects before the pool's own queue would.
+     * Admission limit (dynamic): inference tasks running or queued on this node (embedded embeddings of ingest, queries
+     * and {@code _embed}; model-guided chunking and previews) beyond which new ones are rejected at once with 429, before
+     * they reach the pool. Lower it to shed load early without a restart; the default, threads + queue_size, never
+     * rejects before the pool's own queue would.
      */
     public static final Setting<Integer> MAX_PENDING = new Setting<>("plugins.strata.inference.max_pending",
         s -> Integer.toString(THREADS.get(s) + QUEUE_SIZE.get(s)),
         s -> Setting.parseInt(s, 1, 1_000_000, "plugins.strata.inference.max_pending"), Property.Dynamic, Property.NodeScope);
     /**
-     * How long a call of an ml-commons model ({@code model_id}) may take before it fails with 504 (dynamic). The predict
-     * request has no timeout of its own; without this a hung connector would hold the bulk request forever.
+     * How long a call of an ml-commons model ({@code model_id}, {@code llm_model_id}) may take before it fails with 504
+     * (dynamic; read per call). The predict request has no timeout of its own; without this a hung connector would hold
+     * the bulk request forever.
      */
     public static final Setting<TimeValue> REMOTE_TIMEOUT = Setting.timeSetting("plugins.strata.inference.remote_timeout",
         TimeValue.timeValueSeconds(60), TimeValue.timeValueMillis(100), TimeValue.timeValueMinutes(10), Property.Dynamic,

@@ -53,6 +53,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 public class StandinPredictAction extends HandledTransportAction<ActionRequest, MLTaskResponse> {
     private final Client client;
     private final ClusterService clusterService;
+    /** Calls held by {@link MlStandinPlugin#HANG_MODELS}, by model id. */
+    private final Map<String, Queue<ActionListener<MLTaskResponse>>> hung = new ConcurrentHashMap<>();
 
     @Inject
     public StandinPredictAction(TransportService transportService, ActionFilters actionFilters, Client client,
@@ -62,9 +64,6 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
         this.clusterService = clusterService;
         clusterService.getClusterSettings().addSettingsUpdateConsumer(MlStandinPlugin.HANG_MODELS, this::releaseHung);
     }
-
-    /** Calls held by {@link MlStandinPlugin#HANG_MODELS}, by model id. */
-    private final Map<String, Queue<ActionListener<MLTaskResponse>>> hung = new ConcurrentHashMap<>();
 
     /** Fails the held calls of every model id no longer listed as hanging. */
     private void releaseHung(List<String> stillHanging) {
