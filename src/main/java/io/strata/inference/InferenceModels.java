@@ -18,8 +18,11 @@ import java.util.Locale;
  * using them run on inference threads ({@link InferenceService#run}).
  */
 public final class InferenceModels implements StrategyModels {
-    /** How long a strategy waits for one ml-commons call. */
-    static final Duration REMOTE_TIMEOUT = Duration.ofMinutes(2);
+    /**
+     * A backstop only: an ml-commons call fails on its own after {@link InferenceSettings#REMOTE_TIMEOUT} (at most 10
+     * minutes), so this never fires before it.
+     */
+    static final Duration REMOTE_TIMEOUT = Duration.ofMinutes(11);
 
     private final InferenceService service;
     private final ModelRef pipelineModel;

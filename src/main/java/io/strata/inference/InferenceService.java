@@ -11,7 +11,9 @@ import io.strata.stats.StrataStats;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.common.settings.Settings;
+import org.opensearch.OpenSearchStatusException;
 import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.rest.RestStatus;
 
 import java.io.Closeable;
 import java.nio.file.Files;
@@ -26,8 +28,14 @@ import java.util.function.Supplier;
 
 /**
  * Resolves model references and runs embeddings: embedded models on this node's {@code strata_inference}
- * thread pool (never on transport, search or write threads; a full queue rejects with 429), ml-commons
- * models through {@link RemoteEmbeddings}.
+ * thread pool (never on transport, search or write threads), ml-commons models through {@link RemoteEmbeddings}.
+ *
+ * <p><b>Back-pressure.</b> Work for the pool passes an admission limit first ({@link InferenceSettings#MAX_PENDING},
+ * dynamic): beyond it, or when the pool's queue is full, the caller gets 429 at once and retries later. ml-commons calls
+ * are not counted against it (they run on ml-commons' pools, which reject on their own), but are bounded in time by
+ * {@link InferenceSettings#REMOTE_TIMEOUT}. An embedded model call in flight cannot be interrupted (ONNX Runtime and
+ * PyTorch run it to its end on the inference thread), so embedded work has no timeout: its bound is the input limits
+ * ({@code max_tokens}, batch size) and the admission limit.
  *
  * <p>Embedded models are folders under {@code <config>/strata/models/}; nothing outside that folder is
  * ever read. Engines and models load on first use, so a node that never embeds pays nothing.
@@ -45,6 +53,7 @@ public final class InferenceService implements Closeable {
     private final Map<String, DjlEmbedder> loaded = new ConcurrentHashMap<>();
     private final Map<String, BoundaryHead> heads = new ConcurrentHashMap<>();
     private final Map<String, DjlCausalLm> loadedLms = new ConcurrentHashMap<>();
+    private final Admission admission;
 
     /** @param remote, remoteLlms ml-commons models ({@code model_id}); null where a test needs none */
     public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> executor, RemoteEmbeddings remote,
@@ -55,6 +64,7 @@ public final class InferenceService implements Closeable {
         this.executor = executor;
         this.remote = remote;
         this.stats = stats;
+        this.admission = new Admission(InferenceSettings.MAX_PENDING.get(settings));
     }
 
     /** The reference used when a configuration names no model. */
@@ -214,44 +224,71 @@ public final class InferenceService implements Closeable {
             remote.embed(ref.modelId(), texts, purpose, stats.model(ref).counting(texts.size(), listener));
             return;
         }
-        try {
-            executor.get().execute(() -> {
-                ActionListener<List<float[]>> counted = stats.model(ref).counting(texts.size(), listener);
-                List<float[]> vectors;
-                try {
-                    DjlEmbedder embedder = embedder(ref.model());
-                    vectors = Privileged.run(() -> embedder.embed(texts, purpose));
-                } catch (Exception e) {
-                    counted.onFailure(e);
-                    return;
-                }
-                counted.onResponse(vectors);
-            });
-        } catch (RuntimeException rejected) {
-            // a full queue: the caller gets 429 and retries later
-            listener.onFailure(rejected);
-        }
+        // timed from when an inference thread takes it; a rejected call is not a call of the model
+        submit(() -> stats.model(ref).count(texts.size(), () -> {
+            DjlEmbedder embedder = embedder(ref.model());
+            return Privileged.run(() -> embedder.embed(texts, purpose));
+        }), listener);
     }
 
     /**
      * Runs blocking model work (model-guided chunking) on the {@code strata_inference} pool, never on the caller's
-     * transport or write thread; a full queue fails the listener with 429.
+     * transport or write thread; beyond the admission limit, or with a full queue, fails the listener with 429.
      */
     public <T> void run(org.opensearch.common.CheckedSupplier<T, Exception> work, ActionListener<T> listener) {
+        submit(work, listener);
+    }
+
+    /**
+     * Hands {@code work} to the pool if the admission limit ({@link InferenceSettings#MAX_PENDING}) lets it in, else fails
+     * the listener at once with 429. The task is released when the work is done, before the listener runs.
+     */
+    private <T> void submit(org.opensearch.common.CheckedSupplier<T, Exception> work, ActionListener<T> listener) {
+        if (!admission.tryAcquire()) {
+            stats.inferenceRejected();
+            listener.onFailure(rejection(admission.limit()));
+            return;
+        }
         try {
             executor.get().execute(() -> {
-                T result;
+                T result = null;
+                Exception failure = null;
                 try {
                     result = work.get();
                 } catch (Exception e) {
-                    listener.onFailure(e);
-                    return;
+                    failure = e;
+                } finally {
+                    admission.release();
                 }
-                listener.onResponse(result);
+                if (failure != null) {
+                    listener.onFailure(failure);
+                } else {
+                    listener.onResponse(result);
+                }
             });
         } catch (RuntimeException rejected) {
+            // the pool's own queue is full (or the node is closing): 429 as well, and the caller retries later
+            admission.release();
             listener.onFailure(rejected);
         }
+    }
+
+    /** The 429 of a task refused by the admission limit: names the setting, the limit, and what to do. */
+    static OpenSearchStatusException rejection(int limit) {
+        return new OpenSearchStatusException(String.format(Locale.ROOT,
+            "[%s] inference rejected: [%d] inference tasks are already running or queued on this node, the limit set by [%s]; "
+                + "retry later", InferenceSettings.THREAD_POOL, limit, InferenceSettings.MAX_PENDING.getKey()),
+            RestStatus.TOO_MANY_REQUESTS);
+    }
+
+    /** Changes the admission limit (the dynamic {@link InferenceSettings#MAX_PENDING}); pending tasks are not affected. */
+    public void setMaxPending(int limit) {
+        admission.setLimit(limit);
+    }
+
+    /** Inference tasks admitted and not yet done on this node. */
+    public int pending() {
+        return admission.pending();
     }
 
     /**

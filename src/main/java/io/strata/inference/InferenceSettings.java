@@ -3,12 +3,13 @@ package io.strata.inference;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Setting.Property;
 import org.opensearch.common.settings.Settings;
+import org.opensearch.common.unit.TimeValue;
 import org.opensearch.common.util.concurrent.OpenSearchExecutors;
 
 import java.util.List;
 import java.util.Locale;
 
-/** Node settings of the inference layer (opensearch.yml). */
+/** Settings of the inference layer: node settings (opensearch.yml), two of them also dynamic (cluster settings). */
 public final class InferenceSettings {
     public static final String THREAD_POOL = "strata_inference";
 
@@ -32,11 +33,28 @@ public final class InferenceSettings {
     /** Waiting calls beyond which new ones are rejected (429), so ingest gets back-pressure instead of memory growth. */
     public static final Setting<Integer> QUEUE_SIZE = Setting.intSetting("plugins.strata.inference.queue_size", 1000, 1, 100_000,
         Property.NodeScope);
+    /**
+     * Admission limit (dynamic): inference tasks running or queued on this node (embedded embeddings of ingest, queries
+     * and {@code _embed}; model-guided chunking and previews) beyond which new ones are rejected at once with 429, before
+     * they reach the pool. Lower it to shed load early without a restart; the default, threads + queue_size, never
+     * rejects before the pool's own queue would.
+     */
+    public static final Setting<Integer> MAX_PENDING = new Setting<>("plugins.strata.inference.max_pending",
+        s -> Integer.toString(THREADS.get(s) + QUEUE_SIZE.get(s)),
+        s -> Setting.parseInt(s, 1, 1_000_000, "plugins.strata.inference.max_pending"), Property.Dynamic, Property.NodeScope);
+    /**
+     * How long a call of an ml-commons model ({@code model_id}, {@code llm_model_id}) may take before it fails with 504
+     * (dynamic; read per call). The predict request has no timeout of its own; without this a hung connector would hold
+     * the bulk request forever.
+     */
+    public static final Setting<TimeValue> REMOTE_TIMEOUT = Setting.timeSetting("plugins.strata.inference.remote_timeout",
+        TimeValue.timeValueSeconds(60), TimeValue.timeValueMillis(100), TimeValue.timeValueMinutes(10), Property.Dynamic,
+        Property.NodeScope);
     public static final Setting<Integer> BATCH_SIZE = Setting.intSetting("plugins.strata.inference.batch_size", 8, 1, 1024,
         Property.NodeScope);
 
     public static List<Setting<?>> all() {
-        return List.of(EMBEDDED_ENABLED, DEFAULT_MODEL, DEVICE, THREADS, QUEUE_SIZE, BATCH_SIZE);
+        return List.of(EMBEDDED_ENABLED, DEFAULT_MODEL, DEVICE, THREADS, QUEUE_SIZE, MAX_PENDING, REMOTE_TIMEOUT, BATCH_SIZE);
     }
 
     private InferenceSettings() {}

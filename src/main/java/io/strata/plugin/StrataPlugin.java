@@ -32,6 +32,7 @@ import org.opensearch.common.settings.IndexScopedSettings;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.settings.SettingsFilter;
+import org.opensearch.common.unit.TimeValue;
 import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
 import org.opensearch.core.xcontent.NamedXContentRegistry;
 import org.opensearch.env.Environment;
@@ -71,10 +72,13 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
     private final SetOnce<IngestService> ingestService = new SetOnce<>();
+    /** The dynamic {@link InferenceSettings#REMOTE_TIMEOUT}, read by every ml-commons call. */
+    private volatile TimeValue remoteTimeout;
     private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats);
 
     public StrataPlugin(Settings settings) {
         this.settings = settings;
+        this.remoteTimeout = InferenceSettings.REMOTE_TIMEOUT.get(settings);
     }
 
     @Override
@@ -98,7 +102,11 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         this.clusterService.set(clusterService);
         this.threadPool.set(threadPool);
         this.resolver.set(indexNameExpressionResolver);
-        return List.of(chunkStore(client, clusterService), inference(environment, client), stats);
+        InferenceService inference = inference(environment, client);
+        ClusterSettings dynamic = clusterService.getClusterSettings();
+        dynamic.addSettingsUpdateConsumer(InferenceSettings.MAX_PENDING, inference::setMaxPending);
+        dynamic.addSettingsUpdateConsumer(InferenceSettings.REMOTE_TIMEOUT, t -> remoteTimeout = t);
+        return List.of(chunkStore(client, clusterService), inference, stats);
     }
 
     @Override
@@ -164,7 +172,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             configureDjl(environment.tmpDir());
             Path models = environment.configDir().resolve("strata").resolve("models");
             inference.set(new InferenceService(settings, models, () -> threadPool.get().executor(InferenceSettings.THREAD_POOL),
-                new MlCommonsEmbeddings(client), MlCommonsLlm.models(client), stats));
+                new MlCommonsEmbeddings(client, () -> remoteTimeout), MlCommonsLlm.models(client, () -> remoteTimeout), stats));
         }
         return inference.get();
     }

@@ -27,6 +27,8 @@ public final class StrataStats {
     private final Map<ModelRef, Model> models = new ConcurrentHashMap<>();
     /** Where calls of models beyond {@link #MAX_MODELS} go: never reported. */
     private final Model uncounted = new Model();
+    /** Inference tasks refused by the admission limit (the pool counts its own rejections). */
+    private final LongAdder inferenceRejected = new LongAdder();
 
     public Ingest ingest() {
         return ingest;
@@ -48,6 +50,11 @@ public final class StrataStats {
         return m;
     }
 
+    /** An inference task refused by the admission limit ({@code plugins.strata.inference.max_pending}) with 429. */
+    public void inferenceRejected() {
+        inferenceRejected.increment();
+    }
+
     /**
      * The counters as they are now, with what only the caller knows: the {@code strata_inference} thread pool's
      * stats (null when there is none) and, for each embedded model loaded on this node, its truncation count.
@@ -57,8 +64,9 @@ public final class StrataStats {
         models.forEach((ref, m) -> byName.put(ref.isEmbedded() ? ref.model() : ref.modelId(),
             m.snapshot(ref.isEmbedded(), ref.isEmbedded() ? loadedTruncations.get(ref.model()) : null)));
         loadedTruncations.forEach((name, truncated) -> byName.putIfAbsent(name, new NodeStats.Model(true, 0, 0, 0, 0, truncated, true)));
-        NodeStats.Queue queue = pool == null ? new NodeStats.Queue(0, 0, 0)
-            : new NodeStats.Queue(pool.getQueue(), pool.getActive(), pool.getRejected());
+        // rejected: by the pool's full queue or, before it, by the admission limit
+        NodeStats.Queue queue = pool == null ? new NodeStats.Queue(0, 0, inferenceRejected.sum())
+            : new NodeStats.Queue(pool.getQueue(), pool.getActive(), pool.getRejected() + inferenceRejected.sum());
         return new NodeStats(ingest.snapshot(), queue, byName, new NodeStats.Query(query.multiGranular.sum(), query.embedded.sum()));
     }
 

@@ -77,8 +77,8 @@ public class MlCommonsEmbeddingsIT extends StrataRestTestCase {
             "Failed to find model");
     }
 
-    public void testUndeployedModelId_is400WithTheDeployCall() {
-        assertError("standin-undeployed", 400, "[model_id] [standin-undeployed] is not deployed in ml-commons",
+    public void testUndeployedModelId_is503WithTheDeployCall() {
+        assertError("standin-undeployed", 503, "[model_id] [standin-undeployed] is not deployed in ml-commons",
             "POST _plugins/_ml/models/standin-undeployed/_deploy", "Model not ready yet. Please deploy the model first.");
     }
 

@@ -54,7 +54,8 @@ public class ModelOutageIT extends StrataRestTestCase {
         List<Map<String, Object>> items = items(bulk);
         assertEquals(expected, items.size());
         for (Map<String, Object> item : items) {
-            assertEquals(item.toString(), 400, item.get("status"));
+            // 503, not ml-commons' 400: the model is not serving right now, a client should back off and retry
+            assertEquals(item.toString(), 503, item.get("status"));
             String reason = (String) ((Map<String, Object>) item.get("error")).get("reason");
             assertTrue(item.toString(), reason.contains("[model_id] [" + MODEL_ID + "] is not deployed in ml-commons"));
             assertTrue(item.toString(), reason.contains("Model not ready yet"));

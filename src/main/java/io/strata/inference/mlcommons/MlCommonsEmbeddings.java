@@ -17,6 +17,7 @@ import org.opensearch.transport.client.Client;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * Embeddings from ml-commons models ({@code "model_id"}), through ml-commons' predict transport action on the node
@@ -33,25 +34,25 @@ import java.util.concurrent.ConcurrentHashMap;
  * content type and that is remembered per model id (and the other way round, should a model be re-registered).
  *
  * <p><b>Timeout.</b> The predict request has no timeout of its own, and a model can hang (a remote connector, a
- * saturated predict pool). Every call fails after {@link #DEFAULT_TIMEOUT} with a 504 naming the model; a late answer
- * is dropped. The ml-commons task itself is not cancelled.
+ * saturated predict pool). Every call fails after the timeout ({@code plugins.strata.inference.remote_timeout}, read
+ * per call, so a change applies to the next call) with a 504 naming the model; a late answer is dropped. The
+ * ml-commons task itself is not cancelled.
  */
 public final class MlCommonsEmbeddings implements RemoteEmbeddings {
-    public static final TimeValue DEFAULT_TIMEOUT = TimeValue.timeValueSeconds(30);
     static final String PROBE_TEXT = "Strata dimension probe";
 
     private final Client client;
-    private final TimeValue timeout;
+    private final Supplier<TimeValue> timeout;
     private final Map<String, Boolean> asymmetric = new ConcurrentHashMap<>();
     private final Map<String, ModelInfo> described = new ConcurrentHashMap<>();
 
-    public MlCommonsEmbeddings(Client client) {
-        this(client, DEFAULT_TIMEOUT);
+    public MlCommonsEmbeddings(Client client, Supplier<TimeValue> timeout) {
+        this.client = client;
+        this.timeout = timeout;
     }
 
     MlCommonsEmbeddings(Client client, TimeValue timeout) {
-        this.client = client;
-        this.timeout = timeout;
+        this(client, () -> timeout);
     }
 
     @Override
@@ -60,8 +61,9 @@ public final class MlCommonsEmbeddings implements RemoteEmbeddings {
             listener.onResponse(List.of());
             return;
         }
-        ActionListener<List<float[]>> timed = ListenerTimeouts.wrapWithTimeout(client.threadPool(), timeout, ThreadPool.Names.GENERIC,
-            listener, wrapper -> listener.onFailure(MlCommonsErrors.timeout(modelId, timeout))); // the wrapper is done by now
+        TimeValue limit = timeout.get();
+        ActionListener<List<float[]>> timed = ListenerTimeouts.wrapWithTimeout(client.threadPool(), limit, ThreadPool.Names.GENERIC,
+            listener, wrapper -> listener.onFailure(MlCommonsErrors.timeout(modelId, limit))); // the wrapper is done by now
         predict(modelId, texts, purpose, asymmetric.getOrDefault(modelId, false), true, timed);
     }
 

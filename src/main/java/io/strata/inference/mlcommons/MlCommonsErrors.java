@@ -1,5 +1,6 @@
 package io.strata.inference.mlcommons;
 
+import io.strata.inference.InferenceSettings;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.OpenSearchStatusException;
 import org.opensearch.common.unit.TimeValue;
@@ -17,7 +18,9 @@ import java.util.Locale;
  * <p>The messages matched here are ml-commons 3.4's: {@code MLModelManager.getModel} fails with
  * {@code OpenSearchStatusException("Failed to find model", NOT_FOUND)}, {@code MLPredictTaskRunner} with
  * {@code IllegalArgumentException("Model not ready yet. Please deploy the model first.")} when no node has the model
- * deployed, and {@code TextEmbeddingModel} with the two asymmetric-model messages below (wrapped in an
+ * deployed (ml-commons answers 400; Strata answers 503: the request is valid, the model is not serving right now, and
+ * the usual cause mid-ingest is transient, its nodes restarting or redeploying, so clients should back off and retry
+ * rather than drop the document), and {@code TextEmbeddingModel} with the two asymmetric-model messages below (wrapped in an
  * {@code MLException}, whose class is ml-commons' own, so only messages are compared).
  */
 public final class MlCommonsErrors {
@@ -50,7 +53,7 @@ public final class MlCommonsErrors {
         if (messages.contains("Model not ready") || messages.contains("deploy model first") || messages.contains("deploy the model first")) {
             return new OpenSearchStatusException(String.format(Locale.ROOT,
                 "[model_id] [%s] is not deployed in ml-commons: deploy it with POST _plugins/_ml/models/%s/_deploy (%s)", modelId,
-                modelId, messages), RestStatus.BAD_REQUEST, cause);
+                modelId, messages), RestStatus.SERVICE_UNAVAILABLE, cause);
         }
         RestStatus status = ExceptionsHelper.status(cause);
         return new OpenSearchStatusException(String.format(Locale.ROOT, "[model_id] [%s] ml-commons prediction failed: %s", modelId,
@@ -67,7 +70,8 @@ public final class MlCommonsErrors {
 
     public static OpenSearchStatusException timeout(String modelId, TimeValue timeout) {
         return new OpenSearchStatusException(String.format(Locale.ROOT,
-            "[model_id] [%s] ml-commons did not answer within [%s]", modelId, timeout), RestStatus.GATEWAY_TIMEOUT);
+            "[model_id] [%s] ml-commons did not answer within [%s] ([%s])", modelId, timeout, InferenceSettings.REMOTE_TIMEOUT.getKey()),
+            RestStatus.GATEWAY_TIMEOUT);
     }
 
     /**

@@ -21,11 +21,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * A causal LM and text generator served by an ml-commons REMOTE model ({@code model_id}) whose connector calls an
  * OpenAI-compatible completions API (request and answer: {@link Completions}). Blocking: every method sends its
- * predict calls through the node client at once, then waits for all of them, each at most {@link #DEFAULT_TIMEOUT}
+ * predict calls through the node client at once, then waits for all of them, together at most the timeout
+ * ({@code plugins.strata.inference.remote_timeout})
  * (a late answer is dropped; the ml-commons task is not cancelled). Never call it on a transport thread.
  *
  * <p><b>Calls per method</b> (all with temperature 0):
@@ -51,7 +53,6 @@ import java.util.concurrent.TimeoutException;
  * not window them.
  */
 public final class MlCommonsLlm implements RemoteLlms.Llm {
-    public static final TimeValue DEFAULT_TIMEOUT = TimeValue.timeValueSeconds(60);
     /** How many alternatives to ask for per position: OpenAI's completions API allows at most 5. */
     static final int TOP_LOGPROBS = 5;
     /** End-of-sequence tokens as completions servers spell them (GPT/Qwen, Llama 2/Mistral, Llama 3, ChatML, Gemma). */
@@ -60,17 +61,21 @@ public final class MlCommonsLlm implements RemoteLlms.Llm {
 
     private final Client client;
     private final String modelId;
-    private final TimeValue timeout;
+    private final Supplier<TimeValue> timeout;
 
-    MlCommonsLlm(Client client, String modelId, TimeValue timeout) {
+    MlCommonsLlm(Client client, String modelId, Supplier<TimeValue> timeout) {
         this.client = client;
         this.modelId = modelId;
         this.timeout = timeout;
     }
 
-    /** The ml-commons models of the node client {@code client}. */
-    public static RemoteLlms models(Client client) {
-        return modelId -> new MlCommonsLlm(client, modelId, DEFAULT_TIMEOUT);
+    MlCommonsLlm(Client client, String modelId, TimeValue timeout) {
+        this(client, modelId, () -> timeout);
+    }
+
+    /** The ml-commons models of the node client {@code client}; each method call waits at most {@code timeout.get()}. */
+    public static RemoteLlms models(Client client, Supplier<TimeValue> timeout) {
+        return modelId -> new MlCommonsLlm(client, modelId, timeout);
     }
 
     @Override
@@ -221,6 +226,7 @@ public final class MlCommonsLlm implements RemoteLlms.Llm {
     /** Waits for every call, all within one timeout from now. */
     private List<Completion> await(List<CompletableFuture<Completion>> calls) {
         assert Transports.assertNotTransportThread("a blocking ml-commons LLM call");
+        TimeValue timeout = this.timeout.get();
         long deadline = System.nanoTime() + timeout.nanos();
         List<Completion> answers = new ArrayList<>(calls.size());
         for (CompletableFuture<Completion> call : calls) {

@@ -141,7 +141,7 @@ public class MlCommonsEmbeddingsTests {
         assertTrue(unknown.getMessage(), unknown.getMessage().startsWith("[model_id] [gone] unknown model"));
 
         OpenSearchStatusException undeployed = embedFailing("idle");
-        assertEquals(RestStatus.BAD_REQUEST, undeployed.status());
+        assertEquals(RestStatus.SERVICE_UNAVAILABLE, undeployed.status());
         assertTrue(undeployed.getMessage(), undeployed.getMessage().startsWith("[model_id] [idle] is not deployed in ml-commons"));
 
         OpenSearchStatusException wrong = embedFailing("two-vectors-for-one-text");
@@ -163,8 +163,30 @@ public class MlCommonsEmbeddingsTests {
         long start = System.nanoTime();
         OpenSearchStatusException e = embedFailing("m-slow");
         assertEquals(RestStatus.GATEWAY_TIMEOUT, e.status());
-        assertEquals("[model_id] [m-slow] ml-commons did not answer within [200ms]", e.getMessage());
+        assertEquals("[model_id] [m-slow] ml-commons did not answer within [200ms] ([plugins.strata.inference.remote_timeout])", e.getMessage());
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(200));
+    }
+
+    @Test
+    public void testEmbed_timeoutChanged_appliesToTheNextCall() {
+        client.model = r -> null;
+        java.util.concurrent.atomic.AtomicReference<TimeValue> setting = new java.util.concurrent.atomic.AtomicReference<>(
+            TimeValue.timeValueMillis(150));
+        MlCommonsEmbeddings dynamic = new MlCommonsEmbeddings(client, setting::get);
+        OpenSearchStatusException first = failing(dynamic, "m-hung");
+        assertTrue(first.getMessage(), first.getMessage().contains("did not answer within [150ms]"));
+        setting.set(TimeValue.timeValueMillis(50));
+        OpenSearchStatusException second = failing(dynamic, "m-hung");
+        assertEquals(RestStatus.GATEWAY_TIMEOUT, second.status());
+        assertTrue(second.getMessage(), second.getMessage().startsWith("[model_id] [m-hung] ml-commons did not answer within [50ms]"));
+    }
+
+    private static OpenSearchStatusException failing(MlCommonsEmbeddings embeddings, String modelId) {
+        CompletableFuture<List<float[]>> result = new CompletableFuture<>();
+        embeddings.embed(modelId, List.of("a"), Embedder.Purpose.PASSAGE,
+            ActionListener.wrap(result::complete, result::completeExceptionally));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> result.get(10, TimeUnit.SECONDS));
+        return (OpenSearchStatusException) e.getCause();
     }
 
     @Test

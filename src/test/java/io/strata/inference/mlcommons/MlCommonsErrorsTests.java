@@ -36,12 +36,12 @@ public class MlCommonsErrorsTests {
     }
 
     @Test
-    public void testTranslate_undeployedModel_is400WithTheDeployCall() {
-        assertError(new IllegalArgumentException("Model not ready yet. Please deploy the model first."), RestStatus.BAD_REQUEST,
+    public void testTranslate_undeployedModel_is503WithTheDeployCall() {
+        assertError(new IllegalArgumentException("Model not ready yet. Please deploy the model first."), RestStatus.SERVICE_UNAVAILABLE,
             "is not deployed in ml-commons: deploy it with POST _plugins/_ml/models/abc123/_deploy",
             "(Model not ready yet. Please deploy the model first.)");
         assertError(new IllegalArgumentException("Auto deployment disabled for this model, please deploy model first"),
-            RestStatus.BAD_REQUEST, "is not deployed");
+            RestStatus.SERVICE_UNAVAILABLE, "is not deployed");
     }
 
     @Test
@@ -65,7 +65,8 @@ public class MlCommonsErrorsTests {
     public void testTranslate_ownErrorsPassThrough() {
         OpenSearchStatusException own = MlCommonsErrors.timeout("abc123", TimeValue.timeValueSeconds(30));
         assertSame(own, MlCommonsErrors.translate("abc123", own));
-        assertEquals("[model_id] [abc123] ml-commons did not answer within [30s]", own.getMessage());
+        assertEquals("[model_id] [abc123] ml-commons did not answer within [30s] ([plugins.strata.inference.remote_timeout])",
+            own.getMessage());
         assertEquals(RestStatus.GATEWAY_TIMEOUT, own.status());
     }
 

@@ -269,7 +269,7 @@ public class MlCommonsLlmTests {
         long start = System.nanoTime();
         OpenSearchStatusException slow = fails(() -> llm.continuationLogProbs("p", List.of("a", "b")));
         assertEquals(RestStatus.GATEWAY_TIMEOUT, slow.status());
-        assertEquals("[model_id] [m-1] ml-commons did not answer within [300ms]", slow.getMessage());
+        assertEquals("[model_id] [m-1] ml-commons did not answer within [300ms] ([plugins.strata.inference.remote_timeout])", slow.getMessage());
         assertTrue("both calls share one timeout", System.nanoTime() - start < 2_000_000_000L);
 
         client.installed = false;

@@ -22,9 +22,16 @@ public class MlStandinPlugin extends Plugin implements ActionPlugin {
     public static final Setting<List<String>> DOWN_MODELS = Setting.listSetting("standin.down_models", List.of(), Function.identity(),
         Setting.Property.Dynamic, Setting.Property.NodeScope);
 
+    /**
+     * TEST ONLY: model ids whose predict calls hang (a stuck connector): they are never answered while the id is listed;
+     * once it is removed, the held calls fail ("hang released"), so nothing leaks. Dynamic, like {@link #DOWN_MODELS}.
+     */
+    public static final Setting<List<String>> HANG_MODELS = Setting.listSetting("standin.hang_models", List.of(), Function.identity(),
+        Setting.Property.Dynamic, Setting.Property.NodeScope);
+
     @Override
     public List<Setting<?>> getSettings() {
-        return List.of(DOWN_MODELS);
+        return List.of(DOWN_MODELS, HANG_MODELS);
     }
 
     @Override

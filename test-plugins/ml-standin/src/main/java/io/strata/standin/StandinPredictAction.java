@@ -26,6 +26,9 @@ import org.opensearch.transport.client.Client;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * ml-commons' predict action for fixed model ids, with ml-commons 3.4's answers:
@@ -44,11 +47,14 @@ import java.util.Map;
  * <li>anything else: unknown ({@code MLModelManager.getModel}'s error).</li>
  * </ul>
  * TEST ONLY outage switch: a model id listed in {@link MlStandinPlugin#DOWN_MODELS} fails as ml-commons does when the model
- * is deployed on no node (undeployed, or its nodes left), until it is removed from the list.
+ * is deployed on no node (undeployed, or its nodes left), until it is removed from the list. TEST ONLY hang switch: a
+ * model id listed in {@link MlStandinPlugin#HANG_MODELS} is never answered while listed (a stuck remote connector).
  */
 public class StandinPredictAction extends HandledTransportAction<ActionRequest, MLTaskResponse> {
     private final Client client;
     private final ClusterService clusterService;
+    /** Calls held by {@link MlStandinPlugin#HANG_MODELS}, by model id. */
+    private final Map<String, Queue<ActionListener<MLTaskResponse>>> hung = new ConcurrentHashMap<>();
 
     @Inject
     public StandinPredictAction(TransportService transportService, ActionFilters actionFilters, Client client,
@@ -56,6 +62,18 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
         super(MLPredictionTaskAction.NAME, transportService, actionFilters, MLPredictionTaskRequest::new);
         this.client = client;
         this.clusterService = clusterService;
+        clusterService.getClusterSettings().addSettingsUpdateConsumer(MlStandinPlugin.HANG_MODELS, this::releaseHung);
+    }
+
+    /** Fails the held calls of every model id no longer listed as hanging. */
+    private void releaseHung(List<String> stillHanging) {
+        for (Map.Entry<String, Queue<ActionListener<MLTaskResponse>>> e : hung.entrySet()) {
+            if (!stillHanging.contains(e.getKey())) {
+                for (ActionListener<MLTaskResponse> held; (held = e.getValue().poll()) != null; ) {
+                    held.onFailure(new IllegalStateException("standin: hang of model [" + e.getKey() + "] released"));
+                }
+            }
+        }
     }
 
     @Override
@@ -66,6 +84,10 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
         AsymmetricTextEmbeddingParameters contentType = input.getParameters() instanceof AsymmetricTextEmbeddingParameters p ? p : null;
         if (modelId != null && clusterService.getClusterSettings().get(MlStandinPlugin.DOWN_MODELS).contains(modelId)) {
             listener.onFailure(new IllegalArgumentException("Model not ready yet. Please deploy the model first."));
+            return;
+        }
+        if (modelId != null && clusterService.getClusterSettings().get(MlStandinPlugin.HANG_MODELS).contains(modelId)) {
+            hung.computeIfAbsent(modelId, id -> new ConcurrentLinkedQueue<>()).add(listener); // never answered while listed
             return;
         }
         switch (modelId == null ? "" : modelId) {
