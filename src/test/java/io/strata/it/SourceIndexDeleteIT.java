@@ -1,6 +1,5 @@
 package io.strata.it;
 
-import org.opensearch.client.Request;
 import org.opensearch.client.ResponseException;
 
 import java.io.IOException;
@@ -38,15 +37,6 @@ public class SourceIndexDeleteIT extends StrataRestTestCase {
     private static void pipeline(String name, String chunks) throws IOException {
         putPipeline(name, "{\"field\": \"body\", \"target_index\": \"" + chunks + "\", \"embed\": false, "
             + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 25}}");
-    }
-
-    private static boolean indexExists(String index) throws IOException {
-        try {
-            client().performRequest(new Request("HEAD", "/" + index));
-            return true;
-        } catch (ResponseException e) {
-            return false;
-        }
     }
 
     private static String uuidOf(String index) throws IOException {
