@@ -2,7 +2,7 @@ package io.strata.ingest;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.action.admin.indices.mapping.put.PutMappingClusterStateUpdateRequest;
 import org.opensearch.cluster.ClusterChangedEvent;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.ClusterStateListener;
@@ -10,17 +10,21 @@ import org.opensearch.cluster.ClusterStateUpdateTask;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.metadata.MetadataDeleteIndexService;
+import org.opensearch.cluster.metadata.MetadataMappingService;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.Priority;
 import org.opensearch.common.inject.Inject;
 import org.opensearch.common.lifecycle.AbstractLifecycleComponent;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
-import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.common.unit.TimeValue;
+import org.opensearch.common.xcontent.XContentFactory;
 import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.common.bytes.BytesReference;
 import org.opensearch.core.index.Index;
-import org.opensearch.transport.client.Client;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -62,17 +66,19 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
     public static final Setting<Boolean> DELETE_WITH_SOURCE = Setting.boolSetting("plugins.strata.chunk_index.delete_with_source", true,
         Setting.Property.Dynamic, Setting.Property.NodeScope);
 
+    private static final TimeValue TIMEOUT = TimeValue.timeValueSeconds(30);
+
     private final ClusterService clusterService;
     private final MetadataDeleteIndexService deleteIndexService;
-    private final Client client;
+    private final MetadataMappingService mappingService;
     private volatile boolean enabled;
 
     @Inject
     public ChunkIndexJanitor(Settings settings, ClusterService clusterService, MetadataDeleteIndexService deleteIndexService,
-                             Client client) {
+                             MetadataMappingService mappingService) {
         this.clusterService = clusterService;
         this.deleteIndexService = deleteIndexService;
-        this.client = client;
+        this.mappingService = mappingService;
         this.enabled = DELETE_WITH_SOURCE.get(settings);
         clusterService.getClusterSettings().addSettingsUpdateConsumer(DELETE_WITH_SOURCE, v -> enabled = v);
     }
@@ -175,14 +181,18 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
             }
             Map<String, Object> strata = new LinkedHashMap<>(ChunkDocuments.strataMeta(map));
             strata.put(ChunkDocuments.META_SOURCE_UUID, source.getIndexUUID());
-            PutMappingRequest put = new PutMappingRequest(index.getIndex().getName())
-                .source(Map.of("_meta", Map.of(ChunkDocuments.META_KEY, strata)));
-            ThreadContext context = client.threadPool().getThreadContext();
-            try (ThreadContext.StoredContext ignored = context.stashContext()) {
-                // the node's own bookkeeping, not a caller's request
-                client.admin().indices().putMapping(put, ActionListener.wrap(r -> {}, e -> logger.debug(
-                    "recording the UUID of [" + owner + "] in chunk index [" + index.getIndex().getName() + "] failed", e)));
+            String meta;
+            try {
+                meta = BytesReference.bytes(XContentFactory.jsonBuilder().map(Map.of("_meta", Map.of(ChunkDocuments.META_KEY, strata))))
+                    .utf8ToString();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
+            // the node's own bookkeeping, straight to the mapping service: no caller's request, no transport action
+            PutMappingClusterStateUpdateRequest put = new PutMappingClusterStateUpdateRequest(meta)
+                .indices(new Index[] { index.getIndex() }).ackTimeout(TIMEOUT).clusterManagerNodeTimeout(TIMEOUT);
+            mappingService.putMapping(put, ActionListener.wrap(r -> {}, e -> logger.debug(
+                "recording the UUID of [" + owner + "] in chunk index [" + index.getIndex().getName() + "] failed", e)));
         }
     }
 }
