@@ -11,12 +11,12 @@ import org.opensearch.action.delete.DeleteRequest;
 import org.opensearch.action.get.MultiGetItemResponse;
 import org.opensearch.action.get.MultiGetRequest;
 import org.opensearch.action.index.IndexRequest;
-import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
+import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.index.IndexNotFoundException;
 import io.strata.inference.ModelInfo;
 import io.strata.stats.StrataStats;
@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * Writes and removes the chunk documents of one source document. Every call goes through the node client
@@ -54,8 +55,8 @@ public final class ChunkStore {
      * changed mapping (e.g. the janitor recording a source UUID) or another incarnation of the source index is checked again.
      */
     private final Map<String, String> ready = new ConcurrentHashMap<>();
-    /** Listeners waiting for an index check in progress, by "target|source". */
-    private final Map<String, List<ActionListener<Void>>> inFlight = new ConcurrentHashMap<>();
+    /** Callers waiting for an index check in progress, by "target|source|model|source UUID". */
+    private final Map<String, List<Waiter>> inFlight = new ConcurrentHashMap<>();
 
     public ChunkStore(Client client, ClusterService clusterService, StrataStats stats) {
         this.client = client;
@@ -81,11 +82,12 @@ public final class ChunkStore {
             return;
         }
         String flightKey = key + "|" + sourceUuid;
-        ActionListener<Void> own = ContextPreservingActionListener.wrapPreservingContext(listener, client.threadPool().getThreadContext());
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        Waiter own = new Waiter(listener, threadContext.newRestorableContext(false));
         boolean[] first = new boolean[1];
-        List<ActionListener<Void>> waiting = inFlight.compute(flightKey, (k, list) -> {
+        List<Waiter> waiting = inFlight.compute(flightKey, (k, list) -> {
             first[0] = list == null;
-            List<ActionListener<Void>> l = list == null ? new ArrayList<>() : list;
+            List<Waiter> l = list == null ? new ArrayList<>() : list;
             l.add(own);
             return l;
         });
@@ -93,20 +95,20 @@ public final class ChunkStore {
             return;
         }
         ActionListener<Void> all = ActionListener.wrap(v -> {
-            for (ActionListener<Void> l : drain(flightKey, waiting)) {
-                l.onResponse(null);
+            for (Waiter w : drain(flightKey, waiting)) {
+                w.run(() -> w.listener().onResponse(null));
             }
         }, e -> {
-            List<ActionListener<Void>> joined = drain(flightKey, waiting);
-            joined.get(0).onFailure(e);
+            List<Waiter> joined = drain(flightKey, waiting);
             RestStatus status = ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e));
             boolean permission = status == RestStatus.FORBIDDEN || status == RestStatus.UNAUTHORIZED;
-            for (ActionListener<Void> l : joined.subList(1, joined.size())) {
-                if (permission) {
-                    // the caller who ran the check may not create or map the index; this one may
-                    ensureIndex(target, sourceIndex, model, l);
+            for (int i = 0; i < joined.size(); i++) {
+                Waiter w = joined.get(i);
+                if (i > 0 && permission) {
+                    // the caller who ran the check may not create or map the index; this one checks under its own rights
+                    w.run(() -> ensureIndex(target, sourceIndex, model, w.listener()));
                 } else {
-                    l.onFailure(e);
+                    w.run(() -> w.listener().onFailure(e));
                 }
             }
         });
@@ -128,8 +130,17 @@ public final class ChunkStore {
         return chunkIndex.getIndexUUID() + "|" + chunkIndex.getMappingVersion() + "|" + sourceUuid;
     }
 
+    /** A caller of {@link #ensureIndex} and its thread context, in which it continues (its chunk writes carry its rights). */
+    private record Waiter(ActionListener<Void> listener, Supplier<ThreadContext.StoredContext> context) {
+        void run(Runnable r) {
+            try (ThreadContext.StoredContext ignored = context.get()) {
+                r.run();
+            }
+        }
+    }
+
     /** Ends the check: later callers start a new one; everyone who joined this one is returned, the first first. */
-    private List<ActionListener<Void>> drain(String key, List<ActionListener<Void>> waiting) {
+    private List<Waiter> drain(String key, List<Waiter> waiting) {
         // compute() and remove() lock the same map entry, so no listener joins after the removal
         inFlight.remove(key, waiting);
         return List.copyOf(waiting);
