@@ -120,6 +120,44 @@ public class SourceIndexDeleteIT extends StrataRestTestCase {
         }
     }
 
+    /**
+     * The other order of the race, made deterministic: the processor of a re-created source index claims the chunk index
+     * (records {@code _na_}: its new source does not exist yet) before the janitor's task for the deleted one runs. The
+     * claim is made here by hand with the very mapping update the processor sends; the janitor must then spare the
+     * chunk index, and the chunks of the old documents are left to reconcile.
+     */
+    public void testDelete_whenANewIncarnationClaimedTheChunkIndexFirst_theJanitorSparesIt() throws Exception {
+        pipeline("sid-e", "sid-e-chunks");
+        assertEquals(false, bulk("sid-e-src", "sid-e", docs(1, 4, "v1")).get("errors"));
+        String uuid = uuidOf("sid-e-src");
+        assertBusy(() -> assertEquals(uuid, recordedUuid("sid-e-chunks")), 30, TimeUnit.SECONDS);
+        int before = count("sid-e-chunks");
+
+        Map<String, Object> mapping = (Map<String, Object>) ((Map<String, Object>) call("GET", "/sid-e-chunks/_mapping").get("sid-e-chunks"))
+            .get("mappings");
+        Map<String, Object> strata = new LinkedHashMap<>((Map<String, Object>) ((Map<String, Object>) mapping.get("_meta")).get("strata"));
+        strata.put("source_index_uuid", "_na_");
+        call("PUT", "/sid-e-chunks/_mapping", json(Map.of("_meta", Map.of("strata", strata))));
+
+        call("DELETE", "/sid-e-src");
+        waitForPendingTasks();
+        assertTrue("claimed by a new incarnation: spared", indexExists("sid-e-chunks"));
+        assertEquals(before, count("sid-e-chunks"));
+
+        assertEquals(false, bulk("sid-e-src", "sid-e", docs(1, 2, "v2")).get("errors"));
+        assertChunksMatchSources("sid-e-src", "sid-e-chunks");
+        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=sid-e-src");
+        assertTrue(fix.toString(), ((Number) fix.get("orphans")).intValue() > 0); // d3, d4 of the deleted index
+        assertEquals(fix.toString(), 0, fix.get("missing"));
+        assertChunksMatchSources("sid-e-src", "sid-e-chunks");
+
+        // the chunk index now serves the new source index, and goes with it
+        String newUuid = uuidOf("sid-e-src");
+        assertBusy(() -> assertEquals(newUuid, recordedUuid("sid-e-chunks")), 30, TimeUnit.SECONDS);
+        call("DELETE", "/sid-e-src");
+        assertBusy(() -> assertFalse(indexExists("sid-e-chunks")), 30, TimeUnit.SECONDS);
+    }
+
     public void testReconcile_ofADeletedSourceIndex_withTheJanitorOff_reportsAndRemovesEveryChunk() throws Exception {
         call("PUT", "/_cluster/settings", "{\"persistent\": {\"plugins.strata.chunk_index.delete_with_source\": false}}");
         try {
