@@ -226,7 +226,7 @@ public final class Reconciler {
         var mine = QueryBuilders.termQuery(ChunkDocuments.SOURCE_INDEX, report.sourceIndex);
         count(chunkIndex, QueryBuilders.matchAllQuery(), ActionListener.wrap(total -> count(chunkIndex, mine, ActionListener.wrap(orphans -> {
             report.orphans.addAndGet(orphans);
-            if (report.dryRun || orphans == 0) {
+            if (report.dryRun || (orphans == 0 && total > 0)) {
                 next.onResponse(null);
             } else if (orphans < total) {
                 // other documents too (put there by hand): delete only this source's chunks
