@@ -218,11 +218,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 listener::onFailure));
             return;
         }
-        inference.describe(model, callerContext(ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
-            ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
+        ActionListener<ModelInfo> described = ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info,
+            ActionListener.wrap(ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
                 stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, sourceHash, stored, listener, modelFailed),
-                listener::onFailure)),
-            listener::onFailure)), modelFailed)));
+                listener::onFailure)), listener::onFailure)), modelFailed);
+        inference.describe(model, callerContext(described));
     }
 
     /**

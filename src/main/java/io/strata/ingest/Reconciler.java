@@ -23,6 +23,7 @@ import org.opensearch.common.xcontent.StatusToXContentObject;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.index.IndexSettings;
+import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.ingest.IngestService;
 import org.opensearch.ingest.PipelineConfiguration;
@@ -224,37 +225,41 @@ public final class Reconciler {
         String chunkIndex = chunkIndices.next();
         ActionListener<Void> next = ActionListener.wrap(v -> deletedPass(report, chunkIndices, listener), listener::onFailure);
         var mine = QueryBuilders.termQuery(ChunkDocuments.SOURCE_INDEX, report.sourceIndex);
-        count(chunkIndex, QueryBuilders.matchAllQuery(), ActionListener.wrap(total -> count(chunkIndex, mine, ActionListener.wrap(orphans -> {
-            report.orphans.addAndGet(orphans);
-            if (report.dryRun || (orphans == 0 && total > 0)) {
-                next.onResponse(null);
-            } else if (orphans < total) {
-                // other documents too (put there by hand): delete only this source's chunks
-                SearchRequest search = new SearchRequest(chunkIndex).scroll(KEEP_ALIVE).source(new SearchSourceBuilder().size(CHUNK_PAGE)
-                    .sort("_doc").query(mine).fetchSource(false));
-                scroll(search, (hits, l) -> deleteChunks(report, chunkIndex, Arrays.stream(hits).map(SearchHit::getId).toList(), l), next);
-            } else if (clusterService.state().metadata().index(report.sourceIndex) != null) {
-                report.fail(chunkIndex, null, String.format(Locale.ROOT,
-                    "[%s] was re-created while reconciling; its chunk index is kept: reconcile [%s] again", report.sourceIndex,
-                    report.sourceIndex), RestStatus.CONFLICT);
-                next.onResponse(null);
-            } else {
-                client.admin().indices().delete(new DeleteIndexRequest(chunkIndex), ActionListener.wrap(ack -> {
-                    report.fixed.addAndGet(orphans);
-                    synchronized (report) {
-                        report.deletedIndices.add(chunkIndex);
-                    }
-                    next.onResponse(null);
-                }, e -> {
-                    report.fail(chunkIndex, null, "deleting the chunk index failed: " + e.getMessage(),
-                        ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));
-                    next.onResponse(null);
-                }));
-            }
-        }, listener::onFailure)), listener::onFailure));
+        count(chunkIndex, QueryBuilders.matchAllQuery(), ActionListener.wrap(total -> count(chunkIndex, mine, ActionListener.wrap(
+            orphans -> removeOrphans(report, chunkIndex, mine, total, orphans, next), listener::onFailure)), listener::onFailure));
     }
 
-    private void count(String index, org.opensearch.index.query.QueryBuilder query, ActionListener<Long> listener) {
+    /** {@code orphans} of the {@code total} documents of {@code chunkIndex} are chunks of the deleted source ({@code mine}). */
+    private void removeOrphans(Report report, String chunkIndex, QueryBuilder mine, long total, long orphans, ActionListener<Void> next) {
+        report.orphans.addAndGet(orphans);
+        if (report.dryRun || (orphans == 0 && total > 0)) {
+            next.onResponse(null);
+        } else if (orphans < total) {
+            // other documents too (put there by hand): delete only this source's chunks
+            SearchRequest search = new SearchRequest(chunkIndex).scroll(KEEP_ALIVE).source(new SearchSourceBuilder().size(CHUNK_PAGE)
+                .sort("_doc").query(mine).fetchSource(false));
+            scroll(search, (hits, l) -> deleteChunks(report, chunkIndex, Arrays.stream(hits).map(SearchHit::getId).toList(), l), next);
+        } else if (clusterService.state().metadata().index(report.sourceIndex) != null) {
+            report.fail(chunkIndex, null, String.format(Locale.ROOT,
+                "[%s] was re-created while reconciling; its chunk index is kept: reconcile [%s] again", report.sourceIndex,
+                report.sourceIndex), RestStatus.CONFLICT);
+            next.onResponse(null);
+        } else {
+            client.admin().indices().delete(new DeleteIndexRequest(chunkIndex), ActionListener.wrap(ack -> {
+                report.fixed.addAndGet(orphans);
+                synchronized (report) {
+                    report.deletedIndices.add(chunkIndex);
+                }
+                next.onResponse(null);
+            }, e -> {
+                report.fail(chunkIndex, null, "deleting the chunk index failed: " + e.getMessage(),
+                    ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));
+                next.onResponse(null);
+            }));
+        }
+    }
+
+    private void count(String index, QueryBuilder query, ActionListener<Long> listener) {
         SearchRequest search = new SearchRequest(index).source(new SearchSourceBuilder().size(0).trackTotalHits(true).query(query));
         client.search(search, ActionListener.wrap(r -> listener.onResponse(r.getHits().getTotalHits().value()), listener::onFailure));
     }

@@ -133,8 +133,8 @@ public class SourceIndexDeleteIT extends StrataRestTestCase {
         assertBusy(() -> assertEquals(uuid, recordedUuid("sid-e-chunks")), 30, TimeUnit.SECONDS);
         int before = count("sid-e-chunks");
 
-        Map<String, Object> mapping = (Map<String, Object>) ((Map<String, Object>) call("GET", "/sid-e-chunks/_mapping").get("sid-e-chunks"))
-            .get("mappings");
+        Map<String, Object> mappings = call("GET", "/sid-e-chunks/_mapping");
+        Map<String, Object> mapping = (Map<String, Object>) ((Map<String, Object>) mappings.get("sid-e-chunks")).get("mappings");
         Map<String, Object> strata = new LinkedHashMap<>((Map<String, Object>) ((Map<String, Object>) mapping.get("_meta")).get("strata"));
         strata.put("source_index_uuid", "_na_");
         call("PUT", "/sid-e-chunks/_mapping", json(Map.of("_meta", Map.of("strata", strata))));
@@ -168,7 +168,8 @@ public class SourceIndexDeleteIT extends StrataRestTestCase {
             int chunksC = count("sid-c-chunks");
             int chunksD = count("sid-d-chunks");
             // a document put into sid-d's chunk index by hand, not a chunk of sid-d-src
-            call("PUT", "/sid-d-chunks/_doc/mine?refresh=true", json(Map.of("source_index", "elsewhere", "source_id", "x", "text", "kept")));
+            call("PUT", "/sid-d-chunks/_doc/mine?refresh=true",
+                json(Map.of("source_index", "elsewhere", "source_id", "x", "text", "kept")));
 
             call("DELETE", "/sid-c-src");
             call("DELETE", "/sid-d-src");
