@@ -18,6 +18,12 @@ import java.util.Set;
 public final class ChunkDocuments {
     public static final String META_KEY = "strata";
     public static final String META_SOURCE_INDEX = "source_index";
+    /**
+     * UUID of the source index incarnation the chunks belong to ({@code _na_} while the source index does not exist yet:
+     * its first bulk runs the pipeline before creating it). Lets {@link ChunkIndexJanitor} delete the chunk index of a
+     * deleted source index without touching one that a re-created source index of the same name already writes to.
+     */
+    public static final String META_SOURCE_UUID = "source_index_uuid";
     public static final int FORMAT_VERSION = 1;
 
     public static final String SOURCE_ID = "source_id";
@@ -94,6 +100,11 @@ public final class ChunkDocuments {
 
     /** Mapping of a chunk index whose chunks come from {@code sourceIndex}, embedded by {@code model} (null: no vectors). */
     public static Map<String, Object> mapping(String sourceIndex, ModelInfo model) {
+        return mapping(sourceIndex, null, model);
+    }
+
+    /** As {@link #mapping(String, ModelInfo)}, recording the source index's UUID ({@link #META_SOURCE_UUID}) when not null. */
+    public static Map<String, Object> mapping(String sourceIndex, String sourceUuid, ModelInfo model) {
         Map<String, Object> child = new LinkedHashMap<>();
         child.put(LEVEL, Map.of("type", "integer"));
         child.put(ORDINAL, Map.of("type", "integer"));
@@ -120,6 +131,9 @@ public final class ChunkDocuments {
         Map<String, Object> strata = new LinkedHashMap<>();
         strata.put("format", FORMAT_VERSION);
         strata.put(META_SOURCE_INDEX, sourceIndex);
+        if (sourceUuid != null) {
+            strata.put(META_SOURCE_UUID, sourceUuid);
+        }
         if (model != null) {
             strata.put(META_MODEL, modelMeta(model));
         }
@@ -184,6 +198,11 @@ public final class ChunkDocuments {
     }
 
     /** The source index recorded in a chunk index mapping, or null when the mapping is not a chunk index's. */
+    public static String sourceUuidOf(Map<String, Object> mapping) {
+        Map<String, Object> strata = strataMeta(mapping);
+        return strata != null && strata.get(META_SOURCE_UUID) instanceof String s ? s : null;
+    }
+
     public static String sourceIndexOf(Map<String, Object> mapping) {
         Map<String, Object> strata = strataMeta(mapping);
         return strata != null && strata.get(META_SOURCE_INDEX) instanceof String s ? s : null;

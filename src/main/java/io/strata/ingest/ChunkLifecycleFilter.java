@@ -11,6 +11,7 @@ import org.opensearch.action.bulk.BulkResponse;
 import org.opensearch.action.support.WriteRequest;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
+import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
@@ -23,9 +24,11 @@ import org.opensearch.tasks.Task;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -46,6 +49,10 @@ import java.util.function.Supplier;
  *       chunks were removed (re-created concurrently) gets them rewritten too. Each side checks after its last write,
  *       so whichever order the two requests' steps interleave in, the side that finishes last sees the drift.</li>
  * </ul>
+ * All of it runs in the caller's thread context (restored explicitly, whatever thread answers the bulk), so with the
+ * security plugin the chunk writes and deletes are checked against the caller's own permissions. A delete whose chunks
+ * the caller may not delete is answered as a failure of that item, with the chunk write's status (e.g. 403) — the
+ * source document is gone by then, so the caller learns that its chunks remain instead of getting a silent success.
  */
 public final class ChunkLifecycleFilter implements ActionFilter {
     private static final Logger logger = LogManager.getLogger(ChunkLifecycleFilter.class);
@@ -84,18 +91,22 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         ChunkLedger ledger = new ChunkLedger();
         try (ThreadContext.StoredContext restore = context.newStoredContext(true)) {
             context.putTransient(ChunkLedger.TRANSIENT, ledger);
-            ActionListener<Response> after = ActionListener.wrap(
+            // the caller's context (with the ledger) for the chunk work after the bulk, whichever thread answers it
+            ActionListener<Response> after = ContextPreservingActionListener.wrapPreservingContext(ActionListener.wrap(
                 response -> afterBulk(ledger, ((BulkRequest) request).getRefreshPolicy(), (BulkResponse) response,
-                    () -> listener.onResponse(response)),
-                listener::onFailure);
+                    r -> listener.onResponse((Response) r)),
+                listener::onFailure), context);
             chain.proceed(task, action, request, after);
         }
     }
 
-    private void afterBulk(ChunkLedger ledger, WriteRequest.RefreshPolicy refresh, BulkResponse response, Runnable respond) {
+    private void afterBulk(ChunkLedger ledger, WriteRequest.RefreshPolicy refresh, BulkResponse response,
+                           Consumer<BulkResponse> reply) {
         List<Consumer<ActionListener<Void>>> work = new ArrayList<>();
         Set<String> touched = new TreeSet<>(ledger.targetIndices());
         List<ChunkLedger.Entry> written = new ArrayList<>();
+        // items whose source was deleted but whose chunks could not be: answered as failures (see the class Javadoc)
+        Map<Integer, Exception> chunksKept = new ConcurrentHashMap<>();
         for (BulkItemResponse item : response.getItems()) {
             if (item.isFailed()) {
                 for (ChunkLedger.Entry entry : ledger.entriesFor(item.getIndex(), item.getId())) {
@@ -105,7 +116,10 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 for (String chunkIndex : chunkIndicesOf(item.getIndex())) {
                     touched.add(chunkIndex);
                     work.add(l -> store.get().deleteFrom(chunkIndex, item.getId(), 0,
-                        ActionListener.wrap(v -> recreated(item.getIndex(), item.getId(), chunkIndex, l), l::onFailure)));
+                        ActionListener.wrap(v -> recreated(item.getIndex(), item.getId(), chunkIndex, l), e -> {
+                            chunksKept.merge(item.getItemId(), chunksKept(item, chunkIndex, e), (x, y) -> x);
+                            l.onFailure(e);
+                        })));
                 }
             } else {
                 written.addAll(ledger.entriesFor(item.getIndex(), item.getId()));
@@ -114,12 +128,13 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         if (!written.isEmpty()) {
             work.add(l -> checkWritten(written, l));
         }
+        Runnable respond = () -> reply.accept(withChunkFailures(response, chunksKept));
         if (refresh != WriteRequest.RefreshPolicy.NONE && !touched.isEmpty()) {
             // a client that asked for its writes to be visible sees the chunks too
-            Runnable reply = respond;
-            respond = () -> store.get().refresh(touched, ActionListener.wrap(v -> reply.run(), e -> {
+            Runnable unrefreshed = respond;
+            respond = () -> store.get().refresh(touched, ActionListener.wrap(v -> unrefreshed.run(), e -> {
                 logger.warn("refreshing chunk indices " + touched + " failed", e);
-                reply.run();
+                unrefreshed.run();
             }));
         }
         if (work.isEmpty()) {
@@ -191,6 +206,29 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             }
             processor.repair(index, id, listener);
         }, listener::onFailure));
+    }
+
+    private static Exception chunksKept(BulkItemResponse item, String chunkIndex, Exception cause) {
+        return new ChunkWriteException(String.format(Locale.ROOT,
+            "[%s][%s] was deleted, but deleting its chunks from [%s] failed, so they remain (POST _plugins/_strata/_reconcile?index=%s "
+                + "removes them, run by a user allowed to delete from [%s]): %s", item.getIndex(), item.getId(), chunkIndex,
+            item.getIndex(), chunkIndex, cause.getMessage()), cause);
+    }
+
+    /** The response with the items of {@code failures} answered as failures (status from their cause). */
+    private static BulkResponse withChunkFailures(BulkResponse response, Map<Integer, Exception> failures) {
+        if (failures.isEmpty()) {
+            return response;
+        }
+        BulkItemResponse[] items = response.getItems().clone();
+        for (int i = 0; i < items.length; i++) {
+            Exception failure = failures.get(items[i].getItemId());
+            if (failure != null) {
+                items[i] = new BulkItemResponse(items[i].getItemId(), items[i].getOpType(),
+                    new BulkItemResponse.Failure(items[i].getIndex(), items[i].getId(), failure));
+            }
+        }
+        return new BulkResponse(items, response.getTook().millis(), response.getIngestTookInMillis());
     }
 
     /** Chunk indices whose mapping names {@code sourceIndex}, from the local cluster state (cached per version). */

@@ -12,23 +12,29 @@ import org.opensearch.action.get.GetRequest;
 import org.opensearch.action.get.MultiGetItemResponse;
 import org.opensearch.action.get.MultiGetRequest;
 import org.opensearch.action.index.IndexRequest;
+import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.index.IndexNotFoundException;
 import io.strata.inference.ModelInfo;
 import io.strata.stats.StrataStats;
 import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.rest.RestStatus;
 import org.opensearch.search.fetch.subphase.FetchSourceContext;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * Writes and removes the chunk documents of one source document. Every call goes through the node client
@@ -46,12 +52,12 @@ public final class ChunkStore {
     private final ClusterService clusterService;
     private final StrataStats stats;
     /**
-     * "target|source" → UUID of the target index whose chunk mapping was checked. Keyed on the UUID so that
-     * a deleted and re-created index is checked again.
+     * "target|source|model" → the {@link #stamp} of the last successful check: a deleted and re-created chunk index, a
+     * changed mapping (e.g. the janitor recording a source UUID) or another incarnation of the source index is checked again.
      */
     private final Map<String, String> ready = new ConcurrentHashMap<>();
-    /** Listeners waiting for an index check in progress, by "target|source". */
-    private final Map<String, List<ActionListener<Void>>> inFlight = new ConcurrentHashMap<>();
+    /** Callers waiting for an index check in progress, by "target|source|model|source UUID". */
+    private final Map<String, List<Waiter>> inFlight = new ConcurrentHashMap<>();
 
     public ChunkStore(Client client, ClusterService clusterService, StrataStats stats) {
         this.client = client;
@@ -60,71 +66,111 @@ public final class ChunkStore {
     }
 
     /**
-     * Creates the chunk index (or adds the chunk mapping to an index the user created) on first use.
-     * Concurrent first uses (a bulk request of many documents) share one check.
+     * Creates the chunk index (or adds the chunk mapping to an index the user created) on first use, and records in its
+     * mapping which incarnation of the source index (its UUID, {@link ChunkDocuments#META_SOURCE_UUID}) it now serves,
+     * before any chunk is written for it: {@link ChunkIndexJanitor} deletes a chunk index only while it still records
+     * the deleted incarnation. Concurrent first uses (a bulk request of many documents) share one check; each caller
+     * continues in its own thread context, and a permission failure of the caller who ran the check is not handed to
+     * the others (they check again under their own permissions).
      */
     public void ensureIndex(String target, String sourceIndex, ModelInfo model, ActionListener<Void> listener) {
+        ClusterState state = clusterService.state();
+        String sourceUuid = sourceUuid(state, sourceIndex);
         String key = target + "|" + sourceIndex + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model));
-        IndexMetadata metadata = clusterService.state().metadata().index(target);
-        if (metadata != null && metadata.getIndexUUID().equals(ready.get(key))) {
+        IndexMetadata metadata = state.metadata().index(target);
+        if (metadata != null && stamp(metadata, sourceUuid).equals(ready.get(key))) {
             listener.onResponse(null);
             return;
         }
+        String flightKey = key + "|" + sourceUuid;
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        Waiter own = new Waiter(listener, threadContext.newRestorableContext(false));
         boolean[] first = new boolean[1];
-        List<ActionListener<Void>> waiting = inFlight.compute(key, (k, list) -> {
+        List<Waiter> waiting = inFlight.compute(flightKey, (k, list) -> {
             first[0] = list == null;
-            List<ActionListener<Void>> l = list == null ? new ArrayList<>() : list;
-            l.add(listener);
+            List<Waiter> l = list == null ? new ArrayList<>() : list;
+            l.add(own);
             return l;
         });
         if (!first[0]) {
             return;
         }
         ActionListener<Void> all = ActionListener.wrap(v -> {
-            for (ActionListener<Void> l : drain(key, waiting)) {
-                l.onResponse(null);
+            for (Waiter w : drain(flightKey, waiting)) {
+                w.run(() -> w.listener().onResponse(null));
             }
         }, e -> {
-            for (ActionListener<Void> l : drain(key, waiting)) {
-                l.onFailure(e);
+            List<Waiter> joined = drain(flightKey, waiting);
+            RestStatus status = ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e));
+            boolean permission = status == RestStatus.FORBIDDEN || status == RestStatus.UNAUTHORIZED;
+            for (int i = 0; i < joined.size(); i++) {
+                Waiter w = joined.get(i);
+                if (i > 0 && permission) {
+                    // the caller who ran the check may not create or map the index; this one checks under its own rights
+                    w.run(() -> ensureIndex(target, sourceIndex, model, w.listener()));
+                } else {
+                    w.run(() -> w.listener().onFailure(e));
+                }
             }
         });
         try {
-            check(target, sourceIndex, model, key, all);
+            check(target, sourceIndex, sourceUuid, model, key, all);
         } catch (Exception e) {
             all.onFailure(e);
         }
     }
 
-    /** Ends the check: later callers start a new one; everyone who joined this one is returned. */
-    private List<ActionListener<Void>> drain(String key, List<ActionListener<Void>> waiting) {
+    /** The UUID of {@code sourceIndex}, or {@code _na_} while it does not exist (its first bulk runs pipelines first). */
+    static String sourceUuid(ClusterState state, String sourceIndex) {
+        IndexMetadata source = state.metadata().index(sourceIndex);
+        return source == null ? IndexMetadata.INDEX_UUID_NA_VALUE : source.getIndexUUID();
+    }
+
+    /** What a cached check stands for: this chunk index, this mapping, this incarnation of the source index. */
+    private static String stamp(IndexMetadata chunkIndex, String sourceUuid) {
+        return chunkIndex.getIndexUUID() + "|" + chunkIndex.getMappingVersion() + "|" + sourceUuid;
+    }
+
+    /** A caller of {@link #ensureIndex} and its thread context, in which it continues (its chunk writes carry its rights). */
+    private record Waiter(ActionListener<Void> listener, Supplier<ThreadContext.StoredContext> context) {
+        void run(Runnable r) {
+            try (ThreadContext.StoredContext ignored = context.get()) {
+                r.run();
+            }
+        }
+    }
+
+    /** Ends the check: later callers start a new one; everyone who joined this one is returned, the first first. */
+    private List<Waiter> drain(String key, List<Waiter> waiting) {
         // compute() and remove() lock the same map entry, so no listener joins after the removal
         inFlight.remove(key, waiting);
         return List.copyOf(waiting);
     }
 
-    private void check(String target, String sourceIndex, ModelInfo model, String key, ActionListener<Void> listener) {
+    private void check(String target, String sourceIndex, String sourceUuid, ModelInfo model, String key,
+                       ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
-            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(sourceIndex, model))
+            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(sourceIndex, sourceUuid, model))
                 .settings(Settings.builder().put("index.knn", true));
             client.admin().indices().create(create, ActionListener.wrap(r -> {
-                markReady(target, key);
+                markReady(target, key, sourceUuid);
                 listener.onResponse(null);
             }, e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
                     // another document created it first: check who owns it
-                    checkMapping(target, sourceIndex, model, key, listener);
+                    checkMapping(target, sourceIndex, sourceUuid, model, key, listener);
                 } else {
                     listener.onFailure(e);
                 }
             }));
         } else {
-            checkMapping(target, sourceIndex, model, key, listener);
+            checkMapping(target, sourceIndex, sourceUuid, model, key, listener);
         }
     }
 
-    private void checkMapping(String target, String sourceIndex, ModelInfo model, String key, ActionListener<Void> listener) {
+    private void checkMapping(String target, String sourceIndex, String sourceUuid, ModelInfo model, String key,
+                              ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         MappingMetadata mapping = metadata == null ? null : metadata.mapping();
         Map<String, Object> strata = mapping == null ? null : ChunkDocuments.strataMeta(mapping.sourceAsMap());
@@ -144,13 +190,29 @@ public final class ChunkStore {
             return;
         }
         if (owner == null || (existingModel == null && wantedModel != null)) {
-            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(sourceIndex, model));
+            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(sourceIndex, sourceUuid, model));
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
-                markReady(target, key);
+                markReady(target, key, sourceUuid);
                 listener.onResponse(null);
             }, listener::onFailure));
+        } else if (owner.equals(sourceIndex) && !sourceUuid.equals(strata.get(ChunkDocuments.META_SOURCE_UUID))) {
+            // the source index was re-created (or not created yet): claim the chunk index for this incarnation first, so
+            // that the janitor's check for the deleted one (serialised with this update on the cluster manager) spares it
+            Map<String, Object> claimed = new LinkedHashMap<>(strata);
+            claimed.put(ChunkDocuments.META_SOURCE_UUID, sourceUuid);
+            PutMappingRequest put = new PutMappingRequest(target).source(Map.of("_meta", Map.of(ChunkDocuments.META_KEY, claimed)));
+            client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
+                markReady(target, key, sourceUuid);
+                listener.onResponse(null);
+            }, e -> {
+                if (ExceptionsHelper.unwrapCause(e) instanceof IndexNotFoundException) {
+                    check(target, sourceIndex, sourceUuid, model, key, listener); // the janitor was first: start afresh
+                } else {
+                    listener.onFailure(e);
+                }
+            }));
         } else if (owner.equals(sourceIndex)) {
-            ready.put(key, metadata.getIndexUUID());
+            ready.put(key, stamp(metadata, sourceUuid));
             listener.onResponse(null);
         } else {
             listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
@@ -168,11 +230,11 @@ public final class ChunkStore {
         return ref + " (" + m.get("dimension") + " dims)";
     }
 
-    private void markReady(String target, String key) {
+    private void markReady(String target, String key, String sourceUuid) {
         // acknowledged create/put-mapping responses mean this node has applied the new state
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata != null) {
-            ready.put(key, metadata.getIndexUUID());
+            ready.put(key, stamp(metadata, sourceUuid));
         }
     }
 
@@ -291,7 +353,16 @@ public final class ChunkStore {
         client.multiGet(probe, ActionListener.wrap(response -> {
             List<String> existing = new ArrayList<>();
             for (MultiGetItemResponse item : response.getResponses()) {
-                if (!item.isFailed() && item.getResponse().isExists()) {
+                if (item.isFailed()) {
+                    Exception cause = item.getFailure().getFailure();
+                    if (ExceptionsHelper.unwrapCause(cause) instanceof IndexNotFoundException) {
+                        continue; // no chunk index, no chunks
+                    }
+                    // e.g. the caller may not read the chunk index: "none found" would silently leave them behind
+                    listener.onFailure(chunkWriteFailure(target, cause));
+                    return;
+                }
+                if (item.getResponse().isExists()) {
                     existing.add(item.getId());
                 }
             }

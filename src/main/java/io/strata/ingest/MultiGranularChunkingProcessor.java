@@ -12,6 +12,7 @@ import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.stats.StrataStats;
 import org.opensearch.action.get.GetRequest;
+import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.cluster.metadata.MetadataCreateIndexService;
 import org.opensearch.common.UUIDs;
 import org.opensearch.common.util.concurrent.ThreadContext;
@@ -145,7 +146,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
      */
     private void chunk(String text, ActionListener<List<ChunkedParent>> listener) {
         if (chunker.strategy().usesModels()) {
-            inference.run(() -> chunker.chunk(text), listener);
+            inference.run(() -> chunker.chunk(text), callerContext(listener));
             return;
         }
         List<ChunkedParent> parents;
@@ -217,11 +218,19 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 listener::onFailure));
             return;
         }
-        inference.describe(model, ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
-            ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
+        ActionListener<ModelInfo> described = ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info,
+            ActionListener.wrap(ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
                 stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, sourceHash, stored, listener, modelFailed),
-                listener::onFailure)),
-            listener::onFailure)), modelFailed));
+                listener::onFailure)), listener::onFailure)), modelFailed);
+        inference.describe(model, callerContext(described));
+    }
+
+    /**
+     * The listener, called in the caller's thread context whatever thread (and context) the inference layer answers
+     * on: the chunk writes that follow must carry the caller's permissions, never a model layer's or the system's.
+     */
+    private <T> ActionListener<T> callerContext(ActionListener<T> listener) {
+        return ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
     }
 
     /** Previous chunks looked at for reusable vectors beyond the new count (parents shifted by edits). */
@@ -263,7 +272,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         if (texts.isEmpty()) {
             embedded.onResponse(List.of());
         } else {
-            inference.embed(model, texts, Embedder.Purpose.PASSAGE, embedded);
+            inference.embed(model, texts, Embedder.Purpose.PASSAGE, callerContext(embedded));
         }
     }
 

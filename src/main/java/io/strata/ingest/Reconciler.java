@@ -17,9 +17,13 @@ import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.unit.TimeValue;
 import org.opensearch.core.action.ActionListener;
-import org.opensearch.core.xcontent.ToXContentObject;
+import org.opensearch.ExceptionsHelper;
+import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
+import org.opensearch.common.xcontent.StatusToXContentObject;
+import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.index.IndexSettings;
+import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.ingest.IngestService;
 import org.opensearch.ingest.PipelineConfiguration;
@@ -30,7 +34,9 @@ import org.opensearch.transport.client.Client;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -85,7 +91,7 @@ public final class Reconciler {
     }
 
     /** What one run found and did. */
-    public static final class Report implements ToXContentObject {
+    public static final class Report implements StatusToXContentObject {
         final String sourceIndex;
         final List<String> chunkIndices;
         final boolean dryRun;
@@ -97,6 +103,11 @@ public final class Reconciler {
         final AtomicLong fixed = new AtomicLong();
         final AtomicLong failureCount = new AtomicLong();
         final List<Map<String, Object>> failures = new ArrayList<>();
+        /** The statuses of all failures; a null element for a failure without one. */
+        final Set<RestStatus> failureStatuses = new HashSet<>();
+        /** The source index no longer exists: every chunk is an orphan (see {@link #reconcileDeleted}). */
+        boolean sourceDeleted;
+        final List<String> deletedIndices = new ArrayList<>();
         final long started = System.nanoTime();
 
         Report(String sourceIndex, List<String> chunkIndices, boolean dryRun) {
@@ -106,7 +117,12 @@ public final class Reconciler {
         }
 
         synchronized void fail(String index, String id, String reason) {
+            fail(index, id, reason, null);
+        }
+
+        synchronized void fail(String index, String id, String reason, RestStatus status) {
             failureCount.incrementAndGet();
+            failureStatuses.add(status);
             if (failures.size() < MAX_FAILURES) {
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("index", index);
@@ -114,6 +130,9 @@ public final class Reconciler {
                     f.put("id", id);
                 }
                 f.put("reason", reason);
+                if (status != null) {
+                    f.put("status", status.getStatus());
+                }
                 failures.add(f);
             }
         }
@@ -133,9 +152,28 @@ public final class Reconciler {
             if (failureCount.get() > failures.size()) {
                 b.field("failures_not_shown", failureCount.get() - failures.size());
             }
+            if (sourceDeleted) {
+                b.field("source_deleted", true);
+                b.field("deleted_indices", deletedIndices);
+            }
             b.field("dry_run", dryRun);
             b.field("took_ms", (System.nanoTime() - started) / 1_000_000);
             return b.endObject();
+        }
+
+        /**
+         * 200, unless the run fixed nothing and every failure had the same error status (e.g. 403: the caller may not
+         * write the chunk index): then that status, with this report as the body.
+         */
+        @Override
+        public synchronized RestStatus status() {
+            if (fixed.get() == 0 && failureStatuses.size() == 1) {
+                RestStatus only = failureStatuses.iterator().next();
+                if (only != null && only.getStatus() >= 400) {
+                    return only;
+                }
+            }
+            return RestStatus.OK;
         }
     }
 
@@ -161,6 +199,69 @@ public final class Reconciler {
                 v -> sourcePass(report, ActionListener.wrap(w -> listener.onResponse(report), listener::onFailure)),
                 listener::onFailure)),
             listener::onFailure));
+    }
+
+    // ---- a deleted source index
+
+    /**
+     * The source index is gone (its name is free): every chunk of it is an orphan. Counts them per chunk index and,
+     * unless a dry run, removes them — the whole chunk index when it holds nothing else (it should not: one chunk index
+     * per source index), else page by page. The chunk index is deleted only if the source index still does not exist
+     * right before (a source re-created meanwhile writes to it again; run reconcile on it then).
+     */
+    public void reconcileDeleted(String sourceIndex, List<String> chunkIndices, boolean dryRun, ActionListener<Report> listener) {
+        Report report = new Report(sourceIndex, chunkIndices, dryRun);
+        report.sourceDeleted = true;
+        client.admin().indices().prepareRefresh(chunkIndices.toArray(String[]::new)).execute(ActionListener.wrap(
+            r -> deletedPass(report, chunkIndices.iterator(), ActionListener.wrap(v -> listener.onResponse(report), listener::onFailure)),
+            listener::onFailure));
+    }
+
+    private void deletedPass(Report report, Iterator<String> chunkIndices, ActionListener<Void> listener) {
+        if (!chunkIndices.hasNext()) {
+            listener.onResponse(null);
+            return;
+        }
+        String chunkIndex = chunkIndices.next();
+        ActionListener<Void> next = ActionListener.wrap(v -> deletedPass(report, chunkIndices, listener), listener::onFailure);
+        var mine = QueryBuilders.termQuery(ChunkDocuments.SOURCE_INDEX, report.sourceIndex);
+        count(chunkIndex, QueryBuilders.matchAllQuery(), ActionListener.wrap(total -> count(chunkIndex, mine, ActionListener.wrap(
+            orphans -> removeOrphans(report, chunkIndex, mine, total, orphans, next), listener::onFailure)), listener::onFailure));
+    }
+
+    /** {@code orphans} of the {@code total} documents of {@code chunkIndex} are chunks of the deleted source ({@code mine}). */
+    private void removeOrphans(Report report, String chunkIndex, QueryBuilder mine, long total, long orphans, ActionListener<Void> next) {
+        report.orphans.addAndGet(orphans);
+        if (report.dryRun || (orphans == 0 && total > 0)) {
+            next.onResponse(null);
+        } else if (orphans < total) {
+            // other documents too (put there by hand): delete only this source's chunks
+            SearchRequest search = new SearchRequest(chunkIndex).scroll(KEEP_ALIVE).source(new SearchSourceBuilder().size(CHUNK_PAGE)
+                .sort("_doc").query(mine).fetchSource(false));
+            scroll(search, (hits, l) -> deleteChunks(report, chunkIndex, Arrays.stream(hits).map(SearchHit::getId).toList(), l), next);
+        } else if (clusterService.state().metadata().index(report.sourceIndex) != null) {
+            report.fail(chunkIndex, null, String.format(Locale.ROOT,
+                "[%s] was re-created while reconciling; its chunk index is kept: reconcile [%s] again", report.sourceIndex,
+                report.sourceIndex), RestStatus.CONFLICT);
+            next.onResponse(null);
+        } else {
+            client.admin().indices().delete(new DeleteIndexRequest(chunkIndex), ActionListener.wrap(ack -> {
+                report.fixed.addAndGet(orphans);
+                synchronized (report) {
+                    report.deletedIndices.add(chunkIndex);
+                }
+                next.onResponse(null);
+            }, e -> {
+                report.fail(chunkIndex, null, "deleting the chunk index failed: " + e.getMessage(),
+                    ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));
+                next.onResponse(null);
+            }));
+        }
+    }
+
+    private void count(String index, QueryBuilder query, ActionListener<Long> listener) {
+        SearchRequest search = new SearchRequest(index).source(new SearchSourceBuilder().size(0).trackTotalHits(true).query(query));
+        client.search(search, ActionListener.wrap(r -> listener.onResponse(r.getHits().getTotalHits().value()), listener::onFailure));
     }
 
     // ---- pass 1: chunk documents
@@ -221,7 +322,8 @@ public final class Reconciler {
         client.bulk(bulk, ActionListener.wrap(response -> {
             for (BulkItemResponse item : response.getItems()) {
                 if (item.isFailed()) {
-                    report.fail(chunkIndex, item.getId(), "deleting the chunk failed: " + item.getFailureMessage());
+                    report.fail(chunkIndex, item.getId(), "deleting the chunk failed: " + item.getFailureMessage(),
+                        item.getFailure().getStatus());
                 } else {
                     report.fixed.incrementAndGet();
                 }
@@ -404,7 +506,7 @@ public final class Reconciler {
             }
             next.onResponse(null);
         }, e -> {
-            report.fail(report.sourceIndex, doc.id, e.getMessage());
+            report.fail(report.sourceIndex, doc.id, e.getMessage(), ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));
             next.onResponse(null);
         }));
     }

@@ -1,12 +1,13 @@
 package io.strata.ingest;
 
 import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.index.IndexNotFoundException;
 import org.opensearch.ingest.IngestService;
 import org.opensearch.rest.BaseRestHandler;
 import org.opensearch.rest.RestRequest;
-import org.opensearch.rest.action.RestToXContentListener;
+import org.opensearch.rest.action.RestStatusToXContentListener;
 import org.opensearch.transport.client.node.NodeClient;
 
 import java.util.List;
@@ -20,7 +21,11 @@ import java.util.function.Supplier;
  * <p>A REST handler over the node client rather than a transport action: the work is a sequence of ordinary client calls
  * (scroll, multi-get, bulk, index) orchestrated on the node that receives the request, with nothing node-local to reach
  * on other nodes (every node holds the pipelines' processors). Each of those calls runs in the caller's thread context,
- * so the security plugin checks each read and write against the caller's own permissions.
+ * so the security plugin checks each read and write against the caller's own permissions: a caller who may not write the
+ * chunk index gets 403 (with the report: what was found, and each refused fix) instead of a fix made as the system.
+ *
+ * <p>A source index that no longer exists, but whose chunk index (found by the chunk mapping's {@code _meta}) does, is
+ * reconciled too: all its chunks are orphans ({@link Reconciler#reconcileDeleted}).
  */
 public final class RestReconcileAction extends BaseRestHandler {
     public static final String PATH = "/_plugins/_strata/_reconcile";
@@ -51,13 +56,20 @@ public final class RestReconcileAction extends BaseRestHandler {
             throw new IllegalArgumentException("[_reconcile] needs [index]: the source index whose chunks to check, e.g. "
                 + "POST _plugins/_strata/_reconcile?index=books");
         }
-        IndexMetadata metadata = clusterService.get().state().metadata().index(index);
+        Metadata state = clusterService.get().state().metadata();
+        IndexMetadata metadata = state.index(index);
         if (metadata == null) {
-            if (clusterService.get().state().metadata().hasAlias(index) || index.contains("*") || index.contains(",")) {
+            if (state.hasAlias(index) || index.contains("*") || index.contains(",")) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[_reconcile] [index] must name one source index, got [%s]", index));
             }
-            throw new IndexNotFoundException(index);
+            List<String> chunkIndices = Reconciler.chunkIndicesOf(state, index);
+            if (chunkIndices.isEmpty()) {
+                throw new IndexNotFoundException(index);
+            }
+            // a deleted source index whose chunks are still there: all orphans
+            Reconciler reconciler = new Reconciler(client, clusterService.get(), new ChunkProcessors(clusterService.get(), ingestService.get()));
+            return channel -> reconciler.reconcileDeleted(index, chunkIndices, dryRun, new RestStatusToXContentListener<>(channel));
         }
         String owner = metadata.mapping() == null ? null : ChunkDocuments.sourceIndexOf(metadata.mapping().sourceAsMap());
         if (owner != null) {
@@ -65,6 +77,6 @@ public final class RestReconcileAction extends BaseRestHandler {
                 "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, owner));
         }
         Reconciler reconciler = new Reconciler(client, clusterService.get(), new ChunkProcessors(clusterService.get(), ingestService.get()));
-        return channel -> reconciler.reconcile(index, dryRun, new RestToXContentListener<>(channel));
+        return channel -> reconciler.reconcile(index, dryRun, new RestStatusToXContentListener<>(channel));
     }
 }

@@ -11,6 +11,7 @@ import io.strata.inference.transport.TransportEmbedAction;
 import io.strata.stats.transport.RestStatsAction;
 import io.strata.stats.transport.StatsAction;
 import io.strata.stats.transport.TransportStatsAction;
+import io.strata.ingest.ChunkIndexJanitor;
 import io.strata.ingest.ChunkLifecycleFilter;
 import io.strata.ingest.ChunkProcessors;
 import io.strata.ingest.ChunkStore;
@@ -27,6 +28,7 @@ import org.opensearch.action.support.ActionFilter;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.node.DiscoveryNodes;
 import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.lifecycle.LifecycleComponent;
 import org.opensearch.common.settings.ClusterSettings;
 import org.opensearch.common.settings.IndexScopedSettings;
 import org.opensearch.common.settings.Setting;
@@ -83,7 +85,15 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
 
     @Override
     public List<Setting<?>> getSettings() {
-        return InferenceSettings.all();
+        List<Setting<?>> all = new java.util.ArrayList<>(InferenceSettings.all());
+        all.add(ChunkIndexJanitor.DELETE_WITH_SOURCE);
+        return all;
+    }
+
+    /** Built by the node's injector: it needs the cluster manager's index deletion service. */
+    @Override
+    public Collection<Class<? extends LifecycleComponent>> getGuiceServiceClasses() {
+        return List.of(ChunkIndexJanitor.class);
     }
 
     @Override
