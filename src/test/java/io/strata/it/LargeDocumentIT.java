@@ -32,13 +32,16 @@ public class LargeDocumentIT extends StrataRestTestCase {
     /** 5 MiB of text: the bundled Emma chapters, repeated with a numbered heading. */
     static final int BOOK_CHARS = 5 << 20;
     /**
-     * Heap bound, as a share of the node's heap (bin/strata-node: 1 GiB). What the book needs at once: its request and
-     * source (~5 MB each as bytes and as a String), its parents and children (~3 × 5 MB of text), one bulk slice (4 MB,
-     * plus its copies on the way to the shards): well under 100 MB of live data. The sampled {@code heap_used} also holds
-     * garbage not yet collected (G1 collects young regions when eden fills), so the bound is on what survives: the old
-     * generation, which must stay under half the heap; the whole heap must stay under 90 % (no pressure on breakers).
+     * Heap bound, as a share of the node's heap (bin/strata-node: 1 GiB). What the book needs at once is far less: its
+     * request and source (~5 MB each, as bytes and as a String), its parents and children (~4 × 5 MB of text), one bulk
+     * slice (≤ 4 MB, and its copies on the way to the shards) — under 100 MB, against ~40 MB of JSON in one bulk request
+     * before (3× that with vectors). But sampled {@code heap_used} includes garbage that G1 has not collected yet (eden
+     * fills up to its target before a young collection; old regions wait for a marking cycle), so it says little below
+     * the level where it matters: the parent circuit breaker (95 % of the heap, real memory) rejects requests there.
+     * The bound is 90 %: the node never came near rejecting anything. The slicing itself is asserted exactly (bulk
+     * slices of {@link Slicing#bulkDocs()} documents, one model call per embedding slice); the old generation's peak is
+     * only reported (it holds earlier tests' garbage until a mixed collection).
      */
-    static final double OLD_GEN_BOUND = 0.5;
     static final double HEAP_BOUND = 0.9;
 
     @Override
@@ -98,13 +101,21 @@ public class LargeDocumentIT extends StrataRestTestCase {
             assertTrue("a 5 MB book has thousands of parents: " + parents, parents > 2000);
 
             List<NodeSampler.Seen> seen = sampler.seen("book");
-            String timeline = seen.stream().map(s -> s.atMillis() + "ms " + s.stage() + " " + s.get("chunk_documents_written") + "/"
-                + s.get("chunk_documents")).distinct().toList().toString();
+            // the first sample of each state: "1234ms writing 500/4093"
+            Map<String, Long> firstSeen = new java.util.LinkedHashMap<>();
+            seen.forEach(s -> firstSeen.putIfAbsent(s.stage() + " " + s.get("chunk_documents_written") + "/" + s.get("chunk_documents"),
+                s.atMillis()));
+            List<String> timeline = firstSeen.entrySet().stream().map(e -> e.getValue() + "ms " + e.getKey()).toList();
             assertFalse("the book was seen in flight: " + sampler.errors(), seen.isEmpty());
             assertTrue("seen half-written, between two bulk slices: " + timeline, seen.stream().anyMatch(s -> s.stage().equals("writing")
                 && s.get("chunk_documents") == parents && s.get("chunk_documents_written") > 0
                 && s.get("chunk_documents_written") < parents));
             assertTrue(seen.stream().allMatch(s -> s.get("chars") == text.length() && s.get("texts") == 0));
+            // ~4 KB a chunk document without vectors: the document limit of a bulk slice comes before its byte limit
+            int sliceDocs = Slicing.DEFAULTS.bulkDocs();
+            assertTrue("written in bulk slices of " + sliceDocs + ": " + timeline, seen.stream().filter(s -> s.stage().equals("writing"))
+                .allMatch(s -> s.get("chunk_documents_written") % sliceDocs == 0 || s.get("chunk_documents_written") == parents));
+            assertTrue("several slices seen: " + timeline, seen.stream().map(s -> s.get("chunk_documents_written")).distinct().count() >= 3);
             Map<String, Object> now = (Map<String, Object>) ((Map<String, Object>) JsonRest.call(node, "GET", "/_plugins/_strata/stats",
                 null).get("nodes")).values().iterator().next();
             assertEquals("finished documents leave the report", List.of(),
@@ -205,9 +216,6 @@ public class LargeDocumentIT extends StrataRestTestCase {
         for (Map.Entry<String, Long> e : sampler.peakHeap().entrySet()) {
             long max = sampler.maxHeap().get(e.getKey());
             assertTrue(e.getKey() + " heap peak " + (e.getValue() >> 20) + " MB of " + (max >> 20), e.getValue() < HEAP_BOUND * max);
-            Long old = sampler.peakOld().get(e.getKey());
-            assertTrue(e.getKey() + " old gen peak " + (old == null ? null : old >> 20) + " MB of " + (max >> 20),
-                old == null || old < OLD_GEN_BOUND * max);
         }
     }
 
