@@ -25,8 +25,12 @@ import java.util.concurrent.TimeUnit;
  * document's progress ({@code _plugins/_strata/stats} {@code ingest.in_progress}) every 500 ms and prints the document's
  * size, parents/children, seconds per stage, texts/s, peak heap and old generation, and the small documents' latencies.
  *
+ * Then the same text is sent again: every vector is reused from the stored chunks (read 64 at a time), none embedded,
+ * and every chunk document is rewritten, vectors included — the write path at full size, timed and heap-sampled.
+ *
  * <p>Arguments ({@code key=value}): {@code port} (10500), {@code mb} (5), {@code book}
- * ({@code ../shared/data/gutenqa-emma/book.txt}), {@code embed} (true), {@code small_every} (10).
+ * ({@code ../shared/data/gutenqa-emma/book.txt}), {@code embed} (true), {@code small_every} (10), {@code granularities}
+ * (the processor's option as JSON, e.g. {@code []} for parents only; default: the processor's default [0.5, 0.25]).
  */
 public final class BigDocRun {
     private BigDocRun() {}
@@ -37,7 +41,8 @@ public final class BigDocRun {
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq < 1) {
-                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: port, mb, book, embed, small_every");
+                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: port, mb, book, embed, small_every, "
+                    + "granularities");
             }
             a.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
@@ -45,6 +50,7 @@ public final class BigDocRun {
         double mb = Double.parseDouble(a.getOrDefault("mb", "5"));
         boolean embed = Boolean.parseBoolean(a.getOrDefault("embed", "true"));
         int smallEvery = Integer.parseInt(a.getOrDefault("small_every", "10"));
+        String granularities = a.containsKey("granularities") ? ", \"granularities\": " + a.get("granularities") : "";
         if (mb <= 0 || mb > 9.5 || smallEvery < 1) {
             throw new IllegalArgumentException("mb in (0, 9.5] (max_chars is 10M characters), small_every >= 1");
         }
@@ -60,11 +66,12 @@ public final class BigDocRun {
         try (RestClient client = RestClient.builder(new HttpHost("http", "127.0.0.1", port))
             .setRequestConfigCallback(c -> c.setConnectTimeout(Timeout.ofSeconds(5)).setResponseTimeout(Timeout.ofMinutes(60))).build()) {
             JsonRest.call(client, "PUT", "/_ingest/pipeline/bigdoc", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": "
-                + "\"body\", \"target_index\": \"bigdoc-chunks\"" + (embed ? "" : ", \"embed\": false") + "}}]}");
+                + "\"body\", \"target_index\": \"bigdoc-chunks\"" + granularities + (embed ? "" : ", \"embed\": false") + "}}]}");
             JsonRest.call(client, "PUT", "/bigdoc-src/_doc/warm?pipeline=bigdoc", JsonRest.json(Map.of("body", paragraphs.get(0))));
             System.out.printf(Locale.ROOT, "bigdoc: %,d characters (%.2f MB of %s, repeated), embed=%s, default strategy (recursive, "
-                + "max_words 300, granularities [0.5, 0.25]), a small document every %d s%n", text.length(), text.length() / 1048576.0,
-                a.getOrDefault("book", "../shared/data/gutenqa-emma/book.txt"), embed, smallEvery);
+                + "max_words 300), granularities %s, a small document every %d s%n", text.length(), text.length() / 1048576.0,
+                a.getOrDefault("book", "../shared/data/gutenqa-emma/book.txt"), embed, a.getOrDefault("granularities", "[0.5, 0.25]"),
+                smallEvery);
 
             ExecutorService pool = Executors.newFixedThreadPool(2);
             List<Double> smallSeconds = Collections.synchronizedList(new ArrayList<>());
@@ -128,6 +135,20 @@ public final class BigDocRun {
                     sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() / 2), sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() - 1));
                 if (stored != parents) {
                     System.exit(1);
+                }
+                if (embed) {
+                    try (NodeSampler again = new NodeSampler(client, 500)) {
+                        long r0 = System.nanoTime();
+                        JsonRest.call(client, "PUT", "/bigdoc-src/_doc/book?pipeline=bigdoc", JsonRest.json(Map.of("body", text)));
+                        double again0 = (System.nanoTime() - r0) / 1e9;
+                        Thread.sleep(600);
+                        again.close();
+                        Map<String, Object> ingest = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) JsonRest.call(client,
+                            "GET", "/_plugins/_strata/stats", null).get("nodes")).values().iterator().next()).get("ingest");
+                        System.out.printf(Locale.ROOT, "re-ingest of the same text: %.1f s; vectors reused since start %s, embedded %s; heap: "
+                            + "peak used %s MB, peak old generation %s MB%n", again0, ingest.get("vectors_reused"), ingest.get("vectors_embedded"),
+                            mb(again.peakHeap()), mb(again.peakOld()));
+                    }
                 }
             } finally {
                 pool.shutdownNow();
