@@ -119,10 +119,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     }
 
     @Override
-    public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> outcome) {
+    public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> handler) {
         final String text;
         final String sourceIndex;
-        BiConsumer<IngestDocument, Exception> handler = outcome;
         try {
             Object value = document.hasField(field) ? document.getFieldValue(field, Object.class) : null;
             if (value == null) {
@@ -148,7 +147,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName()), text.length());
         BiConsumer<IngestDocument, Exception> done = (d, e) -> {
             progress.done();
-            outcome.accept(d, e);
+            handler.accept(d, e);
         };
         chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, text, parents, progress, done),
             e -> failed(done, IngestFailures.ofModel(e), e)));
