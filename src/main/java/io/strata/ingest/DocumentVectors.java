@@ -10,7 +10,7 @@ import java.util.Locale;
 /**
  * The vectors of one document's chunks while they are computed and written. Per parent: the parent's vector then its
  * children's ({@link ChunkedParent#all()} order), either reused from the stored chunk with the same {@code text_hash} or
- * embedded in {@link Slice slices} of bounded size. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~30 MB for a
+ * embedded in {@link Slice slices} of bounded size. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~48 MB for a
  * 5 MB book), and released parent by parent as their chunk documents are written.
  */
 final class DocumentVectors {
