@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * How one document's chunks are embedded and written: in slices, one after another, so that a very large document (a
- * 5 MB book: ~3,000 parents, ~20,000 texts) never holds an inference thread for minutes nor builds one bulk request of
+ * 5 MB book: ~4,000 parents, ~32,000 texts) never holds an inference thread for minutes nor builds one bulk request of
  * 100+ MB. Between two embedding slices other documents' inference tasks run (the pool's queue is FIFO).
  *
  * @param embedTexts texts per inference task (a parent and its children always go in one task)
