@@ -28,6 +28,9 @@ import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.Set;
+import java.util.function.IntFunction;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -238,58 +241,111 @@ public final class ChunkStore {
         }
     }
 
-    /** Writes {@code docs} as chunks 0..n-1 of {@code sourceId} and removes its chunks from earlier versions. */
-    public void replace(String target, String sourceId, List<Map<String, Object>> docs, ActionListener<Void> listener) {
-        if (docs.isEmpty()) {
+    /**
+     * Writes chunks 0..count-1 of {@code sourceId}, chunk {@code i} being {@code docAt.apply(i)} (called once per chunk, in
+     * order, as its bulk slice is built: only one slice of chunk documents exists at a time), in bulk requests of at most
+     * {@link Slicing#bulkDocs()} documents and about {@link Slicing#bulkBytes()} bytes, one after another; then removes the
+     * chunks of earlier versions beyond {@code count}. When any slice fails, nothing of this version is left: the chunks
+     * are deleted from 0 and the listener fails (a first slice rejected as a whole wrote nothing and deletes nothing).
+     */
+    public void replace(String target, String sourceId, int count, IntFunction<Map<String, Object>> docAt, Slicing slicing,
+                        StrataStats.Progress progress, ActionListener<Void> listener) {
+        if (count == 0) {
             deleteFrom(target, sourceId, 0, listener);
             return;
         }
-        BulkRequest bulk = new BulkRequest();
-        for (int i = 0; i < docs.size(); i++) {
-            bulk.add(new IndexRequest(target).id(ChunkDocuments.chunkId(sourceId, i)).source(docs.get(i)));
+        writeSlice(target, sourceId, 0, count, docAt, slicing, progress, listener);
+    }
+
+    private void writeSlice(String target, String sourceId, int from, int count, IntFunction<Map<String, Object>> docAt,
+                            Slicing slicing, StrataStats.Progress progress, ActionListener<Void> listener) {
+        if (from == count) {
+            deleteFrom(target, sourceId, count, listener);
+            return;
         }
-        client.bulk(bulk, ActionListener.wrap(response -> {
-            stats.ingest().chunksWritten(Arrays.stream(response.getItems()).filter(item -> !item.isFailed()).count());
-            if (response.hasFailures()) {
-                BulkItemResponse failed = firstFailure(response.getItems());
-                Exception cause = failed.getFailure().getCause();
-                // leave no partial set behind: the caller sees the failure and nothing of this version
-                deleteFrom(target, sourceId, 0, ActionListener.wrap(
-                    v -> listener.onFailure(chunkWriteFailure(target, cause)),
-                    e -> {
-                        cause.addSuppressed(e);
-                        listener.onFailure(chunkWriteFailure(target, cause));
-                    }));
-            } else {
-                deleteFrom(target, sourceId, docs.size(), listener);
+        BulkRequest bulk = new BulkRequest();
+        int end = from;
+        try {
+            while (end < count && !slicing.bulkFull(bulk.numberOfActions(), bulk.estimatedSizeInBytes())) {
+                bulk.add(new IndexRequest(target).id(ChunkDocuments.chunkId(sourceId, end)).source(docAt.apply(end)));
+                end++;
             }
-        }, listener::onFailure));
+        } catch (Exception e) {
+            abandon(target, sourceId, from, e, listener);
+            return;
+        }
+        int next = end;
+        client.bulk(bulk, ActionListener.wrap(response -> {
+            int ok = (int) Arrays.stream(response.getItems()).filter(item -> !item.isFailed()).count();
+            stats.ingest().chunksWritten(ok);
+            progress.written(ok);
+            if (response.hasFailures()) {
+                abandon(target, sourceId, 1, chunkWriteFailure(target, firstFailure(response.getItems()).getFailure().getCause()),
+                    listener);
+            } else {
+                writeSlice(target, sourceId, next, count, docAt, slicing, progress, listener);
+            }
+        }, e -> abandon(target, sourceId, from, e, listener)));
     }
 
     /**
-     * Vectors of the chunks {@code 0..count-1} of {@code sourceId} as stored now (realtime), by
-     * {@code text_hash}: the parent's vector followed by its children's. Missing index or chunks: empty.
+     * A slice failed: leave no partial set behind — the caller sees the failure and nothing of this version. Nothing to undo
+     * when the failure came before anything of this version was written ({@code writtenUpTo} 0).
      */
-    public void storedVectors(String target, String sourceId, int count, ActionListener<Map<String, List<float[]>>> listener) {
+    private void abandon(String target, String sourceId, int writtenUpTo, Exception cause, ActionListener<Void> listener) {
+        if (writtenUpTo == 0) {
+            listener.onFailure(cause);
+            return;
+        }
+        deleteFrom(target, sourceId, 0, ActionListener.wrap(v -> listener.onFailure(cause), e -> {
+            cause.addSuppressed(e);
+            listener.onFailure(cause);
+        }));
+    }
+
+    /**
+     * Vectors of the stored chunks {@code 0..count-1} of {@code sourceId} (realtime) whose {@code text_hash} is in
+     * {@code wanted}: the parent's vector followed by its children's, by hash. Read {@link #PROBE} chunks at a time, keeping
+     * only the wanted vectors as {@code float[]}, and stopping at the first probe that finds no chunk (chunk ids have no
+     * gaps, as {@link #deleteFrom} assumes). Missing index or chunks: empty.
+     */
+    public void storedVectors(String target, String sourceId, int count, Set<String> wanted,
+                              ActionListener<Map<String, List<float[]>>> listener) {
+        storedVectors(target, sourceId, 0, count, wanted, new HashMap<>(), listener);
+    }
+
+    private void storedVectors(String target, String sourceId, int from, int count, Set<String> wanted,
+                               Map<String, List<float[]>> byHash, ActionListener<Map<String, List<float[]>>> listener) {
+        if (from >= count) {
+            listener.onResponse(byHash);
+            return;
+        }
         MultiGetRequest probe = new MultiGetRequest().realtime(true);
         FetchSourceContext fields = new FetchSourceContext(true, new String[] { ChunkDocuments.TEXT_HASH, ChunkDocuments.EMBEDDING,
             ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING }, null);
-        for (int i = 0; i < count; i++) {
+        for (int i = from; i < Math.min(count, from + PROBE); i++) {
             probe.add(new MultiGetRequest.Item(target, ChunkDocuments.chunkId(sourceId, i)).fetchSourceContext(fields));
         }
         client.multiGet(probe, ActionListener.wrap(response -> {
-            Map<String, List<float[]>> byHash = new java.util.HashMap<>();
+            boolean found = false;
             for (MultiGetItemResponse item : response.getResponses()) {
                 if (item.isFailed() || !item.getResponse().isExists()) {
                     continue;
                 }
+                found = true;
                 Map<String, Object> source = item.getResponse().getSourceAsMap();
-                List<float[]> vectors = ChunkDocuments.vectorsOf(source);
-                if (source.get(ChunkDocuments.TEXT_HASH) instanceof String hash && vectors != null) {
-                    byHash.put(hash, vectors);
+                if (source.get(ChunkDocuments.TEXT_HASH) instanceof String hash && wanted.contains(hash)) {
+                    List<float[]> vectors = ChunkDocuments.vectorsOf(source);
+                    if (vectors != null) {
+                        byHash.put(hash, vectors);
+                    }
                 }
             }
-            listener.onResponse(byHash);
+            if (found) {
+                storedVectors(target, sourceId, from + PROBE, count, wanted, byHash, listener);
+            } else {
+                listener.onResponse(byHash);
+            }
         }, listener::onFailure));
     }
 

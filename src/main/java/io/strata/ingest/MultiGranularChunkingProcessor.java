@@ -27,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,10 +65,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ThreadContext threadContext;
     private final Client client;
     private final StrataStats stats;
+    private final Slicing slicing;
 
-    /** The node components every processor of this type uses. */
+    /** The node components every processor of this type uses, and how large documents are sliced. */
     public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client,
-                           StrataStats stats) {}
+                           StrataStats stats, Slicing slicing) {
+        public Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client, StrataStats stats) {
+            this(store, inference, threadContext, client, stats, Slicing.DEFAULTS);
+        }
+    }
 
     MultiGranularChunkingProcessor(String tag, String description, String field, String targetIndex, MultiGranularChunker chunker,
                                    List<String> copyFields, boolean ignoreMissing, int maxChars, ModelRef model, Services services) {
@@ -84,6 +90,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         this.threadContext = services.threadContext();
         this.client = services.client();
         this.stats = services.stats();
+        this.slicing = services.slicing();
     }
 
     @Override
@@ -136,8 +143,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
-        chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, text, parents, handler),
-            e -> failed(handler, IngestFailures.ofModel(e), e)));
+        // every path below ends in the handler exactly once: that is where a tracked document leaves the report
+        StrataStats.Progress progress = stats.track(sourceIndex,
+            (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName()), text.length());
+        BiConsumer<IngestDocument, Exception> done = (d, e) -> {
+            progress.done();
+            handler.accept(d, e);
+        };
+        chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, text, parents, progress, done),
+            e -> failed(done, IngestFailures.ofModel(e), e)));
     }
 
     /**
@@ -160,7 +174,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     }
 
     private void chunked(IngestDocument document, String sourceIndex, String text, List<ChunkedParent> parents,
-                         BiConsumer<IngestDocument, Exception> handler) {
+                         StrataStats.Progress progress, BiConsumer<IngestDocument, Exception> handler) {
         final String sourceId;
         final Map<String, Object> copied;
         final String sourceHash = sourceHash(text); // one pass over the text, for the summary and every chunk document
@@ -172,6 +186,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 document.setFieldValue(IngestDocument.Metadata.ID.getFieldName(), id);
             }
             sourceId = id;
+            progress.id(id);
             copied = copiedFields(document);
             Object pipeline = document.getIngestMetadata().get("pipeline");
             Map<String, Object> summary = summary(parents, sourceHash, pipeline instanceof String s ? s : null);
@@ -193,7 +208,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
-        write(sourceIndex, sourceId, parents, copied, sourceHash, ActionListener.wrap(v -> {
+        write(sourceIndex, sourceId, parents, copied, sourceHash, progress, ActionListener.wrap(v -> {
             stats.ingest().chunked(parents);
             handler.accept(document, null);
         }, e -> failed(handler, IngestFailures.of(e), e)), e -> failed(handler, IngestFailures.ofModel(e), e));
@@ -205,24 +220,41 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     }
 
     /**
-     * Embeds (reusing the stored vectors of parents whose {@code text_hash} is unchanged) and writes the
-     * chunk documents of one source document, replacing its earlier chunks. Failures of the inference layer go to
+     * Embeds (reusing the stored vectors of parents whose {@code text_hash} is unchanged) and writes the chunk documents of
+     * one source document, replacing its earlier chunks. Bounded whatever the document's size (see {@link Slicing}): the
+     * texts go to the model in slices, one inference task after another, and only their {@code float[]} vectors are kept;
+     * the chunk documents are then built and written bulk slice by bulk slice. Every vector is computed before the first
+     * write, so a model failure leaves the earlier chunks as they were. Failures of the inference layer go to
      * {@code modelFailed}, all others to the listener.
      */
     private void write(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
-                       String sourceHash, ActionListener<Void> listener, Consumer<Exception> modelFailed) {
+                       String sourceHash, StrataStats.Progress progress, ActionListener<Void> listener,
+                       Consumer<Exception> modelFailed) {
         if (model == null) {
+            progress.planned(parents.size(), 0, 0);
+            progress.stage(StrataStats.Stage.WRITING);
             store.ensureIndex(targetIndex, sourceIndex, null, ActionListener.wrap(
-                ready -> store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, null, null, sourceHash),
-                    listener),
+                ready -> store.replace(targetIndex, sourceId, parents.size(),
+                    i -> chunkDoc(sourceIndex, sourceId, parents.get(i), copied, null, null, sourceHash), slicing, progress, listener),
                 listener::onFailure));
             return;
         }
-        ActionListener<ModelInfo> described = ActionListener.wrap(info -> store.ensureIndex(targetIndex, sourceIndex, info,
-            ActionListener.wrap(ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, ActionListener.wrap(
-                stored -> embedAndReplace(info, sourceIndex, sourceId, parents, copied, sourceHash, stored, listener, modelFailed),
-                listener::onFailure)), listener::onFailure)), modelFailed);
-        inference.describe(model, callerContext(described));
+        progress.stage(StrataStats.Stage.EMBEDDING);
+        inference.describe(model, callerContext(ActionListener.wrap(info -> {
+            List<String> hashes = new ArrayList<>(parents.size());
+            for (ChunkedParent p : parents) {
+                hashes.add(textHash(info, p.parent().text()));
+            }
+            store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
+                ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
+                    ActionListener.wrap(stored -> {
+                        List<List<float[]>> reused = new ArrayList<>(parents.size());
+                        hashes.forEach(h -> reused.add(stored.get(h)));
+                        embedAndReplace(sourceIndex, sourceId, parents, copied, sourceHash, hashes, new DocumentVectors(parents, reused),
+                            progress, listener, modelFailed);
+                    }, listener::onFailure)),
+                listener::onFailure));
+        }, modelFailed)));
     }
 
     /**
@@ -236,57 +268,43 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Previous chunks looked at for reusable vectors beyond the new count (parents shifted by edits). */
     static final int REUSE_WINDOW = 8;
 
-    private void embedAndReplace(ModelInfo info, String sourceIndex, String sourceId, List<ChunkedParent> parents,
-                                 Map<String, Object> copied, String sourceHash, Map<String, List<float[]>> stored,
-                                 ActionListener<Void> listener,
-                                 Consumer<Exception> modelFailed) {
-        List<String> hashes = new ArrayList<>(parents.size());
-        List<String> texts = new ArrayList<>();
-        for (ChunkedParent p : parents) {
-            String hash = textHash(info, p.parent().text());
-            hashes.add(hash);
-            List<float[]> previous = stored.get(hash);
-            if (previous == null || previous.size() != p.children().size() + 1) {
-                p.all().forEach(c -> texts.add(c.text()));
-            }
-        }
-        ActionListener<List<float[]>> embedded = ActionListener.wrap(vectors -> {
-            List<List<float[]>> perParent = new ArrayList<>(parents.size());
-            int next = 0;
-            int reused = 0;
-            for (int i = 0; i < parents.size(); i++) {
-                List<float[]> previous = stored.get(hashes.get(i));
-                int n = parents.get(i).children().size() + 1;
-                if (previous != null && previous.size() == n) {
-                    perParent.add(previous);
-                    reused += n;
-                } else {
-                    perParent.add(vectors.subList(next, next + n));
-                    next += n;
-                }
-            }
-            stats.ingest().vectors(next, reused);
-            store.replace(targetIndex, sourceId, chunkDocs(sourceIndex, sourceId, parents, copied, perParent, hashes, sourceHash),
-                listener);
-        }, modelFailed);
-        if (texts.isEmpty()) {
-            embedded.onResponse(List.of());
-        } else {
-            inference.embed(model, texts, Embedder.Purpose.PASSAGE, callerContext(embedded));
-        }
+    private void embedAndReplace(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
+                                 String sourceHash, List<String> hashes, DocumentVectors vectors, StrataStats.Progress progress,
+                                 ActionListener<Void> listener, Consumer<Exception> modelFailed) {
+        progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
+        embedSlices(vectors, vectors.slices(slicing.embedTexts()), 0, progress, ActionListener.wrap(v -> {
+            stats.ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
+            progress.stage(StrataStats.Stage.WRITING);
+            store.replace(targetIndex, sourceId, parents.size(),
+                i -> chunkDoc(sourceIndex, sourceId, parents.get(i), copied, vectors.take(i), hashes.get(i), sourceHash), slicing,
+                progress, listener);
+        }, modelFailed::accept));
     }
 
-    private List<Map<String, Object>> chunkDocs(String sourceIndex, String sourceId, List<ChunkedParent> parents,
-                                                Map<String, Object> copied, List<List<float[]>> vectors, List<String> hashes,
-                                                String sourceHash) {
-        List<Map<String, Object>> docs = new ArrayList<>(parents.size());
-        for (int i = 0; i < parents.size(); i++) {
-            Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), parents.get(i), copied,
-                vectors == null ? null : vectors.get(i), hashes == null ? null : hashes.get(i));
-            doc.put(ChunkDocuments.SOURCE_HASH, sourceHash);
-            docs.add(doc);
+    /**
+     * Embeds slice {@code k} and, when it is done, submits the next: one document occupies at most one inference task at a
+     * time, and the tasks other documents queued meanwhile run in between.
+     */
+    private void embedSlices(DocumentVectors vectors, List<DocumentVectors.Slice> slices, int k, StrataStats.Progress progress,
+                             ActionListener<Void> listener) {
+        if (k == slices.size()) {
+            listener.onResponse(null);
+            return;
         }
-        return docs;
+        DocumentVectors.Slice slice = slices.get(k);
+        inference.embed(model, vectors.texts(slice), Embedder.Purpose.PASSAGE, callerContext(ActionListener.wrap(embedded -> {
+            vectors.fill(slice, embedded);
+            progress.embedded(embedded.size());
+            embedSlices(vectors, slices, k + 1, progress, listener);
+        }, listener::onFailure)));
+    }
+
+    private Map<String, Object> chunkDoc(String sourceIndex, String sourceId, ChunkedParent parent, Map<String, Object> copied,
+                                         List<float[]> vectors, String hash, String sourceHash) {
+        Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), parent, copied, vectors,
+            hash);
+        doc.put(ChunkDocuments.SOURCE_HASH, sourceHash);
+        return doc;
     }
 
     /** The summary the source document carries under {@value #SUMMARY_FIELD}. */
@@ -362,9 +380,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         Object previous = source.get(SUMMARY_FIELD) instanceof Map<?, ?> m ? m.get("pipeline") : null;
         IngestDocument current = new IngestDocument(index, id, null, null, null, source);
         String hash = sourceHash(text);
-        chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), hash,
-            ActionListener.wrap(v -> listener.onResponse(summary(parents, hash, previous instanceof String s ? s : null)),
-                listener::onFailure), listener::onFailure), listener::onFailure));
+        StrataStats.Progress progress = stats.track(index, id, text.length());
+        ActionListener<Map<String, Object>> done = ActionListener.runBefore(listener, progress::done);
+        chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), hash, progress,
+            ActionListener.wrap(v -> done.onResponse(summary(parents, hash, previous instanceof String s ? s : null)),
+                done::onFailure), done::onFailure), done::onFailure));
     }
 
     private String validText(Object value) {

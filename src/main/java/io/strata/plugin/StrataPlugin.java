@@ -18,6 +18,7 @@ import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
 import io.strata.ingest.RestReconcileAction;
+import io.strata.ingest.Slicing;
 import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.MultiGranularQueryBuilder;
@@ -86,6 +87,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public List<Setting<?>> getSettings() {
         List<Setting<?>> all = new java.util.ArrayList<>(InferenceSettings.all());
+        all.addAll(Slicing.settings());
         all.add(ChunkIndexJanitor.DELETE_WITH_SOURCE);
         return all;
     }
@@ -124,7 +126,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
         ingestService.trySet(parameters.ingestService);
         var services = new MultiGranularChunkingProcessor.Services(store, inference(parameters.env, parameters.client),
-            parameters.threadContext, parameters.client, stats);
+            parameters.threadContext, parameters.client, stats, Slicing.of(parameters.env.settings()));
         return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
     }
 

@@ -8,6 +8,7 @@ import org.opensearch.core.xcontent.XContentBuilder;
 
 import java.io.IOException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -15,21 +16,27 @@ import java.util.TreeMap;
  * One node's counters at one moment, as sent between nodes and shown by {@code GET _plugins/_strata/stats}:
  * <pre>
  * "ingest": {"documents", "parents", "children", "chunk_documents_written", "chunk_documents_deleted", "vectors_embedded",
- *            "vectors_reused", "failures": {"bad_input", "rejected", "model", "write", "other"}},
+ *            "vectors_reused", "failures": {"bad_input", "rejected", "model", "write", "other"},
+ *            "in_progress": [{"index", "id", "chars", "stage", "texts", "texts_reused", "texts_embedded", "chunk_documents",
+ *                             "chunk_documents_written", "elapsed_ms"}]},
  * "inference": {"queue": {"size", "active", "rejected"},
  *               "models": {"&lt;name or model_id&gt;": {"type", "calls", "texts", "errors", "time_ms"[, "truncated", "loaded"]}}},
  * "query": {"multi_granular", "embedded_queries"}
  * </pre>
- * Every count is since the node started. Wire format: the fields in this order (all nodes run the same plugin version).
+ * Every count is since the node started; {@code in_progress} lists the large documents in flight now (see
+ * {@link StrataStats#track}), oldest first. Wire format: the fields in this order (all nodes run the same plugin version).
  */
-public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Query query) implements Writeable, ToXContentFragment {
+public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Query query, List<InProgress> inProgress)
+    implements Writeable, ToXContentFragment {
 
     public NodeStats {
         models = Map.copyOf(models);
+        inProgress = List.copyOf(inProgress);
     }
 
     public static NodeStats read(StreamInput in) throws IOException {
-        return new NodeStats(Ingest.read(in), Queue.read(in), in.readMap(StreamInput::readString, Model::read), Query.read(in));
+        return new NodeStats(Ingest.read(in), Queue.read(in), in.readMap(StreamInput::readString, Model::read), Query.read(in),
+            in.readList(InProgress::read));
     }
 
     @Override
@@ -38,12 +45,18 @@ public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Q
         queue.writeTo(out);
         out.writeMap(models, StreamOutput::writeString, (o, m) -> m.writeTo(o));
         query.writeTo(out);
+        out.writeList(inProgress);
     }
 
     @Override
     public XContentBuilder toXContent(XContentBuilder builder, Params params) throws IOException {
         builder.startObject("ingest");
         ingest.toXContent(builder);
+        builder.startArray("in_progress");
+        for (InProgress p : inProgress) {
+            p.toXContent(builder);
+        }
+        builder.endArray();
         builder.endObject();
         builder.startObject("inference");
         builder.startObject("queue").field("size", queue.size).field("active", queue.active).field("rejected", queue.rejected).endObject();
@@ -157,6 +170,40 @@ public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Q
         public void writeTo(StreamOutput out) throws IOException {
             out.writeVLong(multiGranular);
             out.writeVLong(embeddedQueries);
+        }
+    }
+
+    /**
+     * One large document in flight: its stage, its texts to vectorise (parents and children; {@code texts_reused} taken from
+     * its stored chunks, {@code texts_embedded} so far), its chunk documents (one per parent) and those written so far, and
+     * the time since its processor started.
+     */
+    public record InProgress(String index, String id, long chars, String stage, int texts, int textsReused, int textsEmbedded,
+                             int chunkDocuments, int chunkDocumentsWritten, long elapsedMillis) implements Writeable {
+        static InProgress read(StreamInput in) throws IOException {
+            return new InProgress(in.readString(), in.readString(), in.readVLong(), in.readString(), in.readVInt(), in.readVInt(),
+                in.readVInt(), in.readVInt(), in.readVInt(), in.readVLong());
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            out.writeString(index);
+            out.writeString(id);
+            out.writeVLong(chars);
+            out.writeString(stage);
+            out.writeVInt(texts);
+            out.writeVInt(textsReused);
+            out.writeVInt(textsEmbedded);
+            out.writeVInt(chunkDocuments);
+            out.writeVInt(chunkDocumentsWritten);
+            out.writeVLong(elapsedMillis);
+        }
+
+        void toXContent(XContentBuilder builder) throws IOException {
+            builder.startObject().field("index", index).field("id", id).field("chars", chars).field("stage", stage)
+                .field("texts", texts).field("texts_reused", textsReused).field("texts_embedded", textsEmbedded)
+                .field("chunk_documents", chunkDocuments).field("chunk_documents_written", chunkDocumentsWritten)
+                .field("elapsed_ms", elapsedMillis).endObject();
         }
     }
 }

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -21,6 +23,10 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class StrataStats {
     static final int MAX_MODELS = 256;
+    /** Documents with at least this many characters of text are shown while in flight ({@code ingest.in_progress}). */
+    public static final int PROGRESS_MIN_CHARS = 100_000;
+    /** At most this many documents are tracked at once (beyond, further ones run untracked), so the report stays small. */
+    static final int MAX_IN_PROGRESS = 32;
 
     private final Ingest ingest = new Ingest();
     private final Query query = new Query();
@@ -29,6 +35,9 @@ public final class StrataStats {
     private final Model uncounted = new Model();
     /** Inference tasks refused by the admission limit (the pool counts its own rejections). */
     private final LongAdder inferenceRejected = new LongAdder();
+    /** Large documents in flight on this node, by tracking number (start order). */
+    private final Map<Long, Progress> inProgress = new ConcurrentHashMap<>();
+    private final AtomicLong tracked = new AtomicLong();
 
     public Ingest ingest() {
         return ingest;
@@ -67,7 +76,116 @@ public final class StrataStats {
         // rejected: by the pool's full queue or, before it, by the admission limit
         NodeStats.Queue queue = pool == null ? new NodeStats.Queue(0, 0, inferenceRejected.sum())
             : new NodeStats.Queue(pool.getQueue(), pool.getActive(), pool.getRejected() + inferenceRejected.sum());
-        return new NodeStats(ingest.snapshot(), queue, byName, new NodeStats.Query(query.multiGranular.sum(), query.embedded.sum()));
+        long now = System.nanoTime();
+        List<NodeStats.InProgress> inFlight = new TreeMap<>(inProgress).values().stream().map(p -> p.snapshot(now)).toList();
+        return new NodeStats(ingest.snapshot(), queue, byName, new NodeStats.Query(query.multiGranular.sum(), query.embedded.sum()),
+            inFlight);
+    }
+
+    /**
+     * Starts tracking one document of {@code index} ({@code id} may be null until it is assigned) while its chunks are cut,
+     * embedded and written. Only documents of at least {@link #PROGRESS_MIN_CHARS} characters, and at most
+     * {@link #MAX_IN_PROGRESS} at once, are tracked; the others get {@link Progress#UNTRACKED}, whose updates do nothing.
+     * The caller must call {@link Progress#done()} when the document is finished, whatever the outcome.
+     */
+    public Progress track(String index, String id, int chars) {
+        if (chars < PROGRESS_MIN_CHARS || inProgress.size() >= MAX_IN_PROGRESS) {
+            return Progress.UNTRACKED;
+        }
+        Progress p = new Progress(this, tracked.incrementAndGet(), index, id, chars);
+        inProgress.put(p.key, p);
+        return p;
+    }
+
+    /** What a tracked document is doing. */
+    public enum Stage {
+        /** cutting parents and children (model-guided strategies: on the inference pool) */
+        CHUNKING,
+        /** reading reusable vectors of the stored chunks, then embedding the rest slice by slice */
+        EMBEDDING,
+        /** writing the chunk documents bulk slice by bulk slice, then deleting leftover chunks of earlier versions */
+        WRITING;
+
+        public String key() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** One large document in flight; updated by the thread working on it, read by stats requests. */
+    public static final class Progress {
+        /** The handle of documents that are not tracked: every update is ignored. */
+        public static final Progress UNTRACKED = new Progress(null, 0, "", null, 0);
+
+        private final StrataStats owner;
+        private final long key;
+        private final String index;
+        private final int chars;
+        private final long startNanos = System.nanoTime();
+        private volatile String id;
+        private volatile Stage stage = Stage.CHUNKING;
+        private volatile int texts;
+        private volatile int textsReused;
+        private volatile int chunkDocuments;
+        private final AtomicInteger textsEmbedded = new AtomicInteger();
+        private final AtomicInteger chunkDocumentsWritten = new AtomicInteger();
+
+        private Progress(StrataStats owner, long key, String index, String id, int chars) {
+            this.owner = owner;
+            this.key = key;
+            this.index = index;
+            this.id = id;
+            this.chars = chars;
+        }
+
+        public boolean isTracked() {
+            return owner != null;
+        }
+
+        /** The document's id, once known (auto-generated ids are assigned after chunking). */
+        public void id(String id) {
+            if (owner != null) {
+                this.id = id;
+            }
+        }
+
+        public void stage(Stage stage) {
+            if (owner != null) {
+                this.stage = stage;
+            }
+        }
+
+        /** The document's chunk documents (one per parent) and texts to vectorise (parents and children), of which reused. */
+        public void planned(int chunkDocuments, int texts, int textsReused) {
+            if (owner != null) {
+                this.chunkDocuments = chunkDocuments;
+                this.texts = texts;
+                this.textsReused = textsReused;
+            }
+        }
+
+        public void embedded(int n) {
+            if (owner != null) {
+                textsEmbedded.addAndGet(n);
+            }
+        }
+
+        public void written(int n) {
+            if (owner != null) {
+                chunkDocumentsWritten.addAndGet(n);
+            }
+        }
+
+        /** The document is finished (written, failed or dropped): it leaves the report. */
+        public void done() {
+            if (owner != null) {
+                owner.inProgress.remove(key, this);
+            }
+        }
+
+        NodeStats.InProgress snapshot(long now) {
+            return new NodeStats.InProgress(index, id == null ? "" : id, chars, stage.key(), texts, textsReused, textsEmbedded.get(),
+                chunkDocuments, chunkDocumentsWritten.get(), TimeUnit.NANOSECONDS.toMillis(now - startNanos));
+        }
     }
 
     /** Why a document failed in the {@code multi_granular_chunking} processor. */

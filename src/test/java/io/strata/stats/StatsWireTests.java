@@ -60,6 +60,10 @@ public class StatsWireTests {
         stats.model(ML).counting(4, ActionListener.<String>wrap(r -> {}, e -> {})).onFailure(new IllegalStateException("down"));
         stats.query().received();
         stats.query().embedded();
+        StrataStats.Progress book = stats.track("books", "emma", 5_000_000);
+        book.planned(3000, 21000, 1000);
+        book.stage(StrataStats.Stage.EMBEDDING);
+        book.embedded(640);
         return stats;
     }
 
@@ -99,6 +103,46 @@ public class StatsWireTests {
         NodeStats.Model ml = s.models().get("aBcD1234");
         assertEquals(List.of(1L, 4L, 1L, false), List.of(ml.calls(), ml.texts(), ml.errors(), ml.embedded()));
         assertEquals(new NodeStats.Query(1, 1), s.query());
+        NodeStats.InProgress book = s.inProgress().get(0);
+        assertEquals(List.of("books", "emma", 5_000_000L, "embedding", 21000, 1000, 640, 3000, 0), List.of(book.index(), book.id(),
+            book.chars(), book.stage(), book.texts(), book.textsReused(), book.textsEmbedded(), book.chunkDocuments(),
+            book.chunkDocumentsWritten()));
+    }
+
+    @Test
+    public void testTrack_showsLargeDocumentsUntilDone_inStartOrder_andIgnoresSmallOnes() {
+        StrataStats stats = new StrataStats();
+        StrataStats.Progress small = stats.track("src", "small", StrataStats.PROGRESS_MIN_CHARS - 1);
+        assertFalse(small.isTracked());
+        small.written(5);
+        small.done();
+        StrataStats.Progress first = stats.track("src", null, StrataStats.PROGRESS_MIN_CHARS);
+        StrataStats.Progress second = stats.track("src", "b", 2 * StrataStats.PROGRESS_MIN_CHARS);
+        first.id("a");
+        first.planned(10, 0, 0);
+        first.stage(StrataStats.Stage.WRITING);
+        first.written(4);
+        List<NodeStats.InProgress> shown = stats.snapshot(null, Map.of()).inProgress();
+        assertEquals(List.of("a", "b"), shown.stream().map(NodeStats.InProgress::id).toList());
+        assertEquals(List.of("writing", 10, 4), List.of(shown.get(0).stage(), shown.get(0).chunkDocuments(),
+            shown.get(0).chunkDocumentsWritten()));
+        assertEquals("chunking", shown.get(1).stage());
+        first.done();
+        first.done();
+        assertEquals(List.of("b"), stats.snapshot(null, Map.of()).inProgress().stream().map(NodeStats.InProgress::id).toList());
+        second.done();
+        assertEquals(List.of(), stats.snapshot(null, Map.of()).inProgress());
+    }
+
+    @Test
+    public void testTrack_beyondTheLimit_runsUntracked() {
+        StrataStats stats = new StrataStats();
+        for (int i = 0; i < StrataStats.MAX_IN_PROGRESS; i++) {
+            assertTrue(stats.track("src", "d" + i, StrataStats.PROGRESS_MIN_CHARS).isTracked());
+        }
+        StrataStats.Progress extra = stats.track("src", "extra", StrataStats.PROGRESS_MIN_CHARS);
+        assertFalse(extra.isTracked());
+        assertEquals(StrataStats.MAX_IN_PROGRESS, stats.snapshot(null, Map.of()).inProgress().size());
     }
 
     @Test
@@ -152,6 +196,13 @@ public class StatsWireTests {
         assertEquals("ml_commons", ml.get("type"));
         assertFalse("truncation is unknown for ml-commons models", ml.containsKey("truncated"));
         assertEquals(Map.of("multi_granular", 1, "embedded_queries", 1), m.get("query"));
+        List<Map<String, Object>> inProgress = (List<Map<String, Object>>) ingest.get("in_progress");
+        assertEquals(1, inProgress.size());
+        Map<String, Object> book = inProgress.get(0);
+        assertEquals(Set.of("index", "id", "chars", "stage", "texts", "texts_reused", "texts_embedded", "chunk_documents",
+            "chunk_documents_written", "elapsed_ms"), book.keySet());
+        assertEquals(List.of("emma", "embedding", 21000, 640), List.of(book.get("id"), book.get("stage"), book.get("texts"),
+            book.get("texts_embedded")));
     }
 
     @Test
