@@ -14,6 +14,13 @@ import java.util.Set;
  * The chunk-index contract: one document per parent chunk, id {@code <source _id>:<ordinal>}, its
  * children in a {@code nested} array. One chunk index holds the chunks of one source index (recorded in the
  * mapping's {@code _meta}), so a chunk id names exactly one source document.
+ *
+ * <p>Format 2 (recorded as {@code _meta.strata.format}): a parent with vectors also appears in its own
+ * {@code children} array as a level-0 entry holding only {@code level: 0} and its {@code embedding} (its text and
+ * offsets are the parent's own), so a single nested HNSW search over {@code children.embedding} scores a parent by
+ * the MAX over itself and its children. The parent keeps its top-level {@code embedding} too: a plain k-NN over
+ * parents, {@code levels: [0]}, vector reuse and readers of format 1 use it. Readers of {@code children} that want the
+ * chunking's children skip the level-0 entry ({@link #isSelfEntry}).
  */
 public final class ChunkDocuments {
     public static final String META_KEY = "strata";
@@ -24,7 +31,10 @@ public final class ChunkDocuments {
      * deleted source index without touching one that a re-created source index of the same name already writes to.
      */
     public static final String META_SOURCE_UUID = "source_index_uuid";
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
+    /** The first format whose parents with vectors have a level-0 entry in {@code children}. */
+    public static final int FORMAT_SELF_IN_CHILDREN = 2;
+    public static final String META_FORMAT = "format";
 
     public static final String SOURCE_ID = "source_id";
     public static final String SOURCE_INDEX = "source_index";
@@ -80,7 +90,14 @@ public final class ChunkDocuments {
         if (vectors != null) {
             doc.put(EMBEDDING, vectors.get(0));
         }
-        List<Map<String, Object>> children = new ArrayList<>(parent.children().size());
+        List<Map<String, Object>> children = new ArrayList<>(parent.children().size() + 1);
+        if (vectors != null) {
+            // the parent itself as a level-0 child: one nested k-NN then covers every level (format 2)
+            Map<String, Object> self = new LinkedHashMap<>();
+            self.put(LEVEL, 0);
+            self.put(EMBEDDING, vectors.get(0));
+            children.add(self);
+        }
         for (int i = 0; i < parent.children().size(); i++) {
             Chunk c = parent.children().get(i);
             Map<String, Object> child = new LinkedHashMap<>();
@@ -129,7 +146,7 @@ public final class ChunkDocuments {
         props.put(CHILDREN, Map.of("type", "nested", "properties", child));
 
         Map<String, Object> strata = new LinkedHashMap<>();
-        strata.put("format", FORMAT_VERSION);
+        strata.put(META_FORMAT, FORMAT_VERSION);
         strata.put(META_SOURCE_INDEX, sourceIndex);
         if (sourceUuid != null) {
             strata.put(META_SOURCE_UUID, sourceUuid);
@@ -171,7 +188,20 @@ public final class ChunkDocuments {
         return meta.get(META_KEY) instanceof Map<?, ?> strata ? (Map<String, Object>) strata : null;
     }
 
-    /** The parent's and children's vectors of a stored chunk document, or null when any is missing. */
+    /** The format of a chunk index from its {@code _meta.strata} (1 when not recorded: the first indices did not). */
+    public static int formatOf(Map<String, Object> strataMeta) {
+        return strataMeta != null && strataMeta.get(META_FORMAT) instanceof Number n ? n.intValue() : 1;
+    }
+
+    /** Whether an entry of {@code children} is the parent's own level-0 entry (format 2), not a chunk of the chunking. */
+    public static boolean isSelfEntry(Object child) {
+        return child instanceof Map<?, ?> c && c.get(LEVEL) instanceof Number level && level.intValue() == 0;
+    }
+
+    /**
+     * The parent's and children's vectors of a stored chunk document (the parent's, then its children's in order, without
+     * the level-0 entry, which repeats the parent's), or null when any is missing.
+     */
     public static List<float[]> vectorsOf(Map<String, Object> source) {
         List<float[]> out = new ArrayList<>();
         if (!(source.get(EMBEDDING) instanceof List<?> parent)) {
@@ -180,6 +210,9 @@ public final class ChunkDocuments {
         out.add(toFloats(parent));
         if (source.get(CHILDREN) instanceof List<?> children) {
             for (Object child : children) {
+                if (isSelfEntry(child)) {
+                    continue;
+                }
                 if (!(child instanceof Map<?, ?> c) || !(c.get(EMBEDDING) instanceof List<?> v)) {
                     return null;
                 }

@@ -321,8 +321,9 @@ public final class ChunkStore {
             return;
         }
         MultiGetRequest probe = new MultiGetRequest().realtime(true);
+        // children.level tells the parent's own level-0 entry (format 2) from the children
         FetchSourceContext fields = new FetchSourceContext(true, new String[] { ChunkDocuments.TEXT_HASH, ChunkDocuments.EMBEDDING,
-            ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING }, null);
+            ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING }, null);
         for (int i = from; i < Math.min(count, from + PROBE); i++) {
             probe.add(new MultiGetRequest.Item(target, ChunkDocuments.chunkId(sourceId, i)).fetchSourceContext(fields));
         }

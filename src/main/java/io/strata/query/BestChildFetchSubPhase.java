@@ -54,6 +54,9 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         }
         if (source.get(ChunkDocuments.CHILDREN) instanceof List<?> children) {
             for (Object c : children) {
+                if (ChunkDocuments.isSelfEntry(c)) {
+                    continue; // the parent's own vector again (format 2), scored above with the parent's text and offsets
+                }
                 Map<String, Object> child = (Map<String, Object>) c;
                 if (child.get(ChunkDocuments.LEVEL) instanceof Number level && levels.contains(level.intValue())
                     && child.get(ChunkDocuments.EMBEDDING) instanceof List<?> v) {

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The Lucene form of a semantic {@code multi_granular} query: rewrites to its engine-native delegate (a MAX
- * of the parent's k-NN and a diversified nested k-NN over the children), and keeps the query vector and
+ * The Lucene form of a semantic {@code multi_granular} query: rewrites to its engine-native delegate (a block join,
+ * MAX, over one diversified nested k-NN whose children include the parent itself at level 0), and keeps the query vector and
  * levels visible to {@link BestChildFetchSubPhase}, which finds the child that matched.
  */
 final class MultiGranularQuery extends Query {

@@ -568,6 +568,9 @@ public final class ChaosRun {
         StringBuilder sb = new StringBuilder();
         sb.append(parent.get("start")).append('-').append(parent.get("end")).append(':').append(parent.get("text"));
         for (Map<String, Object> c : (List<Map<String, Object>>) parent.getOrDefault("children", List.of())) {
+            if (c.get("level") instanceof Number level && level.intValue() == 0) {
+                continue; // a chunk document's own level-0 vector entry (format 2); previews have none
+            }
             sb.append("|").append(c.get("level")).append('/').append(c.get("ordinal")).append('/').append(c.get("start")).append('-')
                 .append(c.get("end")).append(':').append(c.get("text"));
         }

@@ -76,6 +76,9 @@ public final class Demo {
         System.out.printf(Locale.ROOT, "level 0: %s parents%n", get(get(agg, "hits"), "total").get("value"));
         for (Object bucket : (List<?>) get(get(get(agg, "aggregations"), "children"), "levels").get("buckets")) {
             Map<?, ?> b = (Map<?, ?>) bucket;
+            if (((Number) b.get("key")).intValue() == 0) {
+                continue; // each parent's own level-0 vector entry, counted above as the parents
+            }
             System.out.printf(Locale.ROOT, "level %s: %s children%n", b.get("key"), b.get("doc_count"));
         }
 

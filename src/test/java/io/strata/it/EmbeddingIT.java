@@ -34,7 +34,11 @@ public class EmbeddingIT extends StrataRestTestCase {
             assertEquals(384, v.size());
             assertEquals(1.0, Math.sqrt(dot(v, v)), 1e-3);
             vectors++;
-            for (Map<String, Object> child : (List<Map<String, Object>>) chunk.get("children")) {
+            List<Map<String, Object>> children = (List<Map<String, Object>>) chunk.get("children");
+            assertEquals("the parent is its own first, level-0 child, with the same vector", Map.of("level", 0, "embedding", v),
+                children.get(0));
+            for (Map<String, Object> child : children.subList(1, children.size())) {
+                assertTrue("one level-0 entry", (Integer) child.get("level") > 0);
                 List<Number> c = (List<Number>) child.get("embedding");
                 assertEquals(384, c.size());
                 assertEquals(1.0, Math.sqrt(dot(c, c)), 1e-3);

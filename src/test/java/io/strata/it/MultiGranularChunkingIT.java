@@ -58,7 +58,15 @@ public class MultiGranularChunkingIT extends StrataRestTestCase {
                 assertEquals(body.substring(start, end), chunk.get("text"));
                 assertTrue(body.substring(start, end).split("\\s+").length <= 200);
                 Set<Integer> levels = new HashSet<>();
+                int selves = 0;
                 for (Map<String, Object> child : (List<Map<String, Object>>) chunk.get("children")) {
+                    if ((Integer) child.get("level") == 0) {
+                        // the parent as its own level-0 child (format 2): its vector only, equal to the parent's
+                        assertEquals(Set.of("level", "embedding"), child.keySet());
+                        assertEquals(chunk.get("embedding"), child.get("embedding"));
+                        selves++;
+                        continue;
+                    }
                     int cs = (Integer) child.get("start");
                     int ce = (Integer) child.get("end");
                     int level = (Integer) child.get("level");
@@ -69,6 +77,7 @@ public class MultiGranularChunkingIT extends StrataRestTestCase {
                     children++;
                 }
                 assertEquals(Set.of(1, 2), levels);
+                assertEquals("one level-0 entry per embedded parent", 1, selves);
             }
             assertEquals(summary.get("children"), children);
             totalParents += parents;

@@ -50,7 +50,11 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
 
     /** Every parent's exact score: the MAX over itself and its children at {@code levels}. */
     private static Map<String, Double> bruteForce(float[] q, Set<Integer> levels) throws Exception {
-        Map<String, Object> r = call("POST", "/q-chunks/_search", "{\"size\": 1000, \"query\": {\"match_all\": {}}}");
+        return bruteForce("q-chunks", q, levels);
+    }
+
+    private static Map<String, Double> bruteForce(String index, float[] q, Set<Integer> levels) throws Exception {
+        Map<String, Object> r = call("POST", "/" + index + "/_search", "{\"size\": 1000, \"query\": {\"match_all\": {}}}");
         Map<String, Double> out = new LinkedHashMap<>();
         for (Object h : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
             Map<String, Object> hit = (Map<String, Object>) h;
@@ -67,7 +71,11 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
     }
 
     private static List<Map<String, Object>> search(String queryJson, int size) throws Exception {
-        Map<String, Object> r = call("POST", "/q-chunks/_search", "{\"size\": " + size + ", \"query\": " + queryJson + "}");
+        return search("q-chunks", queryJson, size);
+    }
+
+    private static List<Map<String, Object>> search(String index, String queryJson, int size) throws Exception {
+        Map<String, Object> r = call("POST", "/" + index + "/_search", "{\"size\": " + size + ", \"query\": " + queryJson + "}");
         return (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits");
     }
 
@@ -108,6 +116,58 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
                 assertEquals(((Number) hit.get("_score")).doubleValue(), ((Number) best.get("score")).doubleValue(), 1e-4);
             }
         }
+    }
+
+    public void testFormatOneIndex_withoutLevelZeroEntries_stillCountsTheParentItself() throws Exception {
+        ingest();
+        // a chunk index as format 1 wrote it: _meta.strata.format 1, no level-0 entry among the children
+        Map<String, Object> mapping = new LinkedHashMap<>((Map<String, Object>) ((Map<String, Object>) call("GET", "/q-chunks/_mapping")
+            .get("q-chunks")).get("mappings"));
+        Map<String, Object> strata = new LinkedHashMap<>((Map<String, Object>) ((Map<String, Object>) mapping.get("_meta")).get("strata"));
+        strata.put("format", 1);
+        mapping.put("_meta", Map.of("strata", strata));
+        call("PUT", "/q1-chunks", json(Map.of("settings", Map.of("number_of_shards", 2, "number_of_replicas", 0, "index.knn", true),
+            "mappings", mapping)));
+        StringBuilder bulk = new StringBuilder();
+        Map<String, Object> all = call("POST", "/q-chunks/_search", "{\"size\": 1000, \"query\": {\"match_all\": {}}}");
+        for (Object h : (List<Object>) ((Map<String, Object>) all.get("hits")).get("hits")) {
+            Map<String, Object> hit = (Map<String, Object>) h;
+            Map<String, Object> source = new LinkedHashMap<>((Map<String, Object>) hit.get("_source"));
+            List<Map<String, Object>> children = new ArrayList<>((List<Map<String, Object>>) source.get("children"));
+            assertTrue("format 2 wrote a level-0 entry", children.removeIf(c -> (Integer) c.get("level") == 0));
+            source.put("children", children);
+            bulk.append(json(Map.of("index", Map.of("_index", "q1-chunks", "_id", hit.get("_id"))))).append('\n');
+            bulk.append(json(source)).append('\n');
+        }
+        assertEquals(false, call("POST", "/_bulk?refresh=true", bulk.toString()).get("errors"));
+        float[] q = queryVector("Miss Taylor's wedding and Mr. Weston");
+        String vector = java.util.Arrays.toString(q);
+        for (Set<Integer> levels : List.of(Set.of(0, 1, 2), Set.of(0, 2), Set.of(1, 2))) {
+            List<Map<String, Object>> hits = search("q1-chunks", "{\"multi_granular\": {\"vector\": " + vector + ", \"k\": 5,"
+                + " \"levels\": " + levels + "}}", 5);
+            assertMatchesBruteForce(hits, bruteForce("q1-chunks", q, levels), 5);
+        }
+        // no levels: every level counts
+        assertMatchesBruteForce(search("q1-chunks", "{\"multi_granular\": {\"vector\": " + vector + ", \"k\": 5}}", 5),
+            bruteForce("q1-chunks", q, Set.of(0, 1, 2)), 5);
+    }
+
+    public void testFilter_excludingMostParents_stillReturnsKMatchingParentsExactly() throws Exception {
+        ingest();
+        float[] q = queryVector(QUESTION);
+        String vector = java.util.Arrays.toString(q);
+        Map<String, Double> exact = bruteForce(q, Set.of(0, 1, 2));
+        Map<String, Object> chapter3 = call("POST", "/q-chunks/_search", "{\"size\": 1000, \"_source\": false,"
+            + " \"query\": {\"term\": {\"chapter\": 3}}}");
+        Set<String> inChapter = new HashSet<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) chapter3.get("hits")).get("hits")) {
+            inChapter.add((String) ((Map<String, Object>) h).get("_id"));
+        }
+        assertTrue("a small part of the index", inChapter.size() >= 5 && inChapter.size() * 2 < exact.size());
+        exact.keySet().retainAll(inChapter);
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"vector\": " + vector + ", \"k\": 5,"
+            + " \"filter\": {\"term\": {\"chapter\": 3}}}}", 5);
+        assertMatchesBruteForce(hits, exact, 5);
     }
 
     public void testExplainChild_returnsTheChunkThatScoredWithItsExactOffsets() throws Exception {

@@ -3,6 +3,9 @@ package io.strata.query;
 import io.strata.ingest.ChunkDocuments;
 import io.strata.plugin.StrataPlugin;
 import io.strata.stats.StrataStats;
+import org.apache.lucene.document.IntPoint;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.PointValues;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DisjunctionMaxQuery;
@@ -11,6 +14,7 @@ import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.join.DiversifyingChildrenFloatKnnVectorQuery;
 import org.apache.lucene.search.join.ScoreMode;
+import org.apache.lucene.search.join.ToChildBlockJoinQuery;
 import org.apache.lucene.search.join.ToParentBlockJoinQuery;
 import org.opensearch.common.compress.CompressedXContent;
 import org.opensearch.common.xcontent.XContentFactory;
@@ -40,6 +44,7 @@ import java.util.stream.IntStream;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.instanceOf;
+import static org.hamcrest.Matchers.not;
 
 /**
  * {@code multi_granular} on top of OpenSearch's {@link AbstractQueryTestCase}: JSON (shuffled, every XContent type) and wire
@@ -61,6 +66,8 @@ import static org.hamcrest.Matchers.instanceOf;
  *       field exists and builds Lucene's HNSW queries directly, so the asserted Lucene query is the one a real chunk index
  *       gets; what is not checked here is that it runs against an HNSW graph (the Lucene query is never executed: the
  *       framework's {@code rewrite(Query)} is the identity). Execution is covered by the ITs against a node with k-NN.</li>
+ *   <li>The format-1 form (chunk indices written before the parent became its own level-0 child: dis_max of two k-NN
+ *       searches): the mapping here is format 2; {@code MultiGranularQueryIT} runs a format-1 index against brute force.</li>
  * </ul>
  */
 public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<MultiGranularQueryBuilder> {
@@ -81,7 +88,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
     protected void initializeAdditionalMappings(MapperService mapperService) throws IOException {
         // a chunk index as the processor creates it, with float stand-ins for knn_vector (see the class Javadoc)
         String mapping = """
-            {"_meta": {"strata": {"model": {"model": "bge-small-en-v15-q", "dimension": %d}}},
+            {"_meta": {"strata": {"format": 2, "model": {"model": "bge-small-en-v15-q", "dimension": %d}}},
              "properties": {
                "text": {"type": "text"},
                "embedding": {"type": "float"},
@@ -165,7 +172,11 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         }
     }
 
-    /** MAX (dis_max, tie breaker 0) of the parent's own k-NN and a block join (MAX) over the best child per parent. */
+    /**
+     * Format 2: a block join (MAX) over ONE diversified k-NN on {@code children.embedding} (the parent is its own level-0
+     * child), restricted to the counted levels only when the shard holds another level, and to the children of parents
+     * matching the user filter; {@code levels: [0]} alone: a k-NN on the parents' own {@code embedding}.
+     */
     private void assertSemantic(Map<String, Object> p, Query query, QueryShardContext context) throws IOException {
         assertThat(query, instanceOf(MultiGranularQuery.class));
         MultiGranularQuery mg = (MultiGranularQuery) query;
@@ -183,13 +194,10 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         assertEquals(new HashSet<>(effective), new HashSet<>(mg.levels()));
 
         Query userFilter = userFilter(p, context);
-        List<Query> clauses = disjuncts(mg.delegate());
-        assertEquals((parentCounts(p) ? 1 : 0) + (childLevels(p).isEmpty() ? 0 : 1), clauses.size());
-        int next = 0;
-        if (parentCounts(p)) {
-            Query parent = clauses.get(next++);
-            assertThat(parent, instanceOf(KnnFloatVectorQuery.class));
-            KnnFloatVectorQuery knn = (KnnFloatVectorQuery) parent;
+        assertThat("one search, no dis_max of two", mg.delegate(), not(instanceOf(DisjunctionMaxQuery.class)));
+        if (childLevels(p).isEmpty()) {
+            assertThat(mg.delegate(), instanceOf(KnnFloatVectorQuery.class));
+            KnnFloatVectorQuery knn = (KnnFloatVectorQuery) mg.delegate();
             assertEquals(ChunkDocuments.EMBEDDING, knn.getField());
             assertEquals(k, knn.getK());
             assertArrayEquals(vector, knn.getTargetCopy(), 0f);
@@ -198,29 +206,46 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
             } else {
                 assertTrue("the user filter restricts the parent candidates", filterClauses(knn.getFilter()).contains(userFilter));
             }
+            return;
         }
-        if (!childLevels(p).isEmpty()) {
-            Query children = clauses.get(next);
-            if (userFilter != null) {
-                assertThat(children, instanceOf(BooleanQuery.class));
-                assertTrue("the user filter applies to the joined parents", filterClauses(children).contains(userFilter));
-                children = ((BooleanQuery) children).clauses().stream().filter(c -> c.occur() == BooleanClause.Occur.MUST)
-                    .map(BooleanClause::query).findFirst().orElseThrow();
-            }
-            assertThat(children, instanceOf(ToParentBlockJoinQuery.class));
-            Query best = ((ToParentBlockJoinQuery) children).getChildQuery();
-            assertThat(best, instanceOf(DiversifyingChildrenFloatKnnVectorQuery.class));
-            KnnFloatVectorQuery knn = (KnnFloatVectorQuery) best;
-            assertEquals(CHILD_EMBEDDING, knn.getField());
-            assertEquals(k, knn.getK());
-            assertArrayEquals(vector, knn.getTargetCopy(), 0f);
-            if (childLevels(p).size() == MultiGranularQueryBuilder.MAX_LEVEL) {
-                assertNull("no level filter when every child level counts", knn.getFilter());
-            } else {
-                assertEquals(fields(knn.getFilter()), Set.of(CHILD_LEVEL));
-                assertEquals(context.fieldMapper(CHILD_LEVEL).termsQuery(childLevels(p), context), knn.getFilter());
+        assertThat(mg.delegate(), instanceOf(ToParentBlockJoinQuery.class));
+        Query best = ((ToParentBlockJoinQuery) mg.delegate()).getChildQuery();
+        assertThat(best, instanceOf(DiversifyingChildrenFloatKnnVectorQuery.class));
+        KnnFloatVectorQuery knn = (KnnFloatVectorQuery) best;
+        assertEquals(CHILD_EMBEDDING, knn.getField());
+        assertEquals(k, knn.getK());
+        assertArrayEquals(vector, knn.getTargetCopy(), 0f);
+        Query levelFilter = context.fieldMapper(CHILD_LEVEL).termsQuery(effective, context);
+        boolean needsLevelFilter = effective.size() < MultiGranularQueryBuilder.MAX_LEVEL + 1 && heldLevelNotCounted(context, effective);
+        List<Query> childFilters = knn.getFilter() == null ? List.of()
+            : knn.getFilter() instanceof BooleanQuery ? filterClauses(knn.getFilter()) : List.of(knn.getFilter());
+        assertEquals("a level filter only when a held level does not count", needsLevelFilter, childFilters.contains(levelFilter));
+        List<Query> ofParents = childFilters.stream().filter(q -> q instanceof ToChildBlockJoinQuery).toList();
+        if (userFilter == null) {
+            assertTrue("no parent filter pass without a user filter", ofParents.isEmpty());
+        } else {
+            assertEquals("the user filter picks the children of matching parents, before the search", 1, ofParents.size());
+            assertTrue(filterClauses(((ToChildBlockJoinQuery) ofParents.get(0)).getParentQuery()).contains(userFilter));
+        }
+        assertEquals("nothing else filters the children", childFilters.size(), ofParents.size() + (needsLevelFilter ? 1 : 0));
+    }
+
+    /** Whether the shard's reader holds a child level outside {@code counted} (unknown without a reader: assume so). */
+    private static boolean heldLevelNotCounted(QueryShardContext context, List<Integer> counted) throws IOException {
+        if (context.getIndexReader() == null) {
+            return true;
+        }
+        Set<Integer> held = new HashSet<>();
+        for (LeafReaderContext leaf : context.getIndexReader().leaves()) {
+            PointValues points = leaf.reader().getPointValues(CHILD_LEVEL);
+            if (points != null && points.size() > 0) {
+                int min = IntPoint.decodeDimension(points.getMinPackedValue(), 0);
+                int max = IntPoint.decodeDimension(points.getMaxPackedValue(), 0);
+                IntStream.rangeClosed(min, max).forEach(held::add);
             }
         }
+        held.removeAll(counted);
+        return !held.isEmpty();
     }
 
     /** BM25 with the same MAX: dis_max of a match on the parent's text and a nested (MAX) match on children of the levels. */

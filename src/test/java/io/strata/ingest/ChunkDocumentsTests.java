@@ -1,0 +1,110 @@
+package io.strata.ingest;
+
+import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.Span;
+import io.strata.inference.ModelInfo;
+import io.strata.inference.ModelRef;
+import org.junit.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+
+/** The chunk-document shape of format 2 (the parent as its own level-0 child) and the readers that must see through it. */
+public class ChunkDocumentsTests {
+    private static final String TEXT = "Emma Woodhouse, handsome, clever, and rich. She had lived nearly twenty-one years.";
+
+    private static ChunkedParent parent() {
+        Chunk p = new Chunk(TEXT, new Span(0, TEXT.length()), 0, 3);
+        Chunk c1 = new Chunk(TEXT.substring(0, 43), new Span(0, 43), 1, 0);
+        Chunk c2 = new Chunk(TEXT.substring(44), new Span(44, TEXT.length()), 1, 1);
+        return new ChunkedParent(p, List.of(c1, c2));
+    }
+
+    private static List<float[]> vectors() {
+        return List.of(new float[] { 1, 0 }, new float[] { 0, 1 }, new float[] { 0.6f, 0.8f });
+    }
+
+    /** A stored source as a node hands it back: vectors as lists of numbers. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> stored(Map<String, Object> doc) {
+        Map<String, Object> out = new java.util.LinkedHashMap<>(doc);
+        out.put(ChunkDocuments.EMBEDDING, numbers((float[]) doc.get(ChunkDocuments.EMBEDDING)));
+        List<Object> children = new ArrayList<>();
+        for (Map<String, Object> c : (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN)) {
+            Map<String, Object> child = new java.util.LinkedHashMap<>(c);
+            child.put(ChunkDocuments.EMBEDDING, numbers((float[]) c.get(ChunkDocuments.EMBEDDING)));
+            children.add(child);
+        }
+        out.put(ChunkDocuments.CHILDREN, children);
+        return out;
+    }
+
+    private static List<Double> numbers(float[] v) {
+        List<Double> out = new ArrayList<>();
+        for (float x : v) {
+            out.add((double) x);
+        }
+        return out;
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    public void testToSource_withVectors_putsTheParentFirstAmongItsChildrenAsLevelZero() {
+        Map<String, Object> doc = ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h");
+        List<Map<String, Object>> children = (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN);
+        assertEquals(3, children.size());
+        assertEquals(Map.of(ChunkDocuments.LEVEL, 0, ChunkDocuments.EMBEDDING, vectors().get(0)).keySet(), children.get(0).keySet());
+        assertEquals(0, children.get(0).get(ChunkDocuments.LEVEL));
+        assertArrayEquals(vectors().get(0), (float[]) children.get(0).get(ChunkDocuments.EMBEDDING), 0f);
+        assertArrayEquals("the parent keeps its own top-level vector", vectors().get(0), (float[]) doc.get(ChunkDocuments.EMBEDDING), 0f);
+        assertEquals(1, children.get(1).get(ChunkDocuments.LEVEL));
+        assertEquals(TEXT.substring(0, 43), children.get(1).get(ChunkDocuments.TEXT));
+        assertTrue(ChunkDocuments.isSelfEntry(children.get(0)));
+        assertFalse(ChunkDocuments.isSelfEntry(children.get(1)));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    public void testToSource_withoutVectors_writesOnlyTheChunkingsChildren() {
+        Map<String, Object> doc = ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of());
+        List<Map<String, Object>> children = (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN);
+        assertEquals(2, children.size());
+        assertTrue(children.stream().noneMatch(ChunkDocuments::isSelfEntry));
+    }
+
+    @Test
+    public void testVectorsOf_skipsTheLevelZeroEntry_soReuseSeesParentThenChildren() {
+        Map<String, Object> doc = stored(ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h"));
+        List<float[]> read = ChunkDocuments.vectorsOf(doc);
+        assertEquals("what the processor compares with children + 1", parent().children().size() + 1, read.size());
+        for (int i = 0; i < read.size(); i++) {
+            assertArrayEquals(vectors().get(i), read.get(i), 1e-6f);
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    public void testVectorsOf_ofAFormatOneDocument_readsItAsBefore() {
+        Map<String, Object> doc = stored(ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h"));
+        ((List<Object>) doc.get(ChunkDocuments.CHILDREN)).remove(0);
+        assertEquals(3, ChunkDocuments.vectorsOf(doc).size());
+        ((Map<String, Object>) ((List<Object>) doc.get(ChunkDocuments.CHILDREN)).get(1)).remove(ChunkDocuments.EMBEDDING);
+        assertNull("a child without its vector: nothing to reuse", ChunkDocuments.vectorsOf(doc));
+    }
+
+    @Test
+    public void testMapping_recordsFormatTwo_andFormatOfReadsOneWhenAbsent() {
+        Map<String, Object> mapping = ChunkDocuments.mapping("books", new ModelInfo(ModelRef.embedded("m"), "m", 2));
+        assertEquals(2, ChunkDocuments.formatOf(ChunkDocuments.strataMeta(mapping)));
+        assertEquals(1, ChunkDocuments.formatOf(Map.of("source_index", "books")));
+        assertEquals(1, ChunkDocuments.formatOf(null));
+    }
+}
