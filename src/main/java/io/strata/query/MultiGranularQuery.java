@@ -1,26 +1,41 @@
 package io.strata.query;
 
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.ScoreMode;
+import org.apache.lucene.search.Scorer;
+import org.apache.lucene.search.ScorerSupplier;
+import org.apache.lucene.search.Weight;
+import org.apache.lucene.util.Bits;
 
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * The Lucene form of a semantic {@code multi_granular} query: rewrites to its engine-native delegate (a block join,
- * MAX, over one diversified nested k-NN whose children include the parent itself at level 0), and keeps the query vector and
- * levels visible to {@link BestChildFetchSubPhase}, which finds the child that matched.
+ * The Lucene form of a semantic {@code multi_granular} query: rewrites to its engine-native delegate (the diversified
+ * nested k-NN, joined to parents with MAX) and, when the graph search collected more candidates than k, to the k best
+ * of them on this shard. Keeps the query vector and levels visible to {@link BestChildFetchSubPhase}, which finds the
+ * child that matched.
  */
 final class MultiGranularQuery extends Query {
     private final Query delegate;
+    private final int k;
+    private final int candidates;
     private final float[] vector;
     private final List<Integer> levels;
     private final boolean explainChild;
 
-    MultiGranularQuery(Query delegate, float[] vector, List<Integer> levels, boolean explainChild) {
+    MultiGranularQuery(Query delegate, int k, int candidates, float[] vector, List<Integer> levels, boolean explainChild) {
         this.delegate = delegate;
+        this.k = k;
+        this.candidates = candidates;
         this.vector = vector;
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
@@ -42,9 +57,43 @@ final class MultiGranularQuery extends Query {
         return delegate;
     }
 
+    int k() {
+        return k;
+    }
+
+    int candidates() {
+        return candidates;
+    }
+
     @Override
-    public Query rewrite(IndexSearcher searcher) {
-        return delegate;
+    public Query rewrite(IndexSearcher searcher) throws IOException {
+        if (candidates <= k) {
+            return delegate;
+        }
+        // the graph searches run in the delegate's rewrite (Lucene's loop, not the searcher's, whose profiler does not nest);
+        // what is left matches at most a few times `candidates` parents, so keeping the best k is one pass over them
+        Query searched = delegate;
+        for (Query next = searched.rewrite(searcher); next != searched; next = searched.rewrite(searcher)) {
+            searched = next;
+        }
+        Weight weight = searched.createWeight(searcher, ScoreMode.COMPLETE, 1f);
+        List<ScoreDoc> hits = new ArrayList<>();
+        for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
+            ScorerSupplier supplier = weight.scorerSupplier(leaf);
+            if (supplier == null) {
+                continue;
+            }
+            Scorer scorer = supplier.get(Long.MAX_VALUE);
+            Bits live = leaf.reader().getLiveDocs();
+            DocIdSetIterator it = scorer.iterator();
+            for (int doc = it.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = it.nextDoc()) {
+                if (live == null || live.get(doc)) {
+                    hits.add(new ScoreDoc(leaf.docBase + doc, scorer.score()));
+                }
+            }
+        }
+        hits.sort((a, b) -> a.score != b.score ? Float.compare(b.score, a.score) : Integer.compare(a.doc, b.doc));
+        return new ScoredDocsQuery(hits.subList(0, Math.min(k, hits.size())).toArray(ScoreDoc[]::new), searcher.getIndexReader());
     }
 
     @Override
@@ -55,17 +104,18 @@ final class MultiGranularQuery extends Query {
 
     @Override
     public String toString(String field) {
-        return "multi_granular(" + delegate.toString(field) + ")";
+        return "multi_granular(k=" + k + ", candidates=" + candidates + ", " + delegate.toString(field) + ")";
     }
 
     @Override
     public boolean equals(Object o) {
-        return sameClassAs(o) && delegate.equals(((MultiGranularQuery) o).delegate) && Arrays.equals(vector, ((MultiGranularQuery) o).vector)
+        return sameClassAs(o) && delegate.equals(((MultiGranularQuery) o).delegate) && k == ((MultiGranularQuery) o).k
+            && candidates == ((MultiGranularQuery) o).candidates && Arrays.equals(vector, ((MultiGranularQuery) o).vector)
             && levels.equals(((MultiGranularQuery) o).levels) && explainChild == ((MultiGranularQuery) o).explainChild;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(classHash(), delegate, Arrays.hashCode(vector), levels, explainChild);
+        return Objects.hash(classHash(), delegate, k, candidates, Arrays.hashCode(vector), levels, explainChild);
     }
 }

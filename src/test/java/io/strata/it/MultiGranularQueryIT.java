@@ -101,6 +101,19 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
         assertMatchesBruteForce(hits, exact, 10);
     }
 
+    public void testNumCandidates_widensTheGraphSearch_butEachShardStillReturnsItsKBestParents() throws Exception {
+        ingest();
+        Map<String, Double> exact = bruteForce(queryVector(QUESTION), Set.of(0, 1, 2));
+        Map<String, Object> r = call("POST", "/q-chunks/_search", "{\"size\": 50, \"query\": {\"multi_granular\": {\"query_text\": \""
+            + QUESTION + "\", \"k\": 3, \"num_candidates\": 60}}}");
+        List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits");
+        int shards = ((Number) ((Map<String, Object>) r.get("_shards")).get("successful")).intValue();
+        assertEquals("two shards", 2, shards);
+        // 60 candidates per shard were searched; k = 3 kept on each shard, the best of them first
+        assertTrue("at most k per shard: " + hits.size(), hits.size() <= 3 * shards);
+        assertMatchesBruteForce(hits.subList(0, 3), exact, 3);
+    }
+
     public void testVectorAndLevels_countOnlyTheChosenGranularities() throws Exception {
         ingest();
         float[] q = queryVector("Miss Taylor's wedding and Mr. Weston");

@@ -120,7 +120,12 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
                 IntStream.rangeClosed(0, MultiGranularQueryBuilder.MAX_LEVEL).boxed().toList());
         QueryBuilder filter = randomBoolean() ? null : QueryBuilders.termQuery(KEYWORD_FIELD_NAME, randomAlphaOfLengthBetween(1, 10));
         Boolean explainChild = randomBoolean() ? null : randomBoolean();
-        return MultiGranularQueryBuilder.of(null, vector, match, k, levels, filter, explainChild, null, SERVICES);
+        MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of(null, vector, match, k, levels, filter, explainChild, null, SERVICES);
+        if (semantic && randomBoolean()) {
+            int kk = k == null ? MultiGranularQueryBuilder.DEFAULT_K : k;
+            b.numCandidates(randomIntBetween(kk, 4 * kk));
+        }
+        return b;
     }
 
     /** The builder's parameters as a user would have written them (the builder has no getters). */
@@ -182,6 +187,11 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         MultiGranularQuery mg = (MultiGranularQuery) query;
         float[] vector = toFloats(p.get("vector"));
         int k = (Integer) p.get("k");
+        // the graph search collects num_candidates (default 2k) parents; the query keeps the best k of them per shard
+        int candidates = p.containsKey("num_candidates") ? (Integer) p.get("num_candidates")
+            : Math.min(MultiGranularQueryBuilder.MAX_K, 2 * k);
+        assertEquals(k, mg.k());
+        assertEquals(candidates, mg.candidates());
         assertArrayEquals(vector, mg.vector(), 0f);
         assertEquals(p.get("explain_child"), mg.explainChild());
         List<Integer> effective = new ArrayList<>();
@@ -199,7 +209,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
             assertThat(mg.delegate(), instanceOf(KnnFloatVectorQuery.class));
             KnnFloatVectorQuery knn = (KnnFloatVectorQuery) mg.delegate();
             assertEquals(ChunkDocuments.EMBEDDING, knn.getField());
-            assertEquals(k, knn.getK());
+            assertEquals(candidates, knn.getK());
             assertArrayEquals(vector, knn.getTargetCopy(), 0f);
             if (userFilter == null) {
                 assertNull("no filter pass where only parents hold [embedding]", knn.getFilter());
@@ -213,7 +223,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         assertThat(best, instanceOf(DiversifyingChildrenFloatKnnVectorQuery.class));
         KnnFloatVectorQuery knn = (KnnFloatVectorQuery) best;
         assertEquals(CHILD_EMBEDDING, knn.getField());
-        assertEquals(k, knn.getK());
+        assertEquals(candidates, knn.getK());
         assertArrayEquals(vector, knn.getTargetCopy(), 0f);
         Query levelFilter = context.fieldMapper(CHILD_LEVEL).termsQuery(effective, context);
         boolean needsLevelFilter = effective.size() < MultiGranularQueryBuilder.MAX_LEVEL + 1 && heldLevelNotCounted(context, effective);

@@ -46,6 +46,8 @@ public class MultiGranularQueryBuilderTests {
                 ModelRef.embedded("bge-small-en-v15-q"), SERVICES),
             MultiGranularQueryBuilder.of("why?", null, null, 3, null, null, false, new ModelRef(null, "abc"), SERVICES),
             MultiGranularQueryBuilder.of(null, new float[] { 0.5f, -0.25f, 1f }, null, 20, List.of(1), null, true, null, SERVICES),
+            MultiGranularQueryBuilder.of(null, new float[] { 0.5f, -0.25f, 1f }, null, 20, List.of(1), null, true, null, SERVICES)
+                .numCandidates(100),
             MultiGranularQueryBuilder.of(null, null, "Hannah", null, List.of(0, 1, 2), null, true, null, SERVICES));
     }
 
@@ -92,6 +94,10 @@ public class MultiGranularQueryBuilderTests {
             .getMessage().contains("[levels] must be distinct levels in [0, 4]"));
         assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"k\": 10001}}"))
             .getMessage().contains("[k] must be in [1, 10000]"));
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"k\": 20, \"num_candidates\": 19}}"))
+            .getMessage().contains("[num_candidates] must be in [k, 10000] = [20, 10000], got [19]"));
+        assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"match\": \"x\", \"num_candidates\": 50}}"))
+            .getMessage().contains("[num_candidates] goes with [query_text] or [vector], not [match]"));
         assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \" \"}}")).getMessage()
             .contains("[query_text] must not be empty"));
         assertTrue(assertThrows(Exception.class,
