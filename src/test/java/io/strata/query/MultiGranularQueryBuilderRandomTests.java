@@ -87,14 +87,15 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
     @Override
     protected void initializeAdditionalMappings(MapperService mapperService) throws IOException {
         // a chunk index as the processor creates it, with float stand-ins for knn_vector (see the class Javadoc)
-        String mapping = """
+        // Locale.ROOT: the test framework picks a random default locale, some of which format digits outside ASCII
+        String mapping = String.format(java.util.Locale.ROOT, """
             {"_meta": {"strata": {"format": 2, "model": {"model": "bge-small-en-v15-q", "dimension": %d}}},
              "properties": {
                "text": {"type": "text"},
                "embedding": {"type": "float"},
                "children": {"type": "nested", "properties": {
                  "level": {"type": "integer"}, "text": {"type": "text"}, "embedding": {"type": "float"}}}}}
-            """.formatted(DIMENSION);
+            """, DIMENSION);
         mapperService.merge("_doc", new CompressedXContent(mapping), MapperService.MergeReason.MAPPING_UPDATE);
     }
 
