@@ -23,6 +23,7 @@ import org.opensearch.tasks.Task;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -137,23 +138,28 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 unrefreshed.run();
             }));
         }
-        if (work.isEmpty()) {
-            respond.run();
+        runAll(work, "keeping chunks in step with a source document failed", respond);
+    }
+
+    /**
+     * Runs {@code steps} at once and {@code done} when all have answered. A failed step is logged: the source write stands,
+     * and the drift it leaves is what {@code _reconcile} finds.
+     */
+    private static void runAll(List<Consumer<ActionListener<Void>>> steps, String failed, Runnable done) {
+        if (steps.isEmpty()) {
+            done.run();
             return;
         }
-        AtomicInteger pending = new AtomicInteger(work.size());
-        Runnable done = respond;
-        for (Consumer<ActionListener<Void>> step : work) {
-            step.accept(ActionListener.wrap(v -> {
-                if (pending.decrementAndGet() == 0) {
-                    done.run();
-                }
-            }, e -> {
-                // the source write stands; drift is reported here and repaired by reconciling
-                logger.warn("keeping chunks in step with a source document failed", e);
-                if (pending.decrementAndGet() == 0) {
-                    done.run();
-                }
+        AtomicInteger pending = new AtomicInteger(steps.size());
+        Runnable one = () -> {
+            if (pending.decrementAndGet() == 0) {
+                done.run();
+            }
+        };
+        for (Consumer<ActionListener<Void>> step : steps) {
+            step.accept(ActionListener.wrap(v -> one.run(), e -> {
+                logger.warn(failed, e);
+                one.run();
             }));
         }
     }
@@ -163,26 +169,19 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         List<ChunkStore.Expected> expected = written.stream()
             .map(e -> new ChunkStore.Expected(e.processor().targetIndex(), e.id(), e.sourceHash(), e.parents())).toList();
         store.get().unmet(expected, ActionListener.wrap(unmet -> {
-            List<ChunkLedger.Entry> drifted = new ArrayList<>();
+            Set<ChunkStore.Expected> drifted = new HashSet<>(unmet);
+            List<Consumer<ActionListener<Void>>> repairs = new ArrayList<>();
             for (int i = 0; i < expected.size(); i++) {
-                if (unmet.contains(expected.get(i))) {
-                    drifted.add(written.get(i));
+                if (drifted.contains(expected.get(i))) {
+                    ChunkLedger.Entry e = written.get(i);
+                    repairs.add(l -> e.processor().repair(e.index(), e.id(), l));
                 }
             }
-            if (drifted.isEmpty()) {
-                listener.onResponse(null);
-                return;
+            if (!repairs.isEmpty()) {
+                logger.debug("chunks of {} documents changed under their write (a concurrent write or delete of the same id); "
+                    + "rewriting", repairs.size());
             }
-            logger.debug("chunks of {} changed under their write (a concurrent write or delete of the same id); rewriting", drifted);
-            AtomicInteger pending = new AtomicInteger(drifted.size());
-            for (ChunkLedger.Entry e : drifted) {
-                e.processor().repair(e.index(), e.id(), ActionListener.runAfter(ActionListener.wrap(v -> {}, ex ->
-                    logger.warn("rewriting the chunks of [" + e.index() + "/" + e.id() + "] failed", ex)), () -> {
-                        if (pending.decrementAndGet() == 0) {
-                            listener.onResponse(null);
-                        }
-                    }));
-            }
+            runAll(repairs, "rewriting chunks that changed under their write failed", () -> listener.onResponse(null));
         }, listener::onFailure));
     }
 
@@ -190,7 +189,6 @@ public final class ChunkLifecycleFilter implements ActionFilter {
      * After the chunks of a deleted document were removed: if the document exists again (written concurrently, after our
      * delete), its chunks are rewritten from it by the processor its summary names.
      */
-    @SuppressWarnings("unchecked")
     private void recreated(String index, String id, String chunkIndex, ActionListener<Void> listener) {
         store.get().sourceOf(index, id, ActionListener.wrap(source -> {
             Object summary = source == null ? null : source.get(MultiGranularChunkingProcessor.SUMMARY_FIELD);
@@ -204,7 +202,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 listener.onResponse(null); // no pipeline writes there any more: _reconcile reports it
                 return;
             }
-            processor.repair(index, id, listener);
+            processor.rewrite(index, id, source, ActionListener.map(listener, written -> null));
         }, listener::onFailure));
     }
 

@@ -11,7 +11,6 @@ import io.strata.inference.ModelRef;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.stats.StrataStats;
-import org.opensearch.action.get.GetRequest;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.cluster.metadata.MetadataCreateIndexService;
 import org.opensearch.common.UUIDs;
@@ -21,7 +20,6 @@ import org.opensearch.ingest.AbstractProcessor;
 import org.opensearch.ingest.ConfigurationUtils;
 import org.opensearch.ingest.IngestDocument;
 import org.opensearch.ingest.Processor;
-import org.opensearch.transport.client.Client;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -63,17 +61,12 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ChunkStore store;
     private final InferenceService inference;
     private final ThreadContext threadContext;
-    private final Client client;
     private final StrataStats stats;
     private final Slicing slicing;
 
     /** The node components every processor of this type uses, and how large documents are sliced. */
-    public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client,
-                           StrataStats stats, Slicing slicing) {
-        public Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, Client client, StrataStats stats) {
-            this(store, inference, threadContext, client, stats, Slicing.DEFAULTS);
-        }
-    }
+    public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, StrataStats stats,
+                           Slicing slicing) {}
 
     MultiGranularChunkingProcessor(String tag, String description, String field, String targetIndex, MultiGranularChunker chunker,
                                    List<String> copyFields, boolean ignoreMissing, int maxChars, ModelRef model, Services services) {
@@ -88,7 +81,6 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         this.store = services.store();
         this.inference = services.inference();
         this.threadContext = services.threadContext();
-        this.client = services.client();
         this.stats = services.stats();
         this.slicing = services.slicing();
     }
@@ -356,13 +348,12 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
      * source write failed after its chunks were written.
      */
     public void repair(String index, String id, ActionListener<Void> listener) {
-        client.get(new GetRequest(index, id).realtime(true), ActionListener.wrap(response -> {
-            Object value = response.isExists() ? response.getSourceAsMap().get(field) : null;
-            if (!(value instanceof String text) || text.isBlank()) {
+        store.sourceOf(index, id, ActionListener.wrap(source -> {
+            if (source == null) {
                 store.deleteFrom(targetIndex, id, 0, listener);
-                return;
+            } else {
+                rewrite(index, id, source, ActionListener.map(listener, summary -> null));
             }
-            rewrite(index, id, response.getSourceAsMap(), ActionListener.wrap(summary -> listener.onResponse(null), listener::onFailure));
         }, listener::onFailure));
     }
 

@@ -126,7 +126,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
         ingestService.trySet(parameters.ingestService);
         var services = new MultiGranularChunkingProcessor.Services(store, inference(parameters.env, parameters.client),
-            parameters.threadContext, parameters.client, stats, Slicing.of(parameters.env.settings()));
+            parameters.threadContext, stats, Slicing.of(parameters.env.settings()));
         return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
     }
 

@@ -23,7 +23,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
         Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
-        new MultiGranularChunkingProcessor.Services(null, inference, null, null, stats), SentenceSegmenter.english());
+        new MultiGranularChunkingProcessor.Services(null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));
