@@ -21,6 +21,7 @@ import io.strata.ingest.RestReconcileAction;
 import io.strata.ingest.Slicing;
 import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
+import io.strata.query.FusedParentsQueryBuilder;
 import io.strata.query.MultiGranularQueryBuilder;
 import io.strata.query.QueryServices;
 import io.strata.stats.StrataStats;
@@ -149,7 +150,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public List<QuerySpec<?>> getQueries() {
         return List.of(new QuerySpec<>(MultiGranularQueryBuilder.NAME, in -> new MultiGranularQueryBuilder(in, queryServices),
-            parser -> MultiGranularQueryBuilder.fromXContent(parser, queryServices)));
+            parser -> MultiGranularQueryBuilder.fromXContent(parser, queryServices)),
+            new QuerySpec<>(FusedParentsQueryBuilder.NAME, FusedParentsQueryBuilder::new, FusedParentsQueryBuilder::fromXContent));
     }
 
     @Override

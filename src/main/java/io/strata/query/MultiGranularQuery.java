@@ -93,7 +93,8 @@ final class MultiGranularQuery extends Query {
             }
         }
         hits.sort((a, b) -> a.score != b.score ? Float.compare(b.score, a.score) : Integer.compare(a.doc, b.doc));
-        return new ScoredDocsQuery(hits.subList(0, Math.min(k, hits.size())).toArray(ScoreDoc[]::new), searcher.getIndexReader());
+        return new ScoredDocsQuery(hits.subList(0, Math.min(k, hits.size())).toArray(ScoreDoc[]::new), searcher.getIndexReader(),
+            "multi_granular: MAX over the parent and its children at the counted levels");
     }
 
     @Override

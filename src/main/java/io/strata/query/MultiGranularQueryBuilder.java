@@ -23,6 +23,7 @@ import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.core.ParseField;
+import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.index.Index;
@@ -62,9 +63,12 @@ import java.util.function.Supplier;
  * <pre>
  * {"multi_granular": {"query_text": "…", "k": 10, "levels": [0, 1, 2], "filter": {…}, "explain_child": true}}
  * </pre>
- * Exactly one of {@code query_text} (embedded, on the coordinator, with the model recorded in the chunk
- * index mapping unless {@code model}/{@code model_id} names one), {@code vector}, or {@code match}
- * (lexical: BM25 over parent and child texts, same MAX).
+ * Exactly one of {@code query_text}, {@code vector} (the dense mode with a precomputed vector) or {@code match} (the
+ * lexical mode). With {@code query_text} the {@code mode} chooses: {@code hybrid} (the default on a chunk index with
+ * vectors: the dense and the lexical MAX fused into one ranking by {@link HybridSearch} and {@link Fusion}),
+ * {@code dense} (the paper's raw dense MAX: the text is embedded on the coordinator with the model recorded in the chunk
+ * index mapping unless {@code model}/{@code model_id} names one) or {@code lexical} (BM25 over parent and child texts,
+ * same MAX; the default on a chunk index without vectors).
  *
  * <p>Semantic form, per shard, on a format-2 chunk index (every parent also its own level-0 child): a
  * {@link ToParentBlockJoinQuery} (score mode MAX) over ONE {@link DiversifyingChildrenFloatKnnVectorQuery} on
@@ -89,6 +93,32 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     private static final ParseField EXPLAIN_CHILD = new ParseField("explain_child");
     private static final ParseField MODEL = new ParseField("model");
     private static final ParseField MODEL_ID = new ParseField("model_id");
+    private static final ParseField MODE = new ParseField("mode");
+    private static final ParseField FUSION = new ParseField("fusion");
+
+    /** How parents are scored. */
+    public enum Mode {
+        /** The dense and the lexical multi-granular MAX, fused ({@link Fusion}). */
+        HYBRID,
+        /** The LGMGC paper's MAX of cosine similarities over the parent and its children. */
+        DENSE,
+        /** BM25 over the parent's and its children's texts, with the same MAX. */
+        LEXICAL;
+
+        public String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        static Mode of(String key) {
+            for (Mode m : values()) {
+                if (m.key().equals(key)) {
+                    return m;
+                }
+            }
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [mode] must be one of [hybrid, dense, lexical], got [%s]",
+                NAME, key));
+        }
+    }
 
     private final String queryText;
     private final float[] vector;
@@ -105,12 +135,16 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     private final QueryBuilder filter;
     private final boolean explainChild;
     private final ModelRef model;
+    /** Null: chosen on the coordinator ({@code query_text}: hybrid on a chunk index with vectors, else lexical). */
+    private Mode mode;
+    /** Null: {@link Fusion#DEFAULT}. Hybrid mode only. */
+    private Fusion fusion;
     private final QueryServices services;
-    /** The query vector being computed by the coordinator's async rewrite. */
-    private final Supplier<float[]> pendingVector;
+    /** What this query becomes once the coordinator's async rewrite (embedding, the hybrid searches) has answered. */
+    private final Supplier<QueryBuilder> pending;
 
     private MultiGranularQueryBuilder(String queryText, float[] vector, String match, int k, List<Integer> levels, QueryBuilder filter,
-                                      boolean explainChild, ModelRef model, QueryServices services, Supplier<float[]> pendingVector) {
+                                      boolean explainChild, ModelRef model, QueryServices services, Supplier<QueryBuilder> pending) {
         this.queryText = queryText;
         this.vector = vector;
         this.match = match;
@@ -120,7 +154,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         this.explainChild = explainChild;
         this.model = model;
         this.services = services;
-        this.pendingVector = pendingVector;
+        this.pending = pending;
     }
 
     /** Validates the combination of parameters; every error names the field and what is allowed. */
@@ -160,8 +194,9 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
      */
     public MultiGranularQueryBuilder numCandidates(Integer candidates) {
         if (candidates != null) {
-            if (match != null) {
-                throw new IllegalArgumentException("[" + NAME + "] [num_candidates] goes with [query_text] or [vector], not [match]");
+            if (match != null || mode == Mode.LEXICAL) {
+                throw new IllegalArgumentException("[" + NAME + "] [num_candidates] sizes the dense graph search: not with [match] or "
+                    + "[mode: lexical]");
             }
             if (candidates < k || candidates > MAX_K) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [num_candidates] must be in [k, %d] = [%d, %d], got [%d]",
@@ -174,6 +209,56 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
 
     public Integer numCandidates() {
         return numCandidates;
+    }
+
+    /** Sets the mode (null: chosen on the coordinator); checked against the query's input. */
+    public MultiGranularQueryBuilder mode(Mode m) {
+        if (m != null) {
+            if (vector != null && m != Mode.DENSE) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [vector] is the dense mode; [mode: %s] needs [query_text]",
+                    NAME, m.key()));
+            }
+            if (match != null && m != Mode.LEXICAL) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [match] is the lexical mode; [mode: %s] needs [query_text]",
+                    NAME, m.key()));
+            }
+            if (m == Mode.LEXICAL && model != null) {
+                throw new IllegalArgumentException("[" + NAME + "] [model] and [model_id] embed [query_text]: not with [mode: lexical]");
+            }
+            if (m == Mode.LEXICAL && numCandidates != null) {
+                throw new IllegalArgumentException("[" + NAME + "] [num_candidates] sizes the dense graph search: not with [mode: lexical]");
+            }
+            if (m != Mode.HYBRID && fusion != null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [fusion] goes with [mode: hybrid], not [mode: %s]", NAME,
+                    m.key()));
+            }
+        }
+        this.mode = m;
+        return this;
+    }
+
+    public Mode mode() {
+        return mode;
+    }
+
+    /** Sets how the hybrid mode fuses its sides (null: {@link Fusion#DEFAULT}); only with {@code query_text}. */
+    public MultiGranularQueryBuilder fusion(Fusion f) {
+        if (f != null) {
+            if (queryText == null || mode != null && mode != Mode.HYBRID) {
+                throw new IllegalArgumentException("[" + NAME + "] [fusion] goes with the hybrid mode: [query_text] with no [mode] or "
+                    + "[mode: hybrid]");
+            }
+            if (f.window() != null && f.window() < k) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [fusion.window] must be at least [k] = %d, got [%d]",
+                    NAME, k, f.window()));
+            }
+        }
+        this.fusion = f;
+        return this;
+    }
+
+    public Fusion fusion() {
+        return fusion;
     }
 
     /** Twice k (at most {@link #MAX_K}): the recall of the one-search form at a latency within noise (see the field). */
@@ -199,13 +284,15 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         String m = in.readOptionalString();
         String mid = in.readOptionalString();
         this.model = m == null && mid == null ? null : new ModelRef(m, mid);
+        this.mode = in.readBoolean() ? in.readEnum(Mode.class) : null;
+        this.fusion = in.readOptionalWriteable(Fusion::new);
         this.services = services;
-        this.pendingVector = null;
+        this.pending = null;
     }
 
     @Override
     protected void doWriteTo(StreamOutput out) throws IOException {
-        if (pendingVector != null) {
+        if (pending != null) {
             throw new IllegalStateException("[" + NAME + "] must be rewritten (query_text embedded) before it is sent");
         }
         out.writeOptionalString(queryText);
@@ -224,6 +311,11 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         out.writeBoolean(explainChild);
         out.writeOptionalString(model == null ? null : model.model());
         out.writeOptionalString(model == null ? null : model.modelId());
+        out.writeBoolean(mode != null);
+        if (mode != null) {
+            out.writeEnum(mode);
+        }
+        out.writeOptionalWriteable(fusion);
     }
 
     @Override
@@ -253,6 +345,12 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             builder.field(model.isEmbedded() ? MODEL.getPreferredName() : MODEL_ID.getPreferredName(),
                 model.isEmbedded() ? model.model() : model.modelId());
         }
+        if (mode != null) {
+            builder.field(MODE.getPreferredName(), mode.key());
+        }
+        if (fusion != null) {
+            builder.field(FUSION.getPreferredName(), fusion);
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -269,6 +367,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         Boolean explainChild;
         String model;
         String modelId;
+        String mode;
+        Fusion fusion;
         float boost = DEFAULT_BOOST;
         String queryName;
     }
@@ -286,6 +386,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         PARSER.declareBoolean((p, v) -> p.explainChild = v, EXPLAIN_CHILD);
         PARSER.declareString((p, v) -> p.model = v, MODEL);
         PARSER.declareString((p, v) -> p.modelId = v, MODEL_ID);
+        PARSER.declareString((p, v) -> p.mode = v, MODE);
+        PARSER.declareObject((p, v) -> p.fusion = v, (parser, c) -> Fusion.fromXContent(parser), FUSION);
         PARSER.declareFloat((p, v) -> p.boost = v, BOOST_FIELD);
         PARSER.declareString((p, v) -> p.queryName = v, NAME_FIELD);
         PARSER.declareExclusiveFieldSet(QUERY_TEXT.getPreferredName(), VECTOR.getPreferredName(), MATCH.getPreferredName());
@@ -311,6 +413,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         }
         model = ModelRef.parse("[" + NAME + "]", refs);
         MultiGranularQueryBuilder builder = of(p.queryText, vector, p.match, p.k, p.levels, p.filter, p.explainChild, model, services);
+        builder.mode(p.mode == null ? null : Mode.of(p.mode));
+        builder.fusion(p.fusion);
         builder.numCandidates(p.numCandidates);
         builder.boost(p.boost);
         builder.queryName(p.queryName);
@@ -320,44 +424,68 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
 
     @Override
     protected QueryBuilder doRewrite(QueryRewriteContext context) throws IOException {
+        if (pending != null) {
+            QueryBuilder done = pending.get();
+            return done == null ? this : done;
+        }
         QueryBuilder rewrittenFilter = filter == null ? null : filter.rewrite(context);
         if (match != null) {
-            return lexical(rewrittenFilter);
+            return lexical(match, rewrittenFilter);
         }
         if (vector != null) {
-            return rewrittenFilter == filter ? this : copy(vector, rewrittenFilter, null);
-        }
-        if (pendingVector != null) {
-            float[] v = pendingVector.get();
-            return v == null ? this : copy(v, rewrittenFilter, null);
+            return rewrittenFilter == filter ? this : copy(vector, rewrittenFilter);
         }
         QueryCoordinatorContext coordinator = context.convertToCoordinatorContext();
         if (coordinator == null) {
-            throw new IllegalStateException("[" + NAME + "] [query_text] must be embedded on the coordinating node");
+            // e.g. _explain of one document: rewritten on the shard, where nothing can embed or search both sides
+            throw new IllegalArgumentException("[" + NAME + "] [query_text] must be embedded on the coordinating node of a search "
+                + "request; here, use [vector] or [match]");
         }
-        ModelRef ref = model != null ? model : indexModel(coordinator.getSearchRequest());
+        if (mode == Mode.LEXICAL) {
+            return lexical(queryText, rewrittenFilter);
+        }
+        ModelRef indexModel = indexModel(coordinator.getSearchRequest(), mode != null || fusion != null);
+        if (indexModel == null) {
+            return lexical(queryText, rewrittenFilter); // no mode asked for, and the chunk indices hold no vectors
+        }
+        ModelRef ref = model != null ? model : indexModel;
         services.inference().get().validate("[" + NAME + "]", ref);
-        SetOnce<float[]> computed = new SetOnce<>();
-        context.registerAsyncAction((client, listener) -> services.inference().get().embed(ref, List.of(queryText),
-            Embedder.Purpose.QUERY, org.opensearch.core.action.ActionListener.wrap(vectors -> {
-                computed.set(vectors.get(0));
-                services.stats().query().embedded();
-                listener.onResponse(null);
-            }, listener::onFailure)));
-        return new MultiGranularQueryBuilder(queryText, null, null, k, levels, rewrittenFilter, explainChild, model, services,
-            computed::get).numCandidates(numCandidates).boost(boost).queryName(queryName);
+        SetOnce<QueryBuilder> done = new SetOnce<>();
+        if (mode == Mode.DENSE) {
+            context.registerAsyncAction((client, listener) -> services.inference().get().embed(ref, List.of(queryText),
+                Embedder.Purpose.QUERY, ActionListener.wrap(vectors -> {
+                    services.stats().query().embedded();
+                    done.set(copy(vectors.get(0), rewrittenFilter));
+                    listener.onResponse(null);
+                }, listener::onFailure)));
+        } else {
+            HybridSearch hybrid = new HybridSearch(queryText, ref, levels, rewrittenFilter, k, numCandidates,
+                fusion == null ? Fusion.DEFAULT : fusion, explainChild, services);
+            context.registerAsyncAction((client, listener) -> hybrid.run(client, coordinator.getSearchRequest(),
+                ActionListener.wrap(fused -> {
+                    done.set(fused.boost(boost).queryName(queryName));
+                    listener.onResponse(null);
+                }, listener::onFailure)));
+        }
+        return new MultiGranularQueryBuilder(queryText, null, null, k, levels, rewrittenFilter, explainChild, model, services, done::get)
+            .mode(mode).fusion(fusion).numCandidates(numCandidates).boost(boost).queryName(queryName);
     }
 
-    private MultiGranularQueryBuilder copy(float[] v, QueryBuilder f, Supplier<float[]> pending) {
-        return new MultiGranularQueryBuilder(queryText, v, null, k, levels, f, explainChild, model, services, pending)
+    /** The dense form with its vector, ready for the shards. */
+    private MultiGranularQueryBuilder copy(float[] v, QueryBuilder f) {
+        return new MultiGranularQueryBuilder(null, v, null, k, levels, f, explainChild, null, services, null)
             .numCandidates(numCandidates).boost(boost).queryName(queryName);
     }
 
-    /** The model recorded in the mappings of the searched chunk indices; they must agree. */
-    private ModelRef indexModel(IndicesRequest request) {
+    /**
+     * The model recorded in the mappings of the searched chunk indices (they must agree), or null when none of them holds
+     * vectors and {@code vectorsRequired} is false.
+     */
+    private ModelRef indexModel(IndicesRequest request, boolean vectorsRequired) {
         ClusterState state = services.clusterService().get().state();
         Index[] indices = services.resolver().get().concreteIndices(state, request);
         Set<Object> models = new HashSet<>();
+        List<String> withoutVectors = new ArrayList<>();
         for (Index index : indices) {
             IndexMetadata metadata = state.metadata().index(index);
             MappingMetadata mapping = metadata == null ? null : metadata.mapping();
@@ -367,15 +495,22 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
                     "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
                         + "multi_granular_chunking pipeline", NAME, index.getName()));
             }
-            if (!(strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[%s] chunk index [%s] holds no vectors (its pipeline has [embed: false]); use [match] for lexical search", NAME,
-                    index.getName()));
+            if (strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m) {
+                models.add(m);
+            } else {
+                withoutVectors.add(index.getName());
             }
-            models.add(m);
+        }
+        if (models.isEmpty() && withoutVectors.isEmpty()) {
+            throw new IllegalArgumentException("[" + NAME + "] the request searches no index");
+        }
+        if (!withoutVectors.isEmpty() && (vectorsRequired || !models.isEmpty())) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] chunk index %s holds no vectors (its pipeline has [embed: false]); use [mode: lexical] or [match]", NAME,
+                withoutVectors));
         }
         if (models.isEmpty()) {
-            throw new IllegalArgumentException("[" + NAME + "] the request searches no index");
+            return null;
         }
         if (models.size() > 1) {
             throw new IllegalArgumentException("[" + NAME + "] the searched indices were embedded by different models " + models
@@ -401,15 +536,15 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     }
 
     /** BM25 over parent and child texts with the same MAX; the best child comes back as inner hit. */
-    private QueryBuilder lexical(QueryBuilder rewrittenFilter) {
+    private QueryBuilder lexical(String text, QueryBuilder rewrittenFilter) {
         DisMaxQueryBuilder max = QueryBuilders.disMaxQuery().tieBreaker(0f);
         if (counts(0)) {
-            max.add(QueryBuilders.matchQuery(ChunkDocuments.TEXT, match));
+            max.add(QueryBuilders.matchQuery(ChunkDocuments.TEXT, text));
         }
         List<Integer> childLevels = childLevels();
         if (!childLevels.isEmpty()) {
             BoolQueryBuilder child = QueryBuilders.boolQuery()
-                .must(QueryBuilders.matchQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, match))
+                .must(QueryBuilders.matchQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, text))
                 .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
             NestedQueryBuilder nested = QueryBuilders.nestedQuery(ChunkDocuments.CHILDREN, child, ScoreMode.Max);
             if (explainChild) {
@@ -550,12 +685,12 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         return Objects.equals(queryText, o.queryText) && Arrays.equals(vector, o.vector) && Objects.equals(match, o.match) && k == o.k
             && Objects.equals(numCandidates, o.numCandidates)
             && Objects.equals(levels, o.levels) && Objects.equals(filter, o.filter) && explainChild == o.explainChild
-            && Objects.equals(model, o.model) && Objects.equals(pendingVector, o.pendingVector);
+            && Objects.equals(model, o.model) && mode == o.mode && Objects.equals(fusion, o.fusion) && Objects.equals(pending, o.pending);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, numCandidates, levels, filter, explainChild, model);
+        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, numCandidates, levels, filter, explainChild, model, mode, fusion);
     }
 
     @Override

@@ -27,8 +27,10 @@ final class ScoredDocsQuery extends Query {
     private final int[] docs;
     private final float[] scores;
     private final Object readerId;
+    /** What the scores are, for {@code explain}. */
+    private final String description;
 
-    ScoredDocsQuery(ScoreDoc[] hits, IndexReader reader) {
+    ScoredDocsQuery(ScoreDoc[] hits, IndexReader reader, String description) {
         ScoreDoc[] sorted = hits.clone();
         Arrays.sort(sorted, Comparator.comparingInt(h -> h.doc));
         this.docs = new int[sorted.length];
@@ -38,6 +40,7 @@ final class ScoredDocsQuery extends Query {
             scores[i] = sorted[i].score;
         }
         this.readerId = reader.getContext().id();
+        this.description = description;
     }
 
     @Override
@@ -59,8 +62,8 @@ final class ScoredDocsQuery extends Query {
             @Override
             public Explanation explain(LeafReaderContext context, int doc) {
                 int i = Arrays.binarySearch(docs, context.docBase + doc);
-                return i < 0 ? Explanation.noMatch("not among the top parents")
-                    : Explanation.match(scores[i] * boost, "multi_granular: MAX over the parent and its children at the counted levels");
+                return i < 0 ? Explanation.noMatch("not among the top parents of [multi_granular]")
+                    : Explanation.match(scores[i] * boost, description);
             }
 
             @Override

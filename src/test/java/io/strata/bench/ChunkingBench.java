@@ -77,7 +77,7 @@ public final class ChunkingBench {
 
     private static String loadBook(String[] args) throws Exception {
         List<Path> candidates = args.length > 0 ? List.of(Path.of(args[0]))
-            : List.of(Path.of("../shared/data/gutenqa-emma/book.txt"));
+            : List.of(Path.of("src/test/resources/eval/datasets/gutenqa-emma/book.txt"));
         for (Path p : candidates) {
             if (Files.isRegularFile(p)) {
                 System.out.println("book: " + p);

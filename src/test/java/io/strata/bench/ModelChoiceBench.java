@@ -26,7 +26,7 @@ import java.util.Map;
  */
 public final class ModelChoiceBench {
     public static void main(String[] args) throws Exception {
-        Path data = Path.of(args.length > 0 ? args[0] : "../shared/data/gutenqa-emma");
+        Path data = Path.of(args.length > 0 ? args[0] : "src/test/resources/eval/datasets/gutenqa-emma");
         String book = Files.readString(data.resolve("book.txt"));
         List<String[]> questions = new ArrayList<>();
         for (String line : Files.readAllLines(data.resolve("questions.jsonl"))) {

@@ -49,6 +49,12 @@ import java.util.stream.IntStream;
  * fixed seeds. The chunk index is written by {@link ChunkDocuments#toSource}, so it has the current format (the
  * parent also as its own level-0 child).
  *
+ * <p>Texts: every chunk also gets a synthetic text (words drawn from a Zipf law over a {@value #VOCABULARY}-word vocabulary,
+ * plus words of its topic; a child's text is its share of its parent's words), so that the lexical and hybrid modes have
+ * BM25 postings of a realistic shape to search. The {@code query_text} rows send a synthetic question (words of a random
+ * chunk's topic and of the vocabulary), embedded on the node by the bundled model; their vectors are unrelated to the
+ * synthetic ones, so those rows measure cost, not recall.
+ *
  * <p>Arguments (any order): a chunk count ({@code 100000}, {@code 100k}, {@code 1m}), a node URL (default
  * {@code http://127.0.0.1:9800}), {@code queries=Q} (default 200), {@code warmup=W} (default 50 per method),
  * {@code dim=D} (default 384), {@code keep} (leave the indices in place), {@code reuse} (skip ingest when the indices
@@ -66,6 +72,11 @@ public final class QueryBench {
     static final String FLAT = "qbench-flat";
     static final String SOURCE = "qbench-source";
     static final int PARENTS_PER_SOURCE = 10;
+    static final int VOCABULARY = 20_000;
+    static final int TOPIC_WORDS = 40;
+    static final int PARENT_WORDS = 240;
+    /** Methods whose requests carry a question text ({@code query_text}): no recall, their vectors are the model's. */
+    static final int FIRST_TEXT_METHOD = 8;
 
     public static void main(String[] args) throws Exception {
         int chunks = 100_000;
@@ -122,6 +133,8 @@ public final class QueryBench {
     private final int dim;
     /** Chunk vector i = parent i / 7, slot i % 7 (0 parent, 1-2 level 1, 3-6 level 2), at [i * dim, (i + 1) * dim). */
     private final float[] vectors;
+    /** The topic of each parent (the centre its vectors and its topic words come from). */
+    private final int[] topics;
 
     private QueryBench(RestClient client, int parents, int queries, int warmup, int dim) {
         this.client = client;
@@ -131,6 +144,7 @@ public final class QueryBench {
         this.queries = queries;
         this.warmup = warmup;
         this.vectors = new float[Math.multiplyExact(n, dim)];
+        this.topics = new int[parents];
     }
 
     static int level(int slot) {
@@ -181,9 +195,14 @@ public final class QueryBench {
             new Method("plain k-NN k=10 (flat), no _source", this::plainKnn),
             new Method("(ref) DSL nested knn (1 graph search)", this::multiGranular),
             new Method("(ref) DSL dis_max(knn, nested knn) (2)", this::multiGranular),
-            new Method("multi_granular k=10 num_candidates=10, no _source", this::multiGranular) };
-        String[][] warmBodies = bodies(warm);
-        String[][] bodies = bodies(measured);
+            new Method("multi_granular k=10 num_candidates=10, no _source", this::multiGranular),
+            // rows 8-11: a question text, embedded on the node (the costs of the modes of query_text, and of the embedding alone)
+            new Method("query_text mode dense (embeds), no _source", this::multiGranular),
+            new Method("query_text hybrid (default), no _source", this::multiGranular),
+            new Method("query_text mode lexical, no _source", this::multiGranular),
+            new Method("(ref) _embed of the question alone", this::embedOnly) };
+        String[][] warmBodies = bodies(warm, questions(warmup, SEED + 4));
+        String[][] bodies = bodies(measured, questions(queries, SEED + 3));
         for (int i = 0; i < warm.length; i++) {
             for (int m = 0; m < methods.length; m++) {
                 methods[m].search.search(warmBodies[m][i]);
@@ -203,7 +222,7 @@ public final class QueryBench {
                 Set<String> hit = new HashSet<>(r.parents);
                 hit.retainAll(exact.top.get(i));
                 recall[m] += hit.size() / (double) K;
-                if (new HashSet<>(r.parents).size() < K) {
+                if (new HashSet<>(r.parents).size() < K && m != methods.length - 1) {
                     fewer[m]++;
                 }
             }
@@ -215,12 +234,12 @@ public final class QueryBench {
         System.out.printf(Locale.ROOT, "%-10s %-42s %8s %8s %10s %10s %10s %12s %8s%n", "N", "method", "p50 ms", "p99 ms", "p50 ratio",
             "p99 ratio", "took p50", "recall@10", "<10 par.");
         for (int m = 0; m < methods.length; m++) {
-            int base = m <= 2 ? 0 : 3; // the multi_granular row of the same fetch
+            int base = m <= 2 ? 0 : m < FIRST_TEXT_METHOD ? 3 : FIRST_TEXT_METHOD; // the multi_granular row of the same kind
             double p50 = percentile(latency[m], 50);
             double p99 = percentile(latency[m], 99);
             System.out.printf(Locale.ROOT, "%-10s %-42s %8.2f %8.2f %10.2f %10.2f %10.1f %12.3f %8d%n", String.format(Locale.ROOT, "%,d", n),
                 methods[m].name, p50, p99, p50 / percentile(latency[base], 50), p99 / percentile(latency[base], 99),
-                (double) rank(took[m], 50), recall[m] / queries, fewer[m]);
+                (double) rank(took[m], 50), m < FIRST_TEXT_METHOD ? recall[m] / queries : Double.NaN, fewer[m]);
         }
         System.out.println("(p50/p99 ratio = this row / the multi_granular row of the same fetch, > 1: multi_granular is faster; took = server-side ms of the search request; recall@10 = distinct parents returned that are in the"
             + " exact top-10 parents; <10 par. = queries answered with fewer than 10 distinct parents)");
@@ -231,6 +250,13 @@ public final class QueryBench {
                 pair[0] == 0 ? "with texts" : "no _source", r50, r99, r50 <= 1.2 && r99 <= 1.2 ? "holds"
                     : r50 <= 1.2 ? "holds at p50" : "does not hold");
         }
+        int dense = FIRST_TEXT_METHOD;
+        int hybrid = FIRST_TEXT_METHOD + 1;
+        double h50 = percentile(latency[hybrid], 50) / percentile(latency[dense], 50);
+        System.out.printf(Locale.ROOT, "target query_text hybrid / query_text dense p50 <= 2.5: %.2f -> %s (p99 %.2f); the embedding of the"
+            + " question alone: p50 %.2f ms, p99 %.2f ms; dense with a given vector (no embedding): p50 %.2f ms%n", h50,
+            h50 <= 2.5 ? "holds" : "does not hold", percentile(latency[hybrid], 99) / percentile(latency[dense], 99),
+            percentile(latency[FIRST_TEXT_METHOD + 3], 50), percentile(latency[FIRST_TEXT_METHOD + 3], 99), percentile(latency[3], 50));
         double g50 = percentile(latency[2], 50) / percentile(latency[0], 50);
         double g99 = percentile(latency[2], 99) / percentile(latency[0], 99);
         System.out.printf(Locale.ROOT, "target k'=%d grouping + mget / multi_granular >= 5: p50 %.2f, p99 %.2f -> %s%n", K_GROUP, g50, g99,
@@ -276,6 +302,7 @@ public final class QueryBench {
         IntStream.range(0, parents).parallel().forEach(p -> {
             SplittableRandom pr = new SplittableRandom(SEED * 31 + p);
             int topic = pr.nextInt(topics);
+            this.topics[p] = topic;
             int base = p * PER_PARENT * dim;
             noisy(centres, topic * dim, vectors, base, 0.05, pr);
             noisy(vectors, base, vectors, base + dim, 0.038, pr);
@@ -315,6 +342,70 @@ public final class QueryBench {
         for (int d = 0; d < dim; d++) {
             v[offset + d] *= inv;
         }
+    }
+
+    /** A Zipf-distributed vocabulary word (rank r with probability ∝ 1/r), by inverse transform on the harmonic numbers. */
+    private static String zipfWord(SplittableRandom r) {
+        double u = r.nextDouble() * HARMONIC[VOCABULARY - 1];
+        int lo = 0;
+        int hi = VOCABULARY - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (HARMONIC[mid] < u) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return "w" + Integer.toString(lo, 36);
+    }
+
+    private static final double[] HARMONIC = new double[VOCABULARY];
+
+    static {
+        double h = 0;
+        for (int i = 0; i < VOCABULARY; i++) {
+            h += 1.0 / (i + 1);
+            HARMONIC[i] = h;
+        }
+    }
+
+    private static String topicWord(int topic, SplittableRandom r) {
+        return "t" + Integer.toString(topic, 36) + "x" + r.nextInt(TOPIC_WORDS);
+    }
+
+    /** A parent's words: Zipf words with one topic word in six; the same for a parent whatever the run. */
+    private String[] parentWords(int p) {
+        SplittableRandom r = new SplittableRandom(SEED * 17 + p);
+        String[] words = new String[PARENT_WORDS];
+        for (int i = 0; i < words.length; i++) {
+            words[i] = r.nextInt(6) == 0 ? topicWord(topics[p], r) : zipfWord(r);
+        }
+        return words;
+    }
+
+    /** The text of chunk slot {@code c} of a parent: the parent's words, a level-1 child's half or a level-2 child's quarter. */
+    private static String chunkText(String[] words, int c) {
+        int level = level(c);
+        int parts = level == 0 ? 1 : level == 1 ? 2 : 4;
+        int ord = level == 0 ? 0 : level == 1 ? c - 1 : c - 3;
+        int len = words.length / parts;
+        return String.join(" ", Arrays.asList(words).subList(ord * len, (ord + 1) * len));
+    }
+
+    /** Questions: four words of a random parent's topic and four vocabulary words. */
+    private String[] questions(int count, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        String[] out = new String[count];
+        for (int q = 0; q < count; q++) {
+            int topic = topics[r.nextInt(parents)];
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < 8; i++) {
+                b.append(i == 0 ? "" : " ").append(i % 2 == 0 ? topicWord(topic, r) : zipfWord(r));
+            }
+            out[q] = b.toString();
+        }
+        return out;
     }
 
     private float[] vector(int i) {
@@ -435,7 +526,8 @@ public final class QueryBench {
             String sourceId = "doc-" + p / PARENTS_PER_SOURCE;
             int ordinal = p % PARENTS_PER_SOURCE;
             int start = ordinal * 2000;
-            Chunk parent = new Chunk("synthetic parent " + p, new Span(start, start + 1600), 0, ordinal);
+            String[] words = parentWords(p);
+            Chunk parent = new Chunk(chunkText(words, 0), new Span(start, start + 1600), 0, ordinal);
             List<Chunk> children = new ArrayList<>(PER_PARENT - 1);
             List<float[]> vs = new ArrayList<>(PER_PARENT);
             vs.add(vector(p * PER_PARENT));
@@ -443,7 +535,7 @@ public final class QueryBench {
                 int level = level(c);
                 int ord = level == 1 ? c - 1 : c - 3;
                 int len = level == 1 ? 800 : 400;
-                children.add(new Chunk("synthetic child " + p + "." + c, new Span(start + ord * len, start + (ord + 1) * len), level, ord));
+                children.add(new Chunk(chunkText(words, c), new Span(start + ord * len, start + (ord + 1) * len), level, ord));
                 vs.add(vector(p * PER_PARENT + c));
             }
             Map<String, Object> doc = ChunkDocuments.toSource(SOURCE, sourceId, "recursive", new ChunkedParent(parent, children), Map.of(),
@@ -557,8 +649,8 @@ public final class QueryBench {
     record Method(String name, Search search) {}
 
     /** Request bodies per method and query, built before timing (the same vector text in every method). */
-    private String[][] bodies(float[][] qs) throws IOException {
-        String[][] out = new String[8][qs.length];
+    private String[][] bodies(float[][] qs, String[] questions) throws IOException {
+        String[][] out = new String[12][qs.length];
         // naming the vector fields in excludes is what lets the k-NN plugin skip rebuilding them from its derived source
         // (["text"] alone costs a chunk document's 8 vectors per hit); both indices fetched alike
         String texts = "\"_source\": {\"includes\": [\"text\"], \"excludes\": [\"embedding\", \"children.embedding\"]}";
@@ -584,6 +676,14 @@ public final class QueryBench {
             // the graph search without widening (num_candidates = k): what the default 2k candidates buy in recall and cost
             out[7][i] = "{\"size\": " + K + ", " + none + ", \"query\": {\"multi_granular\": {\"vector\": " + v + ", \"k\": " + K
                 + ", \"num_candidates\": " + K + "}}}";
+            String question = json(Map.of("q", questions[i]));
+            question = question.substring(question.indexOf(':') + 1, question.length() - 1);
+            for (int m = 0; m < 3; m++) {
+                String mode = m == 1 ? "" : ", \"mode\": \"" + (m == 0 ? "dense" : "lexical") + "\"";
+                out[FIRST_TEXT_METHOD + m][i] = "{\"size\": " + K + ", " + none + ", \"query\": {\"multi_granular\": {\"query_text\": "
+                    + question + mode + ", \"k\": " + K + "}}}";
+            }
+            out[FIRST_TEXT_METHOD + 3][i] = "{\"texts\": [" + question + "], \"purpose\": \"query\"}";
         }
         return out;
     }
@@ -596,6 +696,12 @@ public final class QueryBench {
             ids.add((String) cast(h).get("_id"));
         }
         return new Result(ids, ((Number) r.get("took")).longValue());
+    }
+
+    /** The embedding of one question through {@code _embed}: what {@code query_text} adds before any search. */
+    private Result embedOnly(String body) throws IOException {
+        call("POST", "/_plugins/_strata/_embed", body);
+        return new Result(List.of(), 0);
     }
 
     /** Top-10 chunks of the flat index; their parents (with repeats: the recall shows what that costs). */

@@ -27,7 +27,7 @@ import java.util.Map;
  */
 public final class StrategyBench {
     public static void main(String[] args) throws Exception {
-        Path bookPath = Path.of(args.length > 0 ? args[0] : "../shared/data/gutenqa-emma/book.txt");
+        Path bookPath = Path.of(args.length > 0 ? args[0] : "src/test/resources/eval/datasets/gutenqa-emma/book.txt");
         int modelChars = args.length > 1 ? Integer.parseInt(args[1]) : 200_000;
         String book = Files.readString(bookPath);
         int cut = modelChars >= book.length() ? -1 : book.indexOf("\n\n", modelChars);

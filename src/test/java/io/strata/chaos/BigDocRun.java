@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * and every chunk document is rewritten, vectors included — the write path at full size, timed and heap-sampled.
  *
  * <p>Arguments ({@code key=value}): {@code port} (10500), {@code mb} (5), {@code book}
- * ({@code ../shared/data/gutenqa-emma/book.txt}), {@code embed} (true), {@code small_every} (10), {@code granularities}
+ * ({@code src/test/resources/eval/datasets/gutenqa-emma/book.txt}), {@code embed} (true), {@code small_every} (10), {@code granularities}
  * (the processor's option as JSON, e.g. {@code []} for parents only; default: the processor's default [0.5, 0.25]).
  */
 public final class BigDocRun {
@@ -54,7 +54,7 @@ public final class BigDocRun {
         if (mb <= 0 || mb > 9.5 || smallEvery < 1) {
             throw new IllegalArgumentException("mb in (0, 9.5] (max_chars is 10M characters), small_every >= 1");
         }
-        String source = Files.readString(Path.of(a.getOrDefault("book", "../shared/data/gutenqa-emma/book.txt")));
+        String source = Files.readString(Path.of(a.getOrDefault("book", "src/test/resources/eval/datasets/gutenqa-emma/book.txt")));
         int chars = (int) (mb * (1 << 20));
         StringBuilder sb = new StringBuilder(chars + source.length());
         for (int part = 1; sb.length() < chars; part++) {
@@ -70,7 +70,7 @@ public final class BigDocRun {
             JsonRest.call(client, "PUT", "/bigdoc-src/_doc/warm?pipeline=bigdoc", JsonRest.json(Map.of("body", paragraphs.get(0))));
             System.out.printf(Locale.ROOT, "bigdoc: %,d characters (%.2f MB of %s, repeated), embed=%s, default strategy (recursive, "
                 + "max_words 300), granularities %s, a small document every %d s%n", text.length(), text.length() / 1048576.0,
-                a.getOrDefault("book", "../shared/data/gutenqa-emma/book.txt"), embed, a.getOrDefault("granularities", "[0.5, 0.25]"),
+                a.getOrDefault("book", "src/test/resources/eval/datasets/gutenqa-emma/book.txt"), embed, a.getOrDefault("granularities", "[0.5, 0.25]"),
                 smallEvery);
 
             ExecutorService pool = Executors.newFixedThreadPool(2);

@@ -86,7 +86,8 @@ public final class Demo {
         String query = """
             {"size": 3, "_source": ["title", "ordinal", "start", "end"],
              "query": {"multi_granular": {"query_text": %s, "k": 10, "explain_child": true}}}""".formatted(quote(question));
-        section("POST emma-chunks/_search  (multi_granular: each parent scored by the MAX over itself and its children)", query);
+        section("POST emma-chunks/_search  (multi_granular, hybrid by default: each parent scored by the MAX over itself and its children,"
+            + " dense and lexical, fused)", query);
         Map<String, Object> hits = call("POST", "/emma-chunks/_search", query);
         for (Object hit : (List<?>) get(hits, "hits").get("hits")) {
             Map<String, Object> h = cast(hit);
@@ -95,8 +96,9 @@ public final class Demo {
                 h.get("_id"), s.get("title"), s.get("ordinal"), s.get("start"), s.get("end"));
             Map<String, Object> best = cast(((List<?>) get(h, "fields").get("strata_best_child")).get(0));
             String text = String.valueOf(best.get("text"));
-            System.out.printf(Locale.ROOT, "        matched by level %s (score %.4f): %s%n", best.get("level"),
-                ((Number) best.get("score")).doubleValue(), text.length() > 150 ? text.substring(0, 150) + "…" : text);
+            System.out.printf(Locale.ROOT, "        matched on the %s side by level %s (dense %s, lexical %s): %s%n", best.get("side"),
+                best.get("level"), sideScore(best.get("dense")), sideScore(best.get("lexical")),
+                text.length() > 150 ? text.substring(0, 150) + "…" : text);
         }
         preview();
     }
@@ -120,6 +122,14 @@ public final class Demo {
         Map<String, Object> evidence = cast(((List<?>) r.get("evidence")).get(0));
         System.out.printf(Locale.ROOT, "evidence: %s between neighbouring sentences, breakpoints above %.3f; took %s ms%n",
             evidence.get("signal"), ((Number) evidence.get("threshold")).doubleValue(), r.get("took_ms"));
+    }
+
+    /** A side's raw score and its share of the fused score, or "-" when the parent was outside that side's window. */
+    private static String sideScore(Object side) {
+        if (!(side instanceof Map<?, ?> m)) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, "%.3f, share %.3f", ((Number) m.get("score")).doubleValue(), ((Number) m.get("share")).doubleValue());
     }
 
     private Map<String, Object> call(String method, String path, String body) throws IOException {

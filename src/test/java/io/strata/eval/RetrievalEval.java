@@ -5,187 +5,245 @@ import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.ResponseException;
 import org.opensearch.client.RestClient;
-import org.opensearch.common.xcontent.XContentHelper;
-import org.opensearch.common.xcontent.json.JsonXContent;
 
+import java.io.BufferedWriter;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Retrieval quality through the real plugin, the LGMGC paper's Table 1 protocol (§4) on a GutenQA-style set: for every
- * row (a strategy, its child granularities and the query levels) and every parent size θ, a
- * {@code multi_granular_chunking} pipeline ingests the corpus into a chunk index on a running node, every question
- * goes through the {@code multi_granular} query ({@code query_text}, top 20 parents), and DCG@k / Recall@k
- * ({@link RetrievalMetrics}) are averaged over θ with their standard deviation. {@code bin/strata-eval}.
+ * Retrieval quality through the real plugin, {@code bin/strata-eval}: the LGMGC paper's Table 1 protocol (§4) on every
+ * dataset ({@link EvalDataset}: GutenQA-Emma and the SQuAD 2.0 dev sample by default) for every row of a rows file
+ * ({@link EvalRows}). For each dataset, θ and ingest (strategy at θ, child granularities, model), a
+ * {@code multi_granular_chunking} pipeline ingests the documents once into a chunk index on a running node; every row
+ * sharing that ingest sends every question through its {@code multi_granular} query (top 20 parents); DCG@k /
+ * Recall@k ({@link RetrievalMetrics}) are averaged over θ, and each row's DCG@1 is compared with its baseline row's by a
+ * paired bootstrap ({@link EvalReport}). Writes {@code target/eval/results.md} (also printed) and
+ * {@code target/eval/runs.jsonl} (one line per dataset, row, θ and question: the ranked parents with scores, the
+ * relevant ones, DCG@1), so runs can be analysed offline without querying again.
  *
- * <p>Corpus: one text file cut into source documents before every heading line matched by {@code --split} (default:
- * {@code [VOLUME …. ]CHAPTER …} headings, so a book becomes its chapters; a file without such lines is one document).
- * Parents therefore never cross a chapter boundary (the paper chunks whole books; recursive chunking cuts at the blank
- * lines around headings first, so this changes at most one parent per chapter). Questions: JSONL with {@code question}
- * and {@code evidence}; {@code evidence_verbatim_in_book} is informational (relevance is decided per parent, see
- * {@link RetrievalMetrics}).
- *
- * <p>Rows that differ only in query {@code levels} share one ingest: the paper's parents-only chunker (only parent
- * chunks indexed and scored) is {@code levels: [0]} on the multi-granular index, which ranks parents by their own
- * vectors exactly as a parents-only index would. The one difference: the bundled int8 model quantises per batch, so a
- * parent's vector embedded among its children can differ slightly (cosine ≥ 0.99) from one embedded among parents.
+ * <p>A "parents-only" row is {@code levels: [0]} on the multi-granular index: it ranks parents by their own vectors (or
+ * texts) exactly as a parents-only index would, so such rows share the ingest of their multi-granular twin.
  */
 public final class RetrievalEval {
-    private static final String THETA = "$theta";
+    static final Path BUNDLED = Path.of("src/test/resources/eval/datasets");
+    static final List<String> BUNDLED_DATASETS = List.of("gutenqa-emma", "squad2-dev-sample");
+    static final Set<String> OPTIONS = Set.of("url", "data", "corpus", "docs", "questions", "split", "name", "rows", "thetas", "only",
+        "baseline", "k", "out", "runs", "reuse");
+    static final int TOP = 20;
+    /** A bulk request carries at most this many source documents or characters: few round trips, bounded requests. */
+    static final int BULK_DOCS = 64;
+    static final int BULK_CHARS = 512 * 1024;
 
-    record Question(String question, String evidence, boolean verbatim) {}
+    /** One ingest: rows with equal dataset, strategy at θ, granularities and model share it. */
+    record Ingest(String index, String key, Map<String, Object> strategy, List<Object> granularities, String model) {}
 
-    record Row(String name, Map<String, Object> strategy, List<Object> granularities, List<Object> levels, List<Integer> thetas) {}
-
-    /** One ingest: what the pipeline gets; rows with the same one share the chunk index. */
-    record Ingest(String index, Map<String, Object> strategy, List<Object> granularities) {}
-
-    record IngestResult(String chunkIndex, int parents, long vectors, double seconds, List<String> ids, List<String> texts) {}
+    /** A finished ingest: its chunk index, its parents and every question's relevant parents there. */
+    record IngestResult(String chunkIndex, int parents, long vectors, double seconds, boolean reused,
+                        List<RetrievalMetrics.Relevance> relevance) {}
 
     public static void main(String[] args) throws Exception {
+        long started = System.nanoTime();
         if (args.length == 0 && System.getenv("STRATA_EVAL_ARGS") != null) { // bin/strata-eval: one argument a line
             args = Files.readAllLines(Path.of(System.getenv("STRATA_EVAL_ARGS"))).stream().filter(s -> !s.isEmpty())
                 .toArray(String[]::new);
         }
-        Map<String, String> opts = new LinkedHashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            if (!args[i].startsWith("--")) {
-                throw new IllegalArgumentException("expected --option value, got [" + args[i] + "]");
-            }
-            opts.put(args[i].substring(2), args[i + 1]);
-        }
+        Map<String, String> opts = options(args);
         String url = opts.getOrDefault("url", "http://127.0.0.1:9600");
-        Path data = Path.of(opts.getOrDefault("data", "../shared/data/gutenqa-emma"));
-        Path corpus = Path.of(opts.getOrDefault("corpus", data.resolve("book.txt").toString()));
-        Path questionsFile = Path.of(opts.getOrDefault("questions", data.resolve("questions.jsonl").toString()));
-        String split = opts.getOrDefault("split", "(?m)(?=^(?:VOLUME [IVXLC]+\\. )?CHAPTER [IVXLC]+$)");
+        List<EvalDataset> datasets = datasets(opts);
         Path rowsFile = Path.of(opts.getOrDefault("rows", "src/test/resources/eval/rows.json"));
-        List<Integer> thetas = parseInts(opts.getOrDefault("thetas", "200,300,500"));
+        List<EvalRows.Row> rows = EvalRows.parse(Files.readString(rowsFile), rowsFile.toString(), opts.get("only"), opts.get("baseline"));
+        Map<String, List<Integer>> thetas = thetas(opts.get("thetas"), datasets);
         int k = Integer.parseInt(opts.getOrDefault("k", "100"));
+        boolean reuse = Boolean.parseBoolean(opts.getOrDefault("reuse", "false"));
         Path out = Path.of(opts.getOrDefault("out", "target/eval/results.md"));
-        String only = opts.get("only"); // comma-separated row names (substring match), for partial runs
+        Path runsFile = Path.of(opts.getOrDefault("runs", out.resolveSibling("runs.jsonl").toString()));
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.createDirectories(runsFile.toAbsolutePath().getParent());
 
-        List<String> documents = new ArrayList<>();
-        for (String d : Files.readString(corpus).split(split)) {
-            if (!d.isBlank()) {
-                documents.add(d);
-            }
+        for (EvalDataset d : datasets) {
+            System.out.printf(Locale.ROOT, "dataset %s (%s kind, %s): %d documents, %d questions; θ %s%n", d.name(),
+                d.kind().name().toLowerCase(Locale.ROOT), d.source(), d.documents().size(), d.questions().size(), thetas.get(d.name()));
         }
-        List<Question> questions = new ArrayList<>();
-        for (String line : Files.readAllLines(questionsFile)) {
-            if (line.isBlank()) {
-                continue;
-            }
-            Map<String, Object> q = XContentHelper.convertToMap(JsonXContent.jsonXContent, line, false);
-            questions.add(new Question((String) q.get("question"), (String) q.get("evidence"),
-                !Boolean.FALSE.equals(q.get("evidence_verbatim_in_book"))));
-        }
-        List<Row> rows = readRows(rowsFile, thetas, only);
-        System.out.printf(Locale.ROOT, "corpus %s: %d documents, %d words; %d questions (%d marked non-verbatim); %d rows; θ %s; node %s%n",
-            corpus, documents.size(), Files.readString(corpus).split("\\s+").length, questions.size(),
-            questions.stream().filter(q -> !q.verbatim()).count(), rows.size(), thetas, url);
+        System.out.printf(Locale.ROOT, "%d rows from %s: %s; node %s%n", rows.size(), rowsFile, rows.stream().map(EvalRows.Row::name).toList(),
+            url);
 
-        List<String> report = new ArrayList<>();
+        List<EvalReport.DatasetResults> results = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
         try (RestClient client = RestClient.builder(HttpHost.create(url))
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(2)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
-            .build()) {
+            .build(); BufferedWriter runs = Files.newBufferedWriter(runsFile, StandardCharsets.UTF_8)) {
             Map<String, IngestResult> ingests = new LinkedHashMap<>();
-            // [row][θ index][metric]: DCG@k then Recall@k for each k
-            List<double[][]> scores = new ArrayList<>();
-            List<String> notes = new ArrayList<>();
-            for (Row row : rows) {
-                double[][] perTheta = new double[row.thetas().size()][];
-                for (int t = 0; t < row.thetas().size(); t++) {
-                    int theta = row.thetas().get(t);
-                    Ingest ingest = ingestFor(row, theta);
-                    IngestResult ir = ingests.get(ingest.index());
-                    if (ir == null) {
-                        ir = ingest(client, ingest, documents);
-                        ingests.put(ingest.index(), ir);
-                        String line = String.format(Locale.ROOT, "ingest %-28s θ=%d: %d parents, %d vectors in %.1f s (%.1f vectors/s) [%s %s]",
-                            row.name(), theta, ir.parents(), ir.vectors(), ir.seconds(), ir.vectors() / ir.seconds(),
-                            JsonRest.json(ingest.strategy()), ingest.granularities());
-                        System.out.println(line);
-                        notes.add(line);
+            for (EvalDataset dataset : datasets) {
+                EvalReport.DatasetResults dr = new EvalReport.DatasetResults(dataset);
+                results.add(dr);
+                Set<Integer> allThetas = new LinkedHashSet<>();
+                rows.forEach(r -> allThetas.addAll(r.thetasOn(thetas.get(dataset.name()))));
+                for (int theta : allThetas) {
+                    for (EvalRows.Row row : rows) {
+                        if (!row.thetasOn(thetas.get(dataset.name())).contains(theta)) {
+                            continue;
+                        }
+                        Ingest ingest = ingestFor(dataset, row, theta);
+                        IngestResult ir = ingests.get(ingest.key());
+                        if (ir == null) {
+                            ir = ingest(client, ingest, dataset, reuse, row.name());
+                            ingests.put(ingest.key(), ir);
+                            String line = ingestLine(dataset, theta, ingest, ir);
+                            System.out.println(line);
+                            notes.add(line);
+                        }
+                        long start = System.nanoTime();
+                        EvalReport.Scores scores = evaluate(client, ir, dataset, row, theta, k, runs);
+                        dr.put(row.name(), theta, scores);
+                        System.out.printf(Locale.ROOT, "  %-32s %s θ=%d: DCG@1 %.1f  R@5 %.1f  R@20 %.1f  (%d queries, %.1f s)%n", row.name(),
+                            dataset.name(), theta, 100 * scores.mean(0), 100 * scores.mean(RetrievalMetrics.KS.length + 2),
+                            100 * scores.mean(2 * RetrievalMetrics.KS.length - 1), dataset.questions().size(), (System.nanoTime() - start) / 1e9);
+                        // after every row and θ, so a run cut short still leaves what it measured
+                        write(out, report(rows, results, notes, opts, url, k, started));
                     }
-                    long start = System.nanoTime();
-                    perTheta[t] = evaluate(client, ir, row, questions, k, notes, theta);
-                    System.out.printf(Locale.ROOT, "  %-28s θ=%d: DCG@1 %.1f  R@5 %.1f  R@20 %.1f  (%d queries, %.1f s)%n", row.name(), theta,
-                        perTheta[t][0], perTheta[t][RetrievalMetrics.KS.length + 2], perTheta[t][2 * RetrievalMetrics.KS.length - 1],
-                        questions.size(), (System.nanoTime() - start) / 1e9);
                 }
-                scores.add(perTheta);
-                // after every row, so a long run that is cut short still leaves its finished rows
-                write(out, table(rows.subList(0, scores.size()), scores), notes);
             }
-            report.addAll(table(rows, scores));
-            report.add("");
-            report.add(String.format(Locale.ROOT, "Corpus `%s` (%d source documents), %d questions from `%s`; θ per row as listed; "
-                + "`multi_granular` query with `query_text`, `k` %d, `size` 20; node %s. Relevance, DCG and Recall: see "
-                + "`io.strata.eval.RetrievalMetrics`.", corpus, documents.size(), questions.size(), questionsFile, k, url));
-            report.add("");
-            report.add("```");
-            report.addAll(notes);
-            report.add("```");
         }
-        Files.createDirectories(out.toAbsolutePath().getParent());
-        Files.writeString(out, String.join("\n", report) + "\n");
+        List<String> report = report(rows, results, notes, opts, url, k, started);
+        write(out, report);
         System.out.println();
         report.forEach(System.out::println);
-        System.out.println("\nwritten to " + out);
+        System.out.println("written to " + out + " and " + runsFile);
     }
 
-    private static void write(Path out, List<String> table, List<String> notes) throws IOException {
-        List<String> lines = new ArrayList<>(table);
-        lines.add("");
-        lines.add("```");
-        lines.addAll(notes);
-        lines.add("```");
-        Files.createDirectories(out.toAbsolutePath().getParent());
-        Files.writeString(out, String.join("\n", lines) + "\n");
-    }
-
-    @SuppressWarnings("unchecked")
-    static List<Row> readRows(Path file, List<Integer> defaultThetas, String only) throws IOException {
-        Map<String, Object> root = XContentHelper.convertToMap(JsonXContent.jsonXContent, Files.readString(file), true);
-        List<Row> rows = new ArrayList<>();
-        for (Object o : (List<Object>) root.get("rows")) {
-            Map<String, Object> r = (Map<String, Object>) o;
-            String name = (String) r.get("name");
-            if (only != null && java.util.Arrays.stream(only.split(",")).noneMatch(s -> name.contains(s.strip()))) {
-                continue;
+    static Map<String, String> options(String[] args) {
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i += 2) {
+            String name = args[i].startsWith("--") ? args[i].substring(2) : null;
+            if (name == null || !OPTIONS.contains(name)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "unknown option [%s]; supported: %s", args[i],
+                    OPTIONS.stream().sorted().map(o -> "--" + o).toList()));
             }
-            List<Integer> thetas = r.containsKey("thetas")
-                ? ((List<Object>) r.get("thetas")).stream().map(x -> ((Number) x).intValue()).filter(defaultThetas::contains).toList()
-                : defaultThetas;
-            if (thetas.isEmpty()) {
-                thetas = List.of(((Number) ((List<Object>) r.get("thetas")).get(0)).intValue());
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("[--" + name + "] needs a value");
             }
-            rows.add(new Row(name, (Map<String, Object>) r.get("strategy"), (List<Object>) r.get("granularities"),
-                (List<Object>) r.get("levels"), thetas));
+            opts.put(name, args[i + 1]);
         }
-        return rows;
+        return opts;
     }
 
-    /** The row's pipeline at θ: every {@code "$theta"} value in its strategy becomes θ. */
-    static Ingest ingestFor(Row row, int theta) throws IOException {
-        Map<String, Object> strategy = new LinkedHashMap<>();
-        row.strategy().forEach((key, v) -> strategy.put(key, THETA.equals(v) ? theta : v));
-        String key = JsonRest.json(strategy) + "|" + row.granularities();
-        String index = "eval-" + strategy.get("type").toString().replace('_', '-') + "-" + theta + "-"
-            + Integer.toHexString(key.hashCode());
-        return new Ingest(index, strategy, row.granularities());
+    /** {@code --data} (folders or bundled names, comma-separated; default both bundled), or one {@code --corpus}/{@code --docs}. */
+    static List<EvalDataset> datasets(Map<String, String> opts) throws IOException {
+        boolean corpus = opts.containsKey("corpus");
+        boolean docs = opts.containsKey("docs");
+        if ((corpus ? 1 : 0) + (docs ? 1 : 0) + (opts.containsKey("data") ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("give one of [--data DIR,...], [--corpus FILE --questions FILE] and [--docs DIR --questions FILE]");
+        }
+        if (corpus || docs) {
+            if (!opts.containsKey("questions")) {
+                throw new IllegalArgumentException("[--" + (corpus ? "corpus" : "docs") + "] needs [--questions FILE] (JSON lines)");
+            }
+            Path questions = Path.of(opts.get("questions"));
+            if (corpus) {
+                Path file = Path.of(opts.get("corpus"));
+                return List.of(EvalDataset.book(opts.getOrDefault("name", stem(file)), file, questions, opts.get("split")));
+            }
+            if (opts.containsKey("split")) {
+                throw new IllegalArgumentException("[--split] applies to a book corpus ([--corpus]), not to [--docs]");
+            }
+            Path dir = Path.of(opts.get("docs"));
+            return List.of(EvalDataset.spans(opts.getOrDefault("name", dir.toAbsolutePath().normalize().getFileName().toString()), dir, questions));
+        }
+        for (String o : List.of("questions", "name")) {
+            if (opts.containsKey(o)) {
+                throw new IllegalArgumentException("[--" + o + "] goes with [--corpus] or [--docs]; a [--data] folder has its questions.jsonl");
+            }
+        }
+        List<EvalDataset> out = new ArrayList<>();
+        List<String> names = opts.containsKey("data") ? Arrays.stream(opts.get("data").split(",")).map(String::strip).toList() : BUNDLED_DATASETS;
+        for (String name : names) {
+            Path dir = Path.of(name);
+            if (!Files.isDirectory(dir) && BUNDLED_DATASETS.contains(name)) {
+                dir = BUNDLED.resolve(name);
+            }
+            if (!Files.isDirectory(dir)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[--data] [%s] is not a folder nor a bundled dataset %s", name,
+                    BUNDLED_DATASETS));
+            }
+            // --split is for the book folders among them; a SQuAD-kind folder refuses it only when it is the sole one
+            EvalDataset d = EvalDataset.fromFolder(dir, Files.isDirectory(dir.resolve("docs")) ? null : opts.get("split"));
+            out.add(d);
+        }
+        if (opts.containsKey("split") && out.stream().noneMatch(d -> d.kind() == EvalDataset.Kind.BOOK)) {
+            throw new IllegalArgumentException("[--split] applies to book datasets; none of " + names + " is one");
+        }
+        return out;
     }
 
-    static IngestResult ingest(RestClient client, Ingest ingest, List<String> documents) throws IOException {
+    /**
+     * θ values per dataset: each dataset's default ({@link EvalDataset.Kind}), or {@code --thetas 300,500} for all, or
+     * {@code --thetas gutenqa-emma=200,500;squad2-dev-sample=300} per dataset (others keep their default).
+     */
+    static Map<String, List<Integer>> thetas(String spec, List<EvalDataset> datasets) {
+        Map<String, List<Integer>> out = new LinkedHashMap<>();
+        datasets.forEach(d -> out.put(d.name(), d.defaultThetas()));
+        if (spec == null) {
+            return out;
+        }
+        if (!spec.contains("=")) {
+            List<Integer> all = ints(spec, "[--thetas]");
+            datasets.forEach(d -> out.put(d.name(), all));
+            return out;
+        }
+        for (String part : spec.split(";")) {
+            String[] kv = part.split("=", 2);
+            String name = kv[0].strip();
+            if (kv.length != 2 || !out.containsKey(name)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[--thetas] [%s]: expected DATASET=θ,θ with a dataset of %s", part,
+                    out.keySet()));
+            }
+            out.put(name, ints(kv[1], "[--thetas] [" + name + "]"));
+        }
+        return out;
+    }
+
+    private static List<Integer> ints(String csv, String what) {
+        try {
+            List<Integer> out = Arrays.stream(csv.split(",")).map(String::strip).map(Integer::parseInt).toList();
+            if (out.stream().anyMatch(t -> t < 1)) {
+                throw new NumberFormatException();
+            }
+            return out;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(what + " must be positive integers separated by commas, got [" + csv + "]");
+        }
+    }
+
+    /** The ingest a row needs at θ on a dataset; its key names everything the chunk index depends on, its documents included. */
+    static Ingest ingestFor(EvalDataset dataset, EvalRows.Row row, int theta) throws IOException {
+        Map<String, Object> strategy = row.strategyAt(theta);
+        String key = String.join("|", dataset.name(), fingerprint(dataset), JsonRest.json(strategy), String.valueOf(row.granularities()),
+            String.valueOf(row.model()));
+        String slug = dataset.name().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-");
+        String index = String.format(Locale.ROOT, "eval-%s-%s-%d-%s", slug.substring(0, Math.min(40, slug.length())),
+            strategy.get("type").toString().replace('_', '-'), theta, sha256(key).substring(0, 8));
+        return new Ingest(index, key, strategy, row.granularities(), row.model());
+    }
+
+    static IngestResult ingest(RestClient client, Ingest ingest, EvalDataset dataset, boolean reuse, String rowName) throws IOException {
         String chunks = ingest.index() + "-chunks";
+        if (reuse && reusable(client, ingest, chunks, dataset.documents().size())) {
+            EvalDataset.Parents parents = parents(client, chunks, dataset);
+            return new IngestResult(chunks, parents.spans().size(), 0, 0, true, relevance(dataset, parents));
+        }
         for (String index : List.of(ingest.index(), chunks)) {
             try {
                 JsonRest.call(client, "DELETE", "/" + index, null);
@@ -202,113 +260,205 @@ public final class RetrievalEval {
         if (ingest.granularities() != null) {
             processor.put("granularities", ingest.granularities());
         }
-        JsonRest.call(client, "PUT", "/_ingest/pipeline/" + ingest.index(),
-            JsonRest.json(Map.of("processors", List.of(Map.of("multi_granular_chunking", processor)))));
+        if (ingest.model() != null) {
+            processor.put("model", ingest.model());
+        }
+        try {
+            JsonRest.call(client, "PUT", "/_ingest/pipeline/" + ingest.index(),
+                JsonRest.json(Map.of("processors", List.of(Map.of("multi_granular_chunking", processor)))));
+        } catch (ResponseException e) {
+            throw new IllegalStateException(String.format(Locale.ROOT, "row [%s]: the node refused its pipeline (strategy, granularities, "
+                + "model): %s", rowName, e.getMessage()), e);
+        }
         long before = vectorsEmbedded(client);
         long start = System.nanoTime();
-        int batch = 8;
-        for (int from = 0; from < documents.size(); from += batch) {
+        List<EvalDataset.Document> docs = dataset.documents();
+        int from = 0;
+        while (from < docs.size()) {
             StringBuilder bulk = new StringBuilder();
-            for (int d = from; d < Math.min(documents.size(), from + batch); d++) {
-                bulk.append(JsonRest.json(Map.of("index", Map.of("_index", ingest.index(), "_id", "doc-" + d)))).append('\n');
-                bulk.append(JsonRest.json(Map.of("body", documents.get(d)))).append('\n');
+            int to = from;
+            int chars = 0;
+            while (to < docs.size() && to - from < BULK_DOCS && (to == from || chars + docs.get(to).text().length() <= BULK_CHARS)) {
+                chars += docs.get(to).text().length();
+                bulk.append(JsonRest.json(Map.of("index", Map.of("_index", ingest.index(), "_id", docs.get(to).id())))).append('\n');
+                bulk.append(JsonRest.json(Map.of("body", docs.get(to).text()))).append('\n');
+                to++;
             }
-            boolean last = from + batch >= documents.size();
-            Map<String, Object> response = JsonRest.call(client, "POST", "/_bulk?pipeline=" + ingest.index() + (last ? "&refresh=true" : ""),
-                bulk.toString());
+            Map<String, Object> response = JsonRest.call(client, "POST", "/_bulk?pipeline=" + ingest.index()
+                + (to == docs.size() ? "&refresh=true" : ""), bulk.toString());
             if (Boolean.TRUE.equals(response.get("errors"))) {
-                throw new IllegalStateException("bulk failed: " + JsonRest.json(response).substring(0, 2000));
+                String body = JsonRest.json(response);
+                throw new IllegalStateException("bulk into [" + ingest.index() + "] failed: " + body.substring(0, Math.min(2000, body.length())));
             }
+            from = to;
         }
         JsonRest.call(client, "POST", "/" + chunks + "/_refresh", null);
         double seconds = (System.nanoTime() - start) / 1e9;
         long vectors = vectorsEmbedded(client) - before;
-        // every parent, for relevance (containment or ROUGE-L over all parents, not just the retrieved ones)
-        List<String> ids = new ArrayList<>();
-        List<String> texts = new ArrayList<>();
+        // recorded on the source index (the plugin keeps nothing in its _meta) so that --reuse can recognise the ingest
+        JsonRest.call(client, "PUT", "/" + ingest.index() + "/_mapping", JsonRest.json(Map.of("_meta", Map.of("strata_eval",
+            Map.of("key", ingest.key(), "documents", docs.size())))));
+        EvalDataset.Parents parents = parents(client, chunks, dataset);
+        return new IngestResult(chunks, parents.spans().size(), vectors, seconds, false, relevance(dataset, parents));
+    }
+
+    /** True when an earlier run left this very ingest complete (same key, all documents). */
+    @SuppressWarnings("unchecked")
+    private static boolean reusable(RestClient client, Ingest ingest, String chunks, int documents) throws IOException {
+        try {
+            Map<String, Object> mapping = JsonRest.call(client, "GET", "/" + ingest.index() + "/_mapping", null);
+            Map<String, Object> m = (Map<String, Object>) ((Map<String, Object>) mapping.get(ingest.index())).get("mappings");
+            Object meta = m.get("_meta") instanceof Map<?, ?> mm ? mm.get("strata_eval") : null;
+            if (!(meta instanceof Map<?, ?> eval) || !ingest.key().equals(eval.get("key"))) {
+                return false;
+            }
+            return count(client, ingest.index()) == documents && count(client, chunks) > 0;
+        } catch (ResponseException e) {
+            if (e.getResponse().getStatusLine().getStatusCode() == 404) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private static long count(RestClient client, String index) throws IOException {
+        return ((Number) JsonRest.call(client, "GET", "/" + index + "/_count", null).get("count")).longValue();
+    }
+
+    /** Every parent of the chunk index: relevance is decided over all of them, not just the retrieved ones. */
+    private static EvalDataset.Parents parents(RestClient client, String chunks, EvalDataset dataset) throws IOException {
+        boolean texts = dataset.kind() == EvalDataset.Kind.BOOK;
+        List<SpanRelevance.Parent> spans = new ArrayList<>();
+        List<String> normalized = new ArrayList<>();
+        String fields = texts ? "[\"source_id\", \"start\", \"end\", \"text\"]" : "[\"source_id\", \"start\", \"end\"]";
         Map<String, Object> page = JsonRest.call(client, "POST", "/" + chunks + "/_search?scroll=5m",
-            "{\"size\": 1000, \"sort\": [\"_doc\"], \"_source\": [\"text\"]}");
+            "{\"size\": 1000, \"sort\": [\"_doc\"], \"_source\": " + fields + "}");
         while (true) {
             List<Map<String, Object>> hits = hits(page);
             if (hits.isEmpty()) {
                 break;
             }
             for (Map<String, Object> hit : hits) {
-                ids.add((String) hit.get("_id"));
-                texts.add(RetrievalMetrics.normalize((String) source(hit).get("text")));
+                Map<?, ?> source = (Map<?, ?>) hit.get("_source");
+                spans.add(new SpanRelevance.Parent((String) hit.get("_id"), (String) source.get("source_id"),
+                    ((Number) source.get("start")).intValue(), ((Number) source.get("end")).intValue()));
+                if (texts) {
+                    normalized.add(RetrievalMetrics.normalize((String) source.get("text")));
+                }
             }
-            page = JsonRest.call(client, "POST", "/_search/scroll",
-                JsonRest.json(Map.of("scroll", "5m", "scroll_id", page.get("_scroll_id"))));
+            page = JsonRest.call(client, "POST", "/_search/scroll", JsonRest.json(Map.of("scroll", "5m", "scroll_id", page.get("_scroll_id"))));
         }
         JsonRest.call(client, "DELETE", "/_search/scroll", JsonRest.json(Map.of("scroll_id", page.get("_scroll_id"))));
-        return new IngestResult(chunks, ids.size(), vectors, seconds, ids, texts);
+        return new EvalDataset.Parents(spans, normalized);
     }
 
-    /** DCG@k for k in KS, then Recall@k for k in KS, in percent. */
-    static double[] evaluate(RestClient client, IngestResult ir, Row row, List<Question> questions, int k, List<String> notes, int theta)
-        throws IOException {
+    private static List<RetrievalMetrics.Relevance> relevance(EvalDataset dataset, EvalDataset.Parents parents) {
+        return dataset.questions().stream().map(q -> dataset.relevant(q, parents)).toList();
+    }
+
+    /** Every question through the row's query; one runs.jsonl line each. */
+    static EvalReport.Scores evaluate(RestClient client, IngestResult ir, EvalDataset dataset, EvalRows.Row row, int theta, int k,
+                                      BufferedWriter runs) throws IOException {
         int n = RetrievalMetrics.KS.length;
-        double[] sums = new double[2 * n];
-        int byRouge = 0;
-        List<String> lowRouge = new ArrayList<>();
-        for (Question q : questions) {
-            RetrievalMetrics.Relevance relevance = RetrievalMetrics.relevant(q.evidence(), ir.ids(), ir.texts());
-            if (relevance.byRouge()) {
-                byRouge++;
-                if (relevance.rougeRecall() < 0.9) {
-                    lowRouge.add(String.format(Locale.ROOT, "%.2f", relevance.rougeRecall()));
-                }
+        List<EvalDataset.Question> questions = dataset.questions();
+        double[][] perQuestion = new double[questions.size()][2 * n];
+        for (EvalDataset.Question q : questions) {
+            Map<String, Object> mg = row.queryFor(q.text(), k);
+            String body = JsonRest.json(Map.of("size", TOP, "_source", false, "query", Map.of("multi_granular", mg)));
+            List<Map<String, Object>> hits;
+            try {
+                hits = hits(JsonRest.call(client, "POST", "/" + ir.chunkIndex() + "/_search", body));
+            } catch (ResponseException e) {
+                throw new IllegalStateException(String.format(Locale.ROOT, "row [%s]: its query failed on [%s] (θ %d): %s", row.name(),
+                    ir.chunkIndex(), theta, e.getMessage()), e);
             }
-            Map<String, Object> mg = new LinkedHashMap<>();
-            mg.put("query_text", q.question());
-            mg.put("k", k);
-            if (row.levels() != null) {
-                mg.put("levels", row.levels());
-            }
-            Map<String, Object> body = Map.of("size", 20, "_source", false, "query", Map.of("multi_granular", mg));
-            List<String> ranking = hits(JsonRest.call(client, "POST", "/" + ir.chunkIndex() + "/_search", JsonRest.json(body))).stream()
-                .map(h -> (String) h.get("_id")).toList();
+            List<String> ranking = hits.stream().map(h -> (String) h.get("_id")).toList();
+            RetrievalMetrics.Relevance relevance = ir.relevance().get(q.index());
             for (int i = 0; i < n; i++) {
-                sums[i] += RetrievalMetrics.dcg(ranking, relevance.ids(), RetrievalMetrics.KS[i]);
-                sums[n + i] += RetrievalMetrics.recall(ranking, relevance.ids(), RetrievalMetrics.KS[i]);
+                perQuestion[q.index()][i] = RetrievalMetrics.dcg(ranking, relevance.ids(), RetrievalMetrics.KS[i]);
+                perQuestion[q.index()][n + i] = RetrievalMetrics.recall(ranking, relevance.ids(), RetrievalMetrics.KS[i]);
             }
+            Map<String, Object> line = new LinkedHashMap<>();
+            line.put("dataset", dataset.name());
+            line.put("row", row.name());
+            line.put("theta", theta);
+            line.put("question", q.index());
+            line.put("id", q.id());
+            line.put("ranking", hits.stream().map(h -> Map.of("id", h.get("_id"), "score", h.get("_score"))).toList());
+            line.put("relevant", relevance.ids().stream().sorted().toList());
+            line.put("relevance_rule", relevance.rule().name().toLowerCase(Locale.ROOT));
+            line.put("dcg1", perQuestion[q.index()][0]);
+            runs.write(JsonRest.json(line));
+            runs.write('\n');
         }
-        notes.add(String.format(Locale.ROOT, "  %s θ=%d: %d of %d evidences matched by ROUGE-L (no parent contains them)%s", row.name(), theta,
-            byRouge, questions.size(), lowRouge.isEmpty() ? "" : ", best recall below 0.9: " + lowRouge));
-        for (int i = 0; i < sums.length; i++) {
-            sums[i] = 100 * sums[i] / questions.size();
-        }
-        return sums;
+        runs.flush();
+        return new EvalReport.Scores(perQuestion);
     }
 
-    static List<String> table(List<Row> rows, List<double[][]> scores) {
-        int n = RetrievalMetrics.KS.length;
-        List<String> out = new ArrayList<>();
-        StringBuilder header = new StringBuilder("| method | θ |");
-        StringBuilder rule = new StringBuilder("|---|---|");
-        for (String metric : List.of("DCG", "R")) {
-            for (int kk : RetrievalMetrics.KS) {
-                header.append(' ').append(metric).append('@').append(kk).append(" |");
-                rule.append("---|");
-            }
+    private static String ingestLine(EvalDataset dataset, int theta, Ingest ingest, IngestResult ir) throws IOException {
+        long fallback = ir.relevance().stream().filter(RetrievalMetrics.Relevance::fallback).count();
+        String relevance = fallback == 0 ? "every question's relevant parent by containment"
+            : String.format(Locale.ROOT, "%d of %d questions relevant by fallback (%s)", fallback, ir.relevance().size(),
+                ir.relevance().stream().filter(RetrievalMetrics.Relevance::fallback)
+                    .map(r -> String.format(Locale.ROOT, "%s %.2f", r.rule().name().toLowerCase(Locale.ROOT), r.score())).toList());
+        String what = String.format(Locale.ROOT, "[%s %s model %s]", JsonRest.json(ingest.strategy()), ingest.granularities(),
+            ingest.model() == null ? "default" : ingest.model());
+        if (ir.reused()) {
+            return String.format(Locale.ROOT, "ingest %s θ=%d: reused %s (%d parents) %s; %s", dataset.name(), theta, ir.chunkIndex(),
+                ir.parents(), what, relevance);
         }
-        out.add(header.toString());
-        out.add(rule.toString());
-        for (int r = 0; r < rows.size(); r++) {
-            double[][] perTheta = scores.get(r);
-            StringBuilder line = new StringBuilder("| ").append(rows.get(r).name()).append(" | ")
-                .append(rows.get(r).thetas().stream().map(String::valueOf).reduce((a, b) -> a + ", " + b).orElse("")).append(" |");
-            for (int m = 0; m < 2 * n; m++) {
-                double[] values = new double[perTheta.length];
-                for (int t = 0; t < perTheta.length; t++) {
-                    values[t] = perTheta[t][m];
-                }
-                double[] ms = RetrievalMetrics.meanStd(values);
-                line.append(String.format(Locale.ROOT, " %.2f ± %.2f |", ms[0], ms[1]));
-            }
-            out.add(line.toString());
+        return String.format(Locale.ROOT, "ingest %s θ=%d: %d parents, %d vectors in %.1f s (%.1f vectors/s) %s; %s", dataset.name(), theta,
+            ir.parents(), ir.vectors(), ir.seconds(), ir.vectors() / ir.seconds(), what, relevance);
+    }
+
+    private static List<String> report(List<EvalRows.Row> rows, List<EvalReport.DatasetResults> results, List<String> notes,
+                                       Map<String, String> opts, String url, int k, long started) {
+        List<String> lines = new ArrayList<>(EvalReport.render(rows, results));
+        lines.add(String.format(Locale.ROOT, "`bin/strata-eval%s` — node %s, `k` %d, top %d parents; paired bootstrap %d resamples, seed %d; "
+            + "%.1f min so far. Rows:", opts.entrySet().stream().filter(e -> !e.getKey().equals("url"))
+                .map(e -> " --" + e.getKey() + " '" + e.getValue() + "'").reduce("", String::concat), url, k, TOP, PairedBootstrap.RESAMPLES,
+            PairedBootstrap.SEED, (System.nanoTime() - started) / 60e9));
+        lines.add("");
+        lines.add("```");
+        for (EvalRows.Row r : rows) {
+            lines.add(String.format(Locale.ROOT, "%s: strategy %s, granularities %s, model %s, query %s, baseline %s", r.name(), json(r.strategy()),
+                r.granularities() == null ? "default" : r.granularities(), r.model() == null ? "default" : r.model(), json(r.query()),
+                r.baseline()));
         }
-        return out;
+        lines.addAll(notes);
+        lines.add("```");
+        return lines;
+    }
+
+    private static String json(Map<String, Object> map) {
+        try {
+            return JsonRest.json(map);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void write(Path out, List<String> lines) throws IOException {
+        Files.writeString(out, String.join("\n", lines) + "\n");
+    }
+
+    private static String fingerprint(EvalDataset dataset) {
+        StringBuilder sb = new StringBuilder();
+        dataset.documents().forEach(d -> sb.append(d.id()).append('\0').append(d.text()).append('\0'));
+        return sha256(sb.toString()).substring(0, 16);
+    }
+
+    private static String sha256(String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static String stem(Path file) {
+        String name = file.getFileName().toString();
+        return name.contains(".") ? name.substring(0, name.lastIndexOf('.')) : name;
     }
 
     private static long vectorsEmbedded(RestClient client) throws IOException {
@@ -322,15 +472,6 @@ public final class RetrievalEval {
     @SuppressWarnings("unchecked")
     private static List<Map<String, Object>> hits(Map<String, Object> response) {
         return (List<Map<String, Object>>) ((Map<String, Object>) response.get("hits")).get("hits");
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> source(Map<String, Object> hit) {
-        return (Map<String, Object>) hit.get("_source");
-    }
-
-    private static List<Integer> parseInts(String csv) {
-        return java.util.Arrays.stream(csv.split(",")).map(String::strip).map(Integer::parseInt).toList();
     }
 
     private RetrievalEval() {}

@@ -54,8 +54,27 @@ public final class RetrievalMetrics {
         return s.strip().replaceAll("\\s+", " ");
     }
 
-    /** The relevant parents of one evidence, and whether ROUGE-L chose them (no parent contains the evidence). */
-    public record Relevance(Set<String> ids, boolean byRouge, double rougeRecall) {}
+    /** How the relevant parents of a question were found. */
+    public enum Rule {
+        /** They contain the evidence (book kind) or the answer span (SQuAD kind). */
+        CONTAINS,
+        /** No parent contains the evidence: the best ROUGE-L recall (book kind). */
+        ROUGE_L,
+        /** No parent contains the answer span (cut between parents): the largest overlap with it (SQuAD kind). */
+        OVERLAP,
+        /** No parent of the question's document overlaps its answer (that document was not ingested). */
+        NONE
+    }
+
+    /**
+     * The relevant parents of one question and the rule that found them; {@code score} is 1 for {@link Rule#CONTAINS},
+     * else the fallback's best value (ROUGE-L recall, or the fraction of the answer covered), 0 for {@link Rule#NONE}.
+     */
+    public record Relevance(Set<String> ids, Rule rule, double score) {
+        public boolean fallback() {
+            return rule != Rule.CONTAINS;
+        }
+    }
 
     /**
      * The relevant parents among {@code ids}/{@code texts} (parallel lists; texts already {@link #normalize}d): those
@@ -70,7 +89,7 @@ public final class RetrievalMetrics {
             }
         }
         if (containing.isEmpty() == false) {
-            return new Relevance(Set.copyOf(containing), false, 1);
+            return new Relevance(Set.copyOf(containing), Rule.CONTAINS, 1);
         }
         List<String> evidenceTokens = RougeL.tokens(needle);
         double best = -1;
@@ -85,7 +104,7 @@ public final class RetrievalMetrics {
                 argmax.add(ids.get(i));
             }
         }
-        return new Relevance(Set.copyOf(argmax), true, best);
+        return new Relevance(Set.copyOf(argmax), Rule.ROUGE_L, best);
     }
 
     /** Mean and population standard deviation (numpy's default {@code np.std}, which the paper presumably used). */

@@ -136,8 +136,24 @@ public class FuzzIT extends StrataRestTestCase {
         if (rarely()) {
             query.put("filter", Map.of("term", Map.of("source_id", "1")));
         }
+        if (query.containsKey("query_text") && randomBoolean()) {
+            query.put("mode", randomFrom("hybrid", "dense", "lexical"));
+        }
+        if (query.containsKey("query_text") && !"dense".equals(query.get("mode")) && !"lexical".equals(query.get("mode")) && randomBoolean()) {
+            Map<String, Object> fusion = new LinkedHashMap<>();
+            if (randomBoolean()) {
+                fusion.put("method", randomFrom("min_max", "rrf"));
+            }
+            if (randomBoolean()) {
+                fusion.put("dense_weight", randomDouble());
+            }
+            if (randomBoolean()) {
+                fusion.put("window", randomIntBetween(20, 200));
+            }
+            query.put("fusion", fusion);
+        }
         Object mg = rarely() ? junk(3) : mutate(query, List.of("query_text", "vector", "match", "k", "levels", "filter",
-            "explain_child", "model", "model_id", "boost", "_name"));
+            "explain_child", "model", "model_id", "boost", "_name", "mode", "fusion"));
         String body = "{\"size\": " + randomIntBetween(0, 5) + ", \"query\": {\"multi_granular\": " + literal(mg) + "}}";
         return randomInt(9) == 0 ? truncate(body) : body;
     }

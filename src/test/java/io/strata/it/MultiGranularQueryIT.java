@@ -93,11 +93,12 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
         }
     }
 
-    public void testQueryText_ranksParentsByTheirBestChild_exactlyAsBruteForce_acrossTwoShards() throws Exception {
+    public void testDenseMode_ranksParentsByTheirBestChild_exactlyAsBruteForce_acrossTwoShards() throws Exception {
         ingest();
         Map<String, Double> exact = bruteForce(queryVector(QUESTION), Set.of(0, 1, 2));
         assertTrue("many parents", exact.size() > 40);
-        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"k\": 10}}", 10);
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"mode\": \"dense\","
+            + " \"k\": 10}}", 10);
         assertMatchesBruteForce(hits, exact, 10);
     }
 
@@ -105,7 +106,7 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
         ingest();
         Map<String, Double> exact = bruteForce(queryVector(QUESTION), Set.of(0, 1, 2));
         Map<String, Object> r = call("POST", "/q-chunks/_search", "{\"size\": 50, \"query\": {\"multi_granular\": {\"query_text\": \""
-            + QUESTION + "\", \"k\": 3, \"num_candidates\": 60}}}");
+            + QUESTION + "\", \"mode\": \"dense\", \"k\": 3, \"num_candidates\": 60}}}");
         List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits");
         int shards = ((Number) ((Map<String, Object>) r.get("_shards")).get("successful")).intValue();
         assertEquals("two shards", 2, shards);
@@ -185,7 +186,8 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
 
     public void testExplainChild_returnsTheChunkThatScoredWithItsExactOffsets() throws Exception {
         ingest();
-        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"explain_child\": true}}", 3);
+        List<Map<String, Object>> hits = search("{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"mode\": \"dense\","
+            + " \"explain_child\": true}}", 3);
         Map<String, String> bodies = new LinkedHashMap<>();
         int n = 0;
         for (String body : emmaChapters().values()) {

@@ -122,6 +122,9 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         QueryBuilder filter = randomBoolean() ? null : QueryBuilders.termQuery(KEYWORD_FIELD_NAME, randomAlphaOfLengthBetween(1, 10));
         Boolean explainChild = randomBoolean() ? null : randomBoolean();
         MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of(null, vector, match, k, levels, filter, explainChild, null, SERVICES);
+        if (randomBoolean()) { // the mode its input implies, spelled out
+            b.mode(semantic ? MultiGranularQueryBuilder.Mode.DENSE : MultiGranularQueryBuilder.Mode.LEXICAL);
+        }
         if (semantic && randomBoolean()) {
             int kk = k == null ? MultiGranularQueryBuilder.DEFAULT_K : k;
             b.numCandidates(randomIntBetween(kk, 4 * kk));
@@ -348,7 +351,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
 
     public void testRewrite_ofQueryText_onAShardContext_isRefusedWithTheReason() throws IOException {
         MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of("who is Emma?", null, null, null, null, null, null, null, SERVICES);
-        IllegalStateException e = expectThrows(IllegalStateException.class, () -> b.rewrite(createShardContext()));
+        IllegalArgumentException e = expectThrows(IllegalArgumentException.class, () -> b.rewrite(createShardContext()));
         assertThat(e.getMessage(), containsString("[query_text] must be embedded on the coordinating node"));
     }
 
@@ -356,6 +359,12 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of("who is Emma?", null, null, randomIntBetween(1, 50),
             randomBoolean() ? null : List.of(0, 2), randomBoolean() ? null : QueryBuilders.termQuery(KEYWORD_FIELD_NAME, "x"),
             randomBoolean(), randomBoolean() ? null : io.strata.inference.ModelRef.embedded("bge-small-en-v15-q"), SERVICES);
+        MultiGranularQueryBuilder.Mode mode = randomFrom(MultiGranularQueryBuilder.Mode.HYBRID, MultiGranularQueryBuilder.Mode.DENSE, null);
+        b.mode(mode);
+        if (mode != MultiGranularQueryBuilder.Mode.DENSE && randomBoolean()) {
+            b.fusion(new Fusion(randomFrom(Fusion.Method.values()), randomDouble(), randomBoolean() ? null : randomIntBetween(50, 500),
+                randomIntBetween(0, 100)));
+        }
         assertEquals(b, parseQuery(b));
         assertEquals(b, assertSerialization(b));
     }

@@ -48,7 +48,14 @@ public class MultiGranularQueryBuilderTests {
             MultiGranularQueryBuilder.of(null, new float[] { 0.5f, -0.25f, 1f }, null, 20, List.of(1), null, true, null, SERVICES),
             MultiGranularQueryBuilder.of(null, new float[] { 0.5f, -0.25f, 1f }, null, 20, List.of(1), null, true, null, SERVICES)
                 .numCandidates(100),
-            MultiGranularQueryBuilder.of(null, null, "Hannah", null, List.of(0, 1, 2), null, true, null, SERVICES));
+            MultiGranularQueryBuilder.of(null, null, "Hannah", null, List.of(0, 1, 2), null, true, null, SERVICES),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES).mode(MultiGranularQueryBuilder.Mode.DENSE),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES).mode(MultiGranularQueryBuilder.Mode.LEXICAL),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES).mode(MultiGranularQueryBuilder.Mode.HYBRID),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES)
+                .fusion(new Fusion(Fusion.Method.RRF, 0.3, 50, 10)),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES)
+                .fusion(new Fusion(Fusion.Method.MIN_MAX, 0.7, null, Fusion.DEFAULT_RANK_CONSTANT)));
     }
 
     @Test
@@ -97,12 +104,46 @@ public class MultiGranularQueryBuilderTests {
         assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"k\": 20, \"num_candidates\": 19}}"))
             .getMessage().contains("[num_candidates] must be in [k, 10000] = [20, 10000], got [19]"));
         assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"match\": \"x\", \"num_candidates\": 50}}"))
-            .getMessage().contains("[num_candidates] goes with [query_text] or [vector], not [match]"));
+            .getMessage().contains("[num_candidates] sizes the dense graph search: not with [match] or [mode: lexical]"));
         assertTrue(assertThrows(Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \" \"}}")).getMessage()
             .contains("[query_text] must not be empty"));
         assertTrue(assertThrows(Exception.class,
             () -> parse("{\"multi_granular\": {\"query_text\": \"x\", \"model\": \"a\", \"model_id\": \"b\"}}")).getMessage()
             .contains("not allowed together: [model, model_id]"));
+    }
+
+    private static String parseError(String body) {
+        Exception e = assertThrows(Exception.class, () -> parse("{\"multi_granular\": " + body + "}"));
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append(" | ");
+        }
+        return all.toString();
+    }
+
+    private static void assertRejected(String body, String expected) {
+        String message = parseError(body);
+        assertTrue("expected [" + expected + "] in " + message, message.contains(expected));
+    }
+
+    @Test
+    public void testParse_rejectsBadModesAndFusionsWithTheFieldAndWhatIsAllowed() {
+        assertRejected("{\"query_text\": \"x\", \"mode\": \"sparse\"}", "[mode] must be one of [hybrid, dense, lexical], got [sparse]");
+        assertRejected("{\"vector\": [1], \"mode\": \"hybrid\"}", "[vector] is the dense mode; [mode: hybrid] needs [query_text]");
+        assertRejected("{\"match\": \"x\", \"mode\": \"dense\"}", "[match] is the lexical mode; [mode: dense] needs [query_text]");
+        assertRejected("{\"query_text\": \"x\", \"mode\": \"lexical\", \"model\": \"m\"}", "not with [mode: lexical]");
+        assertRejected("{\"query_text\": \"x\", \"mode\": \"lexical\", \"num_candidates\": 20}",
+            "[num_candidates] sizes the dense graph search");
+        assertRejected("{\"query_text\": \"x\", \"mode\": \"dense\", \"fusion\": {}}", "[fusion] goes with the hybrid mode");
+        assertRejected("{\"match\": \"x\", \"fusion\": {}}", "[fusion] goes with the hybrid mode");
+        assertRejected("{\"query_text\": \"x\", \"fusion\": {\"method\": \"sum\"}}", "[fusion.method] must be one of [min_max, rrf], got [sum]");
+        assertRejected("{\"query_text\": \"x\", \"fusion\": {\"dense_weight\": 1.5}}", "[fusion.dense_weight] must be in [0, 1], got [1.5]");
+        assertRejected("{\"query_text\": \"x\", \"fusion\": {\"window\": 0}}", "[fusion.window] must be in [1, 10000], got [0]");
+        assertRejected("{\"query_text\": \"x\", \"k\": 30, \"fusion\": {\"window\": 20}}", "[fusion.window] must be at least [k] = 30, got [20]");
+        assertRejected("{\"query_text\": \"x\", \"fusion\": {\"rank_constant\": 5}}", "[fusion.rank_constant] goes with [method: rrf] only");
+        assertRejected("{\"query_text\": \"x\", \"fusion\": {\"method\": \"rrf\", \"rank_constant\": -1}}",
+            "[fusion.rank_constant] must be >= 0, got [-1]");
+        assertRejected("{\"query_text\": \"x\", \"fusion\": {\"weight\": 0.5}}", "unknown field [weight]");
     }
 
     @Test

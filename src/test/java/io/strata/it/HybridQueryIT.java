@@ -1,0 +1,272 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The hybrid mode of {@code multi_granular} (the default of {@code query_text}) on the real cluster: the dense and the
+ * lexical multi-granular MAX fused into one ranking of parents, the same whatever the shard count, checked against the
+ * fusion of the two single-side modes computed here by hand.
+ */
+@SuppressWarnings("unchecked")
+public class HybridQueryIT extends StrataRestTestCase {
+    private static final List<String> QUESTIONS = List.of("Why does Mr. Woodhouse feel fortunate for thinking of Hannah?",
+        "Who taught Emma after her mother died?", "What did Mr. Knightley say about the match between Mr. Weston and Miss Taylor?");
+
+    /** Emma's chapters through one pipeline into a chunk index with {@code shards} shards. */
+    private static Map<String, String> ingest(String name, int shards) throws Exception {
+        call("PUT", "/" + name + "-chunks", "{\"settings\": {\"number_of_shards\": " + shards + ", \"number_of_replicas\": 0,"
+            + " \"index.knn\": true}}");
+        putPipeline(name, "{\"field\": \"body\", \"target_index\": \"" + name + "-chunks\", \"strategy\": {\"type\": \"recursive\","
+            + " \"max_words\": 80}, \"copy_fields\": [\"chapter\"]}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        Map<String, String> bodies = new HashMap<>();
+        int n = 0;
+        for (String body : emmaChapters().values()) {
+            n++;
+            docs.put("ch" + n, Map.of("chapter", n, "body", body));
+            bodies.put("ch" + n, body);
+        }
+        assertEquals(false, bulk(name + "-src", name, docs).get("errors"));
+        refresh(name + "-chunks");
+        return bodies;
+    }
+
+    private static Map<String, Object> searchResponse(String index, String query, int size, String params) throws Exception {
+        return call("POST", "/" + index + "/_search" + params, "{\"size\": " + size + ", \"query\": " + query + "}");
+    }
+
+    private static List<Map<String, Object>> hits(Map<String, Object> response) {
+        return (List<Map<String, Object>>) ((Map<String, Object>) response.get("hits")).get("hits");
+    }
+
+    private static List<Map<String, Object>> search(String index, String query, int size) throws Exception {
+        return hits(searchResponse(index, query, size, ""));
+    }
+
+    private static String quote(String s) {
+        return json(Map.of("q", s)).substring(5).replaceFirst("}$", "");
+    }
+
+    private static Map<String, Object> best(Map<String, Object> hit) {
+        return (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields")).get("strata_best_child")).get(0);
+    }
+
+    private static List<String> ids(List<Map<String, Object>> hits) {
+        return hits.stream().map(h -> (String) h.get("_id")).toList();
+    }
+
+    private static List<Float> scores(List<Map<String, Object>> hits) {
+        return hits.stream().map(h -> ((Number) h.get("_score")).floatValue()).toList();
+    }
+
+    /** min_max fusion of two best-first side lists, as documented: each side onto [0, 1] over its window, weighted. */
+    private static List<Map.Entry<String, Double>> minMax(List<Map<String, Object>> dense, List<Map<String, Object>> lexical, double w) {
+        Map<String, Double> fused = new HashMap<>();
+        addMinMax(fused, dense, w);
+        addMinMax(fused, lexical, 1 - w);
+        List<Map.Entry<String, Double>> out = new ArrayList<>(fused.entrySet());
+        out.sort(Map.Entry.<String, Double>comparingByValue(Comparator.reverseOrder()).thenComparing(Map.Entry.comparingByKey()));
+        return out;
+    }
+
+    private static void addMinMax(Map<String, Double> fused, List<Map<String, Object>> side, double weight) {
+        double top = ((Number) side.get(0).get("_score")).doubleValue();
+        double floor = ((Number) side.get(side.size() - 1).get("_score")).doubleValue();
+        for (Map<String, Object> hit : side) {
+            double s = ((Number) hit.get("_score")).doubleValue();
+            fused.merge((String) hit.get("_id"), weight * (s - floor) / (top - floor), Double::sum);
+        }
+    }
+
+    public void testHybrid_oneShardAndThreeShards_returnTheSameParentsWithTheSameScores() throws Exception {
+        ingest("h1", 1);
+        ingest("h3", 3);
+        for (String question : QUESTIONS) {
+            String query = "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 10}}";
+            List<Map<String, Object>> one = search("h1-chunks", query, 10);
+            Map<String, Object> threeResponse = searchResponse("h3-chunks", query, 10, "");
+            assertEquals(3, ((Number) ((Map<String, Object>) threeResponse.get("_shards")).get("successful")).intValue());
+            List<Map<String, Object>> three = hits(threeResponse);
+            assertEquals(10, one.size());
+            assertEquals(question, ids(one), ids(three));
+            assertEquals(question, scores(one), scores(three));
+            // a lexical-only search without dfs differs between the two layouts: the hybrid's BM25 is global by construction
+        }
+    }
+
+    public void testHybrid_isTheMinMaxFusionOfTheDenseAndTheLexicalMode_window100_equalWeights() throws Exception {
+        ingest("hf", 2);
+        for (String question : QUESTIONS) {
+            List<Map<String, Object>> dense = search("hf-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+                + ", \"mode\": \"dense\", \"k\": 100}}", 100);
+            List<Map<String, Object>> lexical = hits(searchResponse("hf-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+                + ", \"mode\": \"lexical\"}}", 100, "?search_type=dfs_query_then_fetch"));
+            assertEquals(100, dense.size());
+            assertTrue("parents sharing a word with the question: " + lexical.size(), lexical.size() >= 10);
+            List<Map.Entry<String, Double>> expected = minMax(dense, lexical, 0.5);
+            List<Map<String, Object>> hybrid = search("hf-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+                + ", \"k\": 10}}", 10);
+            assertEquals(10, hybrid.size());
+            for (int i = 0; i < 10; i++) {
+                assertEquals(question + " rank " + i, expected.get(i).getValue(), ((Number) hybrid.get(i).get("_score")).doubleValue(), 1e-5);
+            }
+            // the explicit default and the named defaults are the same query
+            assertEquals(ids(hybrid), ids(search("hf-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 10,"
+                + " \"mode\": \"hybrid\", \"fusion\": {\"method\": \"min_max\", \"dense_weight\": 0.5, \"window\": 100}}}", 10)));
+        }
+    }
+
+    public void testHybrid_rrfAndWeights_areTheDocumentedFormulas() throws Exception {
+        ingest("hr", 2);
+        String question = QUESTIONS.get(0);
+        List<Map<String, Object>> dense = search("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"dense\", \"k\": 30}}", 30);
+        List<Map<String, Object>> lexical = hits(searchResponse("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"lexical\"}}", 30, "?search_type=dfs_query_then_fetch"));
+        Map<String, Double> rrf = new HashMap<>();
+        for (int r = 0; r < dense.size(); r++) {
+            rrf.merge((String) dense.get(r).get("_id"), 0.3 / (10 + r + 1), Double::sum);
+        }
+        for (int r = 0; r < lexical.size(); r++) {
+            rrf.merge((String) lexical.get(r).get("_id"), 0.7 / (10 + r + 1), Double::sum);
+        }
+        List<Map.Entry<String, Double>> expected = new ArrayList<>(rrf.entrySet());
+        expected.sort(Map.Entry.<String, Double>comparingByValue(Comparator.reverseOrder()).thenComparing(Map.Entry.comparingByKey()));
+        List<Map<String, Object>> hybrid = search("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 5,"
+            + " \"fusion\": {\"method\": \"rrf\", \"dense_weight\": 0.3, \"rank_constant\": 10, \"window\": 30}}}", 5);
+        for (int i = 0; i < 5; i++) {
+            assertEquals("rank " + i, expected.get(i).getValue(), ((Number) hybrid.get(i).get("_score")).doubleValue(), 1e-6);
+        }
+        // dense_weight 1 is the dense ranking, 0 the lexical one
+        List<Map<String, Object>> allDense = search("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 5,"
+            + " \"fusion\": {\"dense_weight\": 1}}}", 5);
+        assertEquals(ids(dense).subList(0, 5), ids(allDense));
+        List<Map<String, Object>> allLexical = search("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 5,"
+            + " \"fusion\": {\"dense_weight\": 0}}}", 5);
+        assertEquals(ids(lexical).subList(0, 5), ids(allLexical));
+    }
+
+    public void testExplainChild_namesTheSideAndTheChunkOfEachSide_withExactOffsets() throws Exception {
+        Map<String, String> bodies = ingest("he", 2);
+        Set<String> sides = new java.util.HashSet<>();
+        for (String question : QUESTIONS) {
+            List<Map<String, Object>> hits = search("he-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+                + ", \"k\": 10, \"explain_child\": true}}", 10);
+            for (Map<String, Object> hit : hits) {
+                Map<String, Object> best = best(hit);
+                String body = bodies.get(((Map<String, Object>) hit.get("_source")).get("source_id"));
+                assertEquals(body.substring((Integer) best.get("start"), (Integer) best.get("end")), best.get("text"));
+                assertEquals(((Number) hit.get("_score")).doubleValue(), ((Number) best.get("score")).doubleValue(), 1e-6);
+                String side = (String) best.get("side");
+                sides.add(side);
+                Map<String, Object> dense = (Map<String, Object>) best.get("dense");
+                Map<String, Object> lexical = (Map<String, Object>) best.get("lexical");
+                Map<String, Object> winner = "dense".equals(side) ? dense : lexical;
+                assertNotNull(side + " " + best, winner);
+                assertEquals(winner.get("level"), best.get("level"));
+                assertEquals(winner.get("start"), best.get("start"));
+                double denseShare = ((Number) dense.get("share")).doubleValue();
+                double lexicalShare = lexical == null ? 0 : ((Number) lexical.get("share")).doubleValue();
+                assertEquals("the shares add up to the fused score", ((Number) best.get("score")).doubleValue(),
+                    denseShare + lexicalShare, 1e-5);
+                assertEquals("the side that added more", denseShare >= lexicalShare ? "dense" : "lexical", side);
+                if (lexical != null) {
+                    Set<String> words = new java.util.HashSet<>(java.util.Arrays.asList(body.substring((Integer) lexical.get("start"),
+                        (Integer) lexical.get("end")).toLowerCase(java.util.Locale.ROOT).split("\\W+")));
+                    assertTrue("the lexical chunk shares a word with the question: " + words,
+                        java.util.Arrays.stream(question.toLowerCase(java.util.Locale.ROOT).split("\\W+")).anyMatch(words::contains));
+                }
+            }
+        }
+        assertEquals("both sides win somewhere", Set.of("dense", "lexical"), sides);
+    }
+
+    public void testFilterAndLevels_applyToBothSides() throws Exception {
+        ingest("hl", 2);
+        String question = QUESTIONS.get(1);
+        List<Map<String, Object>> hits = search("hl-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 8,"
+            + " \"levels\": [0], \"filter\": {\"term\": {\"chapter\": 2}}, \"explain_child\": true}}", 8);
+        assertEquals(8, hits.size());
+        for (Map<String, Object> hit : hits) {
+            assertEquals(2, ((Map<String, Object>) hit.get("_source")).get("chapter"));
+            Map<String, Object> best = best(hit);
+            assertEquals(0, best.get("level"));
+            assertEquals(0, ((Map<String, Object>) best.get("dense")).get("level"));
+            if (best.get("lexical") != null) {
+                assertEquals(0, ((Map<String, Object>) best.get("lexical")).get("level"));
+            }
+        }
+        // the same as fusing the two sides, each with the filter and the levels
+        List<Map<String, Object>> dense = search("hl-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"dense\", \"k\": 100, \"levels\": [0], \"filter\": {\"term\": {\"chapter\": 2}}}}", 100);
+        List<Map<String, Object>> lexical = hits(searchResponse("hl-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"lexical\", \"levels\": [0], \"filter\": {\"term\": {\"chapter\": 2}}}}", 100,
+            "?search_type=dfs_query_then_fetch"));
+        List<Map.Entry<String, Double>> expected = minMax(dense, lexical, 0.5);
+        assertEquals(expected.subList(0, 8).stream().map(Map.Entry::getKey).toList(), ids(hits));
+    }
+
+    public void testEachSide_canBeAskedForAlone() throws Exception {
+        ingest("hs", 2);
+        String question = QUESTIONS.get(0);
+        Map<String, Object> r = call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(question), "purpose", "query")));
+        String vector = ((List<Object>) r.get("vectors")).get(0).toString();
+        List<Map<String, Object>> dense = search("hs-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"dense\", \"k\": 5}}", 5);
+        List<Map<String, Object>> byVector = search("hs-chunks", "{\"multi_granular\": {\"vector\": " + vector + ", \"k\": 5}}", 5);
+        assertEquals(ids(byVector), ids(dense));
+        assertEquals(scores(byVector), scores(dense));
+        List<Map<String, Object>> lexical = search("hs-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"lexical\", \"k\": 5}}", 5);
+        List<Map<String, Object>> byMatch = search("hs-chunks", "{\"multi_granular\": {\"match\": " + quote(question) + "}}", 5);
+        assertEquals(ids(byMatch), ids(lexical));
+        assertEquals(scores(byMatch), scores(lexical));
+    }
+
+    public void testQueryText_onAChunkIndexWithoutVectors_isLexical_andHybridThereIsA400() throws Exception {
+        call("PUT", "/hn-chunks", "{\"settings\": {\"number_of_shards\": 1, \"number_of_replicas\": 0}}");
+        putPipeline("hn", "{\"field\": \"body\", \"target_index\": \"hn-chunks\", \"strategy\": {\"type\": \"recursive\","
+            + " \"max_words\": 80}, \"embed\": false}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        int n = 0;
+        for (String body : emmaChapters().values()) {
+            docs.put("ch" + (++n), Map.of("body", body));
+        }
+        assertEquals(false, bulk("hn-src", "hn", docs).get("errors"));
+        refresh("hn-chunks");
+        String question = QUESTIONS.get(0);
+        List<Map<String, Object>> text = search("hn-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question) + "}}", 5);
+        List<Map<String, Object>> match = search("hn-chunks", "{\"multi_granular\": {\"match\": " + quote(question) + "}}", 5);
+        assertEquals(5, text.size());
+        assertEquals(ids(match), ids(text));
+        ResponseException e = callFailing("POST", "/hn-chunks/_search", "{\"query\": {\"multi_granular\": {\"query_text\": "
+            + quote(question) + ", \"mode\": \"hybrid\"}}}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("chunk index [hn-chunks] holds no vectors"));
+    }
+
+    public void testBadParameters_get400NamingTheField() throws Exception {
+        ingest("hb", 1);
+        Map<String, String> cases = new LinkedHashMap<>();
+        cases.put("{\"query_text\": \"x\", \"mode\": \"sparse\"}", "[mode] must be one of [hybrid, dense, lexical], got [sparse]");
+        cases.put("{\"vector\": [1, 2], \"mode\": \"hybrid\"}", "[vector] is the dense mode");
+        cases.put("{\"match\": \"x\", \"fusion\": {\"window\": 10}}", "[fusion] goes with the hybrid mode");
+        cases.put("{\"query_text\": \"x\", \"fusion\": {\"dense_weight\": 2}}", "[fusion.dense_weight] must be in [0, 1], got [2.0]");
+        cases.put("{\"query_text\": \"x\", \"fusion\": {\"method\": \"sum\"}}", "[fusion.method] must be one of [min_max, rrf]");
+        cases.put("{\"query_text\": \"x\", \"k\": 50, \"fusion\": {\"window\": 20}}", "[fusion.window] must be at least [k] = 50");
+        cases.put("{\"query_text\": \"x\", \"fusion\": {\"colour\": 1}}", "unknown field [colour]");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            ResponseException e = callFailing("POST", "/hb-chunks/_search", "{\"query\": {\"multi_granular\": " + c.getKey() + "}}");
+            assertEquals(c.getKey(), 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue("expected [" + c.getValue() + "] in " + e.getMessage(), e.getMessage().contains(c.getValue()));
+        }
+    }
+}

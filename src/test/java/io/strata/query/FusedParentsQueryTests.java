@@ -1,0 +1,107 @@
+package io.strata.query;
+
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.join.QueryBitSetProducer;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.junit.Test;
+import org.opensearch.common.io.stream.BytesStreamOutput;
+import org.opensearch.index.mapper.IdFieldMapper;
+import org.opensearch.index.mapper.Uid;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+
+/**
+ * The shard side of the hybrid mode on a real Lucene index laid out as OpenSearch lays out a chunk index: every parent is
+ * a block of its nested children followed by the parent, and the children carry the parent's {@code _id} too.
+ */
+public class FusedParentsQueryTests {
+    private static final String ROOT = "root";
+
+    private static Document doc(String id, boolean root) {
+        Document d = new Document();
+        d.add(new Field(IdFieldMapper.NAME, Uid.encodeId(id), StringField.TYPE_NOT_STORED));
+        d.add(new StringField("stored_id", id, Field.Store.YES));
+        if (root) {
+            d.add(new StringField(ROOT, "y", Field.Store.NO));
+        }
+        return d;
+    }
+
+    private static FusedParentsQueryBuilder.Parent parent(String id, float score) {
+        return new FusedParentsQueryBuilder.Parent(new Fusion.Fused("idx", id, score, 0.8f, Float.NaN, score, 0), null);
+    }
+
+    @Test
+    public void testRewrite_matchesOnlyTheLiveRootDocumentOfEachFusedParent_withItsFusedScore() throws Exception {
+        try (ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
+            try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
+                for (int p = 0; p < 20; p++) {
+                    String id = "src-" + p / 4 + ":" + p % 4; // chunk ids as the processor writes them
+                    List<Document> block = new ArrayList<>();
+                    for (int c = 0; c < 3; c++) {
+                        block.add(doc(id, false));
+                    }
+                    block.add(doc(id, true));
+                    w.addDocuments(block);
+                    if (p == 9) {
+                        w.commit(); // two segments
+                    }
+                }
+                // a deleted copy of a fused parent: re-indexed, so one live and one deleted block share the id
+                List<Document> again = List.of(doc("src-1:1", false), doc("src-1:1", true));
+                w.updateDocuments(new Term(IdFieldMapper.NAME, Uid.encodeId("src-1:1")), again);
+            }
+            try (DirectoryReader reader = DirectoryReader.open(dir)) {
+                IndexSearcher searcher = new IndexSearcher(reader);
+                Map<String, FusedParentsQueryBuilder.Parent> fused = new HashMap<>();
+                fused.put("src-0:2", parent("src-0:2", 0.9f));
+                fused.put("src-1:1", parent("src-1:1", 0.7f));
+                fused.put("src-4:3", parent("src-4:3", 0.5f));
+                fused.put("src-9:0", parent("src-9:0", 0.4f)); // on another shard
+                FusedParentsQuery query = new FusedParentsQuery(fused, new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y"))),
+                    null, List.of(0, 1, 2), false);
+                TopDocs top = searcher.search(query, 10);
+                assertEquals(3, top.totalHits.value());
+                List<String> ids = new ArrayList<>();
+                for (ScoreDoc sd : top.scoreDocs) {
+                    ids.add(searcher.storedFields().document(sd.doc).get("stored_id"));
+                    assertEquals(fused.get(ids.get(ids.size() - 1)).fused().score(), sd.score, 0f);
+                }
+                assertEquals(List.of("src-0:2", "src-1:1", "src-4:3"), ids);
+                assertEquals(0.9f, query.parent("src-0:2").fused().score(), 0f);
+                assertNull(query.parent("src-2:2"));
+            }
+        }
+    }
+
+    @Test
+    public void testBuilder_roundTripsOverTheWire() throws Exception {
+        FusedParentsQueryBuilder b = new FusedParentsQueryBuilder(List.of(
+            new FusedParentsQueryBuilder.Parent(new Fusion.Fused("i", "a:0", 0.8f, 0.9f, 12.5f, 0.5, 0.3),
+                new FusedParentsQueryBuilder.SideChunk(2, 3, 12.5f)),
+            new FusedParentsQueryBuilder.Parent(new Fusion.Fused("i", "b:1", 0.5f, Float.NaN, 7f, 0, 0.5), null)),
+            new float[] { 0.25f, -1f }, List.of(0, 2), true);
+        try (BytesStreamOutput out = new BytesStreamOutput()) {
+            b.writeTo(out);
+            FusedParentsQueryBuilder read = new FusedParentsQueryBuilder(out.bytes().streamInput());
+            assertEquals(b, read);
+            assertEquals(b.hashCode(), read.hashCode());
+        }
+    }
+}

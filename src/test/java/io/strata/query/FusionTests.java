@@ -1,0 +1,92 @@
+package io.strata.query;
+
+import org.junit.Test;
+
+import java.util.List;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+/** The fusion of the two global side lists into one ranking of parents. */
+public class FusionTests {
+    private static Fusion.SideHit hit(String id, float score) {
+        return new Fusion.SideHit("idx", id, score);
+    }
+
+    private static List<String> ids(List<Fusion.Fused> fused) {
+        return fused.stream().map(Fusion.Fused::id).toList();
+    }
+
+    @Test
+    public void testMinMax_mapsEachSideOntoZeroToOne_andWeighsThem() {
+        Fusion f = new Fusion(Fusion.Method.MIN_MAX, 0.5, null, Fusion.DEFAULT_RANK_CONSTANT);
+        // dense: a 1.0, b 0.5, c 0.0 after normalisation; lexical: c 1.0, a 0.5, d 0.0
+        List<Fusion.Fused> out = f.fuse(List.of(hit("a", 0.9f), hit("b", 0.8f), hit("c", 0.7f)),
+            List.of(hit("c", 12f), hit("a", 8f), hit("d", 4f)), 10);
+        assertEquals(List.of("a", "c", "b", "d"), ids(out));
+        assertEquals(0.75, out.get(0).score(), 1e-6); // 0.5 * 1 + 0.5 * 0.5
+        assertEquals(0.5, out.get(1).score(), 1e-6); // 0.5 * 0 + 0.5 * 1
+        assertEquals(0.25, out.get(2).score(), 1e-6); // b: dense only
+        assertEquals(0.0, out.get(3).score(), 1e-6);
+        assertEquals(0.9f, out.get(0).dense(), 0f);
+        assertEquals(8f, out.get(0).lexical(), 0f);
+        assertTrue("b is outside the lexical window", Float.isNaN(out.get(2).lexical()));
+        assertEquals("dense", out.get(0).side());
+        assertEquals("lexical", out.get(1).side());
+    }
+
+    @Test
+    public void testMinMax_denseWeightOneIsTheDenseRanking_zeroTheLexicalOne() {
+        List<Fusion.SideHit> dense = List.of(hit("a", 0.9f), hit("b", 0.8f), hit("c", 0.7f));
+        List<Fusion.SideHit> lexical = List.of(hit("c", 12f), hit("b", 8f), hit("a", 4f));
+        assertEquals(List.of("a", "b", "c"), ids(new Fusion(Fusion.Method.MIN_MAX, 1, null, 0).fuse(dense, lexical, 3)));
+        assertEquals(List.of("c", "b", "a"), ids(new Fusion(Fusion.Method.MIN_MAX, 0, null, 0).fuse(dense, lexical, 3)));
+    }
+
+    @Test
+    public void testRrf_isWeightedReciprocalRank() {
+        Fusion f = new Fusion(Fusion.Method.RRF, 0.25, null, 10);
+        List<Fusion.Fused> out = f.fuse(List.of(hit("a", 0.9f), hit("b", 0.8f)), List.of(hit("b", 5f), hit("c", 3f)), 10);
+        assertEquals(List.of("b", "c", "a"), ids(out));
+        assertEquals(0.25 / 12 + 0.75 / 11, out.get(0).score(), 1e-6);
+        assertEquals(0.75 / 12, out.get(1).score(), 1e-6);
+        assertEquals(0.25 / 11, out.get(2).score(), 1e-6);
+    }
+
+    @Test
+    public void testFuse_keepsK_andStepsTiedScoresDownInIdOrder() {
+        Fusion f = new Fusion(Fusion.Method.RRF, 0.5, null, 60);
+        // a (dense rank 1) and x (lexical rank 1) tie exactly; so do b and y
+        List<Fusion.Fused> out = f.fuse(List.of(hit("b", 0.9f), hit("a", 0.8f)), List.of(hit("y", 5f), hit("x", 3f)), 3);
+        assertEquals(List.of("b", "y", "a"), ids(out));
+        assertTrue(out.get(0).score() > out.get(1).score());
+        assertEquals(Math.nextDown(out.get(0).score()), out.get(1).score(), 0f);
+        assertTrue(out.get(1).score() > out.get(2).score());
+    }
+
+    @Test
+    public void testFuse_sameIdInTwoIndices_areTwoParents() {
+        Fusion f = Fusion.DEFAULT;
+        List<Fusion.Fused> out = f.fuse(List.of(new Fusion.SideHit("i1", "a", 0.9f), new Fusion.SideHit("i2", "a", 0.5f)),
+            List.of(new Fusion.SideHit("i2", "a", 3f)), 10);
+        assertEquals(2, out.size());
+        // a tie at 0.5 (i1/a: dense 1 · 0.5; i2/a: dense 0 + lexical 1 · 0.5), broken by index name
+        assertEquals(List.of("i1", "i2"), out.stream().map(Fusion.Fused::index).toList());
+        assertTrue(Float.isNaN(out.get(0).lexical()));
+        assertEquals(3f, out.get(1).lexical(), 0f);
+    }
+
+    @Test
+    public void testFuse_oneSideEmpty_ranksByTheOther() {
+        List<Fusion.Fused> out = Fusion.DEFAULT.fuse(List.of(), List.of(hit("c", 3f), hit("d", 2f), hit("e", 1f)), 2);
+        assertEquals(List.of("c", "d"), ids(out));
+        assertEquals(0.5, out.get(0).score(), 1e-6);
+    }
+
+    @Test
+    public void testWindow_defaultsToAHundredButNeverBelowK() {
+        assertEquals(100, Fusion.DEFAULT.windowFor(10));
+        assertEquals(300, Fusion.DEFAULT.windowFor(300));
+        assertEquals(40, new Fusion(Fusion.Method.MIN_MAX, 0.5, 40, 0).windowFor(10));
+    }
+}
