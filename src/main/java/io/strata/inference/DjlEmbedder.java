@@ -20,6 +20,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 
@@ -29,41 +35,68 @@ import java.util.function.BiFunction;
  * mean pooling, L2 normalisation. Pooling runs in plain Java on the output array (ONNX Runtime NDArrays
  * have few operators, and falling back to another engine for them would load a second native library).
  *
- * <p>Texts are sorted by token length before batching, so a batch of mixed parents and children pads
- * little. Thread-safe: the engine session is shared, predictors come from a pool.
+ * <p><b>One forward pass per text</b>, so a text's vector is bitwise the same whatever it is embedded with (query or
+ * passage, ingest or {@code _embed}, one text or a bulk). Batching cannot promise that: the int8 models quantise
+ * activations dynamically, with scales computed over the whole batch tensor, so a batch neighbour moved a vector to
+ * cosine ≈ 0.995 and a passage's vector depended on which documents shared its bulk. Single-text passes also waste
+ * no padding, and on CPU they are not slower: the texts of one call run on {@code lanes} parallel predictors with one
+ * engine thread each (on 2 cores, 72 texts/s against 65 for batches of 8 and 49 for 32 — README, embedding bench).
+ * The caller runs one lane itself and helper threads owned by this embedder run the others, so a call never waits
+ * for a pool it is itself running on; the lanes pull texts longest first from a shared cursor, which balances them.
+ *
+ * <p>Thread-safe: the engine session is shared, predictors come from a pool sized for every caller's lanes.
  */
 public final class DjlEmbedder implements Embedder, Closeable {
     private final ModelDescriptor descriptor;
     private final HuggingFaceTokenizer tokenizer;
     private final Model model;
     private final BlockingQueue<Predictor<NDList, NDList>> predictors;
-    private final int batchSize;
+    private final int lanes;
+    private final int predictorCount;
+    /** Runs the lanes beyond the caller's own; null with one lane. */
+    private final ExecutorService helpers;
     private final LongAdder truncated = new LongAdder();
 
-    private DjlEmbedder(ModelDescriptor descriptor, HuggingFaceTokenizer tokenizer, Model model, int parallelism, int batchSize) {
+    private DjlEmbedder(ModelDescriptor descriptor, HuggingFaceTokenizer tokenizer, Model model, int parallelism, int lanes) {
         this.descriptor = descriptor;
         this.tokenizer = tokenizer;
         this.model = model;
-        this.batchSize = batchSize;
-        this.predictors = new ArrayBlockingQueue<>(parallelism);
-        for (int i = 0; i < parallelism; i++) {
+        this.lanes = lanes;
+        int size = parallelism * lanes;
+        this.predictorCount = size;
+        this.predictors = new ArrayBlockingQueue<>(size);
+        for (int i = 0; i < size; i++) {
             predictors.add(model.newPredictor(new NoopTranslator()));
+        }
+        if (lanes > 1) {
+            AtomicInteger n = new AtomicInteger();
+            this.helpers = Executors.newFixedThreadPool(parallelism * (lanes - 1), r -> {
+                Thread t = new Thread(r, "strata-embed[" + descriptor.name() + "]-lane-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        } else {
+            this.helpers = null;
         }
     }
 
     /**
      * Loads the model. Call through {@link Privileged} inside the node.
      *
-     * @param parallelism   how many threads may embed at once (one predictor each)
-     * @param intraOpThreads engine threads per call; parallelism × intraOpThreads should not exceed the cores
+     * @param parallelism    how many callers may embed at once
+     * @param lanes          forward passes each call runs in parallel (one predictor and one thread each)
+     * @param intraOpThreads engine threads per forward pass; parallelism × lanes × intraOpThreads should not exceed the cores
      */
-    public static DjlEmbedder load(ModelDescriptor d, Device device, int parallelism, int intraOpThreads, int batchSize)
+    public static DjlEmbedder load(ModelDescriptor d, Device device, int parallelism, int lanes, int intraOpThreads)
         throws Exception {
+        if (parallelism < 1 || lanes < 1 || intraOpThreads < 1) {
+            throw new IllegalArgumentException("parallelism, lanes and intra-op threads must be >= 1");
+        }
         HuggingFaceTokenizer tokenizer = DjlModels.tokenizer(d, true); // truncation is ours, to count what was cut
         Model model = null;
         try {
             model = DjlModels.network(d, device, intraOpThreads);
-            return new DjlEmbedder(d, tokenizer, model, parallelism, batchSize);
+            return new DjlEmbedder(d, tokenizer, model, parallelism, lanes);
         } catch (RuntimeException | Error e) {
             tokenizer.close();
             if (model != null) {
@@ -108,28 +141,58 @@ public final class DjlEmbedder implements Embedder, Closeable {
 
     @Override
     public List<float[]> embed(List<String> texts, Purpose purpose) {
-        long[][] ids = new long[texts.size()][];
-        long[][] types = new long[texts.size()][];
-        for (int i = 0; i < ids.length; i++) {
+        int n = texts.size();
+        long[][] ids = new long[n][];
+        long[][] types = new long[n][];
+        for (int i = 0; i < n; i++) {
             Encoding e = tokenizer.encode(prefixed(texts.get(i), purpose));
             ids[i] = truncate(e.getIds());
             types[i] = Arrays.copyOf(e.getTypeIds(), ids[i].length);
         }
-        Integer[] order = new Integer[ids.length];
-        for (int i = 0; i < order.length; i++) {
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
             order[i] = i;
         }
-        Arrays.sort(order, Comparator.comparingInt(i -> ids[i].length));
-        float[][] out = new float[ids.length][];
-        for (int from = 0; from < order.length; from += batchSize) {
-            int[] batch = new int[Math.min(batchSize, order.length - from)];
-            for (int b = 0; b < batch.length; b++) {
-                batch[b] = order[from + b];
+        Arrays.sort(order, Comparator.comparingInt((Integer i) -> ids[i].length).reversed()); // longest first: even lanes
+        float[][] out = new float[n][];
+        AtomicInteger cursor = new AtomicInteger();
+        Runnable lane = () -> {
+            for (int next; (next = cursor.getAndIncrement()) < n; ) {
+                int i = order[next];
+                try {
+                    out[i] = run(ids[i], types[i]);
+                } catch (RuntimeException | Error e) {
+                    cursor.set(n); // the other lanes stop after their current text
+                    throw e;
+                }
             }
-            float[][] vectors = run(ids, types, batch);
-            for (int b = 0; b < batch.length; b++) {
-                out[batch[b]] = vectors[b];
+        };
+        int extra = helpers == null ? 0 : Math.max(0, Math.min(lanes, n) - 1);
+        List<Future<?>> others = new ArrayList<>(extra);
+        for (int l = 0; l < extra; l++) {
+            others.add(helpers.submit(lane));
+        }
+        RuntimeException failure = null;
+        try {
+            lane.run();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        for (Future<?> f : others) { // always wait: out[] must not be written after we return
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                if (failure == null) {
+                    failure = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                cursor.set(n);
+                failure = new IllegalStateException("interrupted while embedding with model [" + descriptor.name() + "]", e);
             }
+        }
+        if (failure != null) {
+            throw failure;
         }
         return Arrays.asList(out);
     }
@@ -151,23 +214,12 @@ public final class DjlEmbedder implements Embedder, Closeable {
         return cut;
     }
 
-    private float[][] run(long[][] ids, long[][] types, int[] batch) {
-        int rows = batch.length;
-        int len = 0;
-        for (int i : batch) {
-            len = Math.max(len, ids[i].length);
-        }
-        long[] inputIds = new long[rows * len];
-        long[] mask = new long[rows * len];
-        long[] typeIds = new long[rows * len];
-        for (int r = 0; r < rows; r++) {
-            long[] row = ids[batch[r]];
-            System.arraycopy(row, 0, inputIds, r * len, row.length);
-            System.arraycopy(types[batch[r]], 0, typeIds, r * len, row.length);
-            Arrays.fill(mask, r * len, r * len + row.length, 1L);
-        }
-        int length = len;
-        return forward(inputIds, mask, typeIds, rows, len, (values, shape) -> pool(values, shape, mask, rows, length));
+    /** One text, one forward pass (no padding, no batch neighbours). */
+    private float[] run(long[] ids, long[] types) {
+        int len = ids.length;
+        long[] mask = new long[len];
+        Arrays.fill(mask, 1L);
+        return forward(ids, mask, types, 1, len, (values, shape) -> pool(values, shape, mask, 1, len)[0]);
     }
 
     /** One forward pass; {@code read} turns the first output (the last hidden state) into the result. */
@@ -300,10 +352,25 @@ public final class DjlEmbedder implements Embedder, Closeable {
         }
     }
 
+    /** Waits for running passes (close may come while a call is in flight: every predictor comes back), then frees the model. */
     @Override
     public void close() {
+        if (helpers != null) {
+            helpers.shutdown();
+        }
         List<Predictor<NDList, NDList>> all = new ArrayList<>();
-        predictors.drainTo(all);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try {
+            while (all.size() < predictorCount) {
+                Predictor<NDList, NDList> p = predictors.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (p == null) {
+                    break; // a pass hung: free what we have rather than block the node's shutdown
+                }
+                all.add(p);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         all.forEach(Predictor::close);
         model.close();
         tokenizer.close();

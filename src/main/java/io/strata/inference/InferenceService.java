@@ -319,7 +319,11 @@ public final class InferenceService implements Closeable {
             if (d.isCausalLm()) {
                 throw new IllegalArgumentException("[model] [" + name + "] is a causal language model, not an embedding model");
             }
-            return DjlEmbedder.load(d, device(d), threads, intraOp, InferenceSettings.BATCH_SIZE.get(settings));
+            Device device = device(d);
+            // CPU: each call's texts on cores/threads single-threaded lanes (faster than intra-op threads for single-text
+            // passes); a GPU runs one pass at a time per caller, the device parallelises inside it
+            int lanes = device.isGpu() ? 1 : intraOp;
+            return DjlEmbedder.load(d, device, threads, lanes, 1);
         });
     }
 

@@ -16,7 +16,7 @@ public final class InferenceSettings {
     public static final Setting<Boolean> EMBEDDED_ENABLED = Setting.boolSetting("plugins.strata.inference.embedded.enabled", true,
         Property.NodeScope);
     public static final Setting<String> DEFAULT_MODEL = Setting.simpleString("plugins.strata.inference.default_model",
-        "bge-small-en-v15-q", v -> {
+        "e5-small-v2-q", v -> {
             if (!ModelDescriptor.NAME.matcher(v).matches()) {
                 throw new IllegalArgumentException("[plugins.strata.inference.default_model] must be a model folder name, got [" + v + "]");
             }
@@ -50,8 +50,12 @@ public final class InferenceSettings {
     public static final Setting<TimeValue> REMOTE_TIMEOUT = Setting.timeSetting("plugins.strata.inference.remote_timeout",
         TimeValue.timeValueSeconds(60), TimeValue.timeValueMillis(100), TimeValue.timeValueMinutes(10), Property.Dynamic,
         Property.NodeScope);
+    /**
+     * Deprecated and ignored: every text now runs in its own forward pass so its vector does not depend on its batch
+     * (see {@code DjlEmbedder}). Still registered so that a node whose opensearch.yml sets it keeps starting.
+     */
     public static final Setting<Integer> BATCH_SIZE = Setting.intSetting("plugins.strata.inference.batch_size", 8, 1, 1024,
-        Property.NodeScope);
+        Property.NodeScope, Property.Deprecated);
 
     public static List<Setting<?>> all() {
         return List.of(EMBEDDED_ENABLED, DEFAULT_MODEL, DEVICE, THREADS, QUEUE_SIZE, MAX_PENDING, REMOTE_TIMEOUT, BATCH_SIZE);
@@ -60,7 +64,7 @@ public final class InferenceSettings {
     private InferenceSettings() {}
 
     static String describe(Settings settings) {
-        return String.format(Locale.ROOT, "embedded=%s device=%s threads=%d batch=%d", EMBEDDED_ENABLED.get(settings),
-            DEVICE.get(settings), THREADS.get(settings), BATCH_SIZE.get(settings));
+        return String.format(Locale.ROOT, "embedded=%s device=%s threads=%d", EMBEDDED_ENABLED.get(settings),
+            DEVICE.get(settings), THREADS.get(settings));
     }
 }

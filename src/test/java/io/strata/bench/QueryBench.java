@@ -497,7 +497,7 @@ public final class QueryBench {
 
     private String chunkIndexBody() throws IOException {
         Map<String, Object> mapping = ChunkDocuments.mapping(SOURCE,
-            new ModelInfo(ModelRef.embedded("bge-small-en-v15-q"), "bge-small-en-v15-q", dim));
+            new ModelInfo(ModelRef.embedded("e5-small-v2-q"), "e5-small-v2-q", dim));
         return json(Map.of("settings", indexSettings(), "mappings", mapping));
     }
 

@@ -114,9 +114,11 @@ public class EvalRowsTests {
     @Test
     public void testBundledRowsFiles_parse_andTheDefaultRowsShareOneIngest() throws Exception {
         List<EvalRows.Row> rows = EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows.json")), "rows.json", null, null);
-        assertEquals(List.of("Dense MG", "Dense parents-only", "Lexical MG", "Lexical parents-only"),
-            rows.stream().map(EvalRows.Row::name).toList());
-        assertTrue(rows.stream().allMatch(r -> r.baseline().equals("Dense MG")));
+        assertEquals(List.of("Hybrid MG (default)", "Hybrid parents-only", "Dense MG", "Dense parents-only", "Lexical MG",
+            "Lexical parents-only", "Hybrid RRF (k 60, unweighted)"), rows.stream().map(EvalRows.Row::name).toList());
+        // each parents-only row is compared with MG in its own mode; the rest with the default
+        assertEquals(List.of("Hybrid MG (default)", "Hybrid MG (default)", "Hybrid MG (default)", "Dense MG", "Hybrid MG (default)",
+            "Lexical MG", "Hybrid MG (default)"), rows.stream().map(EvalRows.Row::baseline).toList());
         EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text")), List.of());
         assertEquals(1, rows.stream().map(r -> {
             try {
@@ -126,6 +128,8 @@ public class EvalRowsTests {
             }
         }).distinct().count());
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-strategies.json")), "rows-strategies.json", null, null);
+        EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-fusion.json")), "rows-fusion.json", null, null);
+        EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-models.json")), "rows-models.json", null, null);
     }
 
     @Test

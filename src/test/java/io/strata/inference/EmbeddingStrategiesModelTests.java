@@ -31,7 +31,7 @@ public class EmbeddingStrategiesModelTests {
     @BeforeClass
     public static void load() throws Exception {
         embedder = DjlEmbedder.load(ModelDescriptor.read("bge-small-en-v15-q", DjlEmbedderTests.MODELS.resolve("bge-small-en-v15-q")),
-            Device.cpu(), 1, 2, 16);
+            Device.cpu(), 1, 2, 1);
     }
 
     @AfterClass

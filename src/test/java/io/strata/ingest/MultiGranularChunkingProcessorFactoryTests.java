@@ -41,7 +41,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertEquals("recursive", p.chunker().strategy().type());
         assertEquals(300, p.chunker().strategy().maxWords());
         assertEquals(List.of(0.5, 0.25), p.chunker().granularities());
-        assertEquals(ModelRef.embedded("bge-small-en-v15-q"), p.model());
+        assertEquals(ModelRef.embedded("e5-small-v2-q"), p.model());
     }
 
     @Test

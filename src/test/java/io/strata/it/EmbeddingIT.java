@@ -25,7 +25,7 @@ public class EmbeddingIT extends StrataRestTestCase {
         Map<String, Object> mapping = call("GET", "/emb-chunks/_mapping");
         Map<String, Object> meta = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) mapping
             .get("emb-chunks")).get("mappings")).get("_meta")).get("strata");
-        assertEquals(Map.of("model", "bge-small-en-v15-q", "name", "bge-small-en-v15-q", "dimension", 384), meta.get("model"));
+        assertEquals(Map.of("model", "e5-small-v2-q", "name", "e5-small-v2-q", "dimension", 384), meta.get("model"));
         List<Map<String, Object>> chunks = chunksOf("emb-chunks", "1");
         assertTrue(chunks.size() > 5);
         int vectors = 0;
@@ -100,7 +100,7 @@ public class EmbeddingIT extends StrataRestTestCase {
         putPipeline("novec", "{\"field\": \"body\", \"target_index\": \"m-chunks\", \"embed\": false}");
         ResponseException e = callFailing("PUT", "/m-src/_doc/2?pipeline=novec", "{\"body\": \"Other text.\"}");
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
-        assertTrue(e.getMessage(), e.getMessage().contains("holds vectors of model [bge-small-en-v15-q] (384 dims); this pipeline embeds with no model"));
+        assertTrue(e.getMessage(), e.getMessage().contains("holds vectors of model [e5-small-v2-q] (384 dims); this pipeline embeds with no model"));
     }
 
     public void testMlCommonsModelId_embedsChunksThroughTheMlCommonsPredictAction() throws Exception {

@@ -206,7 +206,7 @@ public class LargeDocumentIT extends StrataRestTestCase {
         for (Object n : ((Map<String, Object>) JsonRest.call(client, "GET", "/_plugins/_strata/stats", null).get("nodes")).values()) {
             Map<String, Object> models = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) n).get("inference"))
                 .get("models");
-            if (models.get("bge-small-en-v15-q") instanceof Map<?, ?> m) {
+            if (models.get("e5-small-v2-q") instanceof Map<?, ?> m) {
                 sum += ((Number) m.get("calls")).longValue();
             }
         }

@@ -16,7 +16,7 @@ import java.util.TreeMap;
  */
 @SuppressWarnings("unchecked")
 public class StatsIT extends StrataRestTestCase {
-    private static final String MODEL = "inference.models.bge-small-en-v15-q.";
+    private static final String MODEL = "inference.models.e5-small-v2-q.";
 
     /** Every counter summed over the nodes, by dotted path ({@code ingest.failures.bad_input}); booleans count as 0/1. */
     private static Map<String, Long> summed() throws Exception {

@@ -20,8 +20,8 @@ import java.util.TreeSet;
 /**
  * {@code POST _plugins/_strata/_embed}:
  * <pre>
- * {"texts": ["..."], "purpose": "query|passage", "model": "bge-small-en-v15-q" | "model_id": "&lt;ml-commons id&gt;"}
- * → {"model": "bge-small-en-v15-q" | "model_id": "...", "dimension": 384, "vectors": [[...]]}
+ * {"texts": ["..."], "purpose": "query|passage", "model": "e5-small-v2-q" | "model_id": "&lt;ml-commons id&gt;"}
+ * → {"model": "e5-small-v2-q" | "model_id": "...", "dimension": 384, "vectors": [[...]]}
  * </pre>
  * {@code purpose} defaults to {@code passage}; neither {@code model} nor {@code model_id} means the node's default model.
  */

@@ -32,7 +32,7 @@ public class ShippedHeadTests {
         // 6 sources per document (the head was trained on 4): longer documents, so several windows are stitched
         List<MixedDocuments.Mixed> docs = MixedDocuments.mix(sources, 25, 6, 2026);
         try (DjlEmbedder embedder = DjlEmbedder.load(ModelDescriptor.read(head.encoder(), MODELS.resolve(head.encoder())), Device.cpu(),
-            1, 2, 1)) {
+            1, 1, 2)) {
             HeadBoundaryScorer scorer = new HeadBoundaryScorer(new DjlTokenEncoder(embedder, head.windowTokens() + 2), head);
             BoundaryClassifierStrategy strategy = new BoundaryClassifierStrategy(scorer, BoundaryClassifierStrategy.DEFAULT_THRESHOLD,
                 ChunkingConfig.MAX_MAX_WORDS);

@@ -65,8 +65,8 @@ public final class TrainBoundaryHead {
         List<MixedDocuments.Mixed> heldOut = MixedDocuments.mix(heldOutSources, heldOutDocs, 4, seed + 1);
 
         Path models = Path.of(System.getProperty("strata.models.dir", "target/models"));
-        try (DjlEmbedder embedder = DjlEmbedder.load(ModelDescriptor.read(ENCODER, models.resolve(ENCODER)), Device.cpu(), 1,
-            Runtime.getRuntime().availableProcessors(), 1)) {
+        try (DjlEmbedder embedder = DjlEmbedder.load(ModelDescriptor.read(ENCODER, models.resolve(ENCODER)), Device.cpu(), 1, 1,
+            Runtime.getRuntime().availableProcessors())) {
             TokenEncoder encoder = new DjlTokenEncoder(embedder, window + 2);
             // features: every token of every training document (the tail past one window is cut, as the paper's 255)
             List<float[]> x = new ArrayList<>();
