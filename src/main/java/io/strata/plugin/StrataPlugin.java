@@ -8,6 +8,7 @@ import io.strata.inference.mlcommons.MlCommonsLlm;
 import io.strata.inference.transport.EmbedAction;
 import io.strata.inference.transport.RestEmbedAction;
 import io.strata.inference.transport.TransportEmbedAction;
+import io.strata.studio.RestStudioAction;
 import io.strata.stats.transport.RestStatsAction;
 import io.strata.stats.transport.StatsAction;
 import io.strata.stats.transport.TransportStatsAction;
@@ -144,7 +145,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(inference::get, segmenter),
-            new RestReconcileAction(clusterService::get, ingestService::get));
+            new RestReconcileAction(clusterService::get, ingestService::get), new RestStudioAction());
     }
 
     @Override

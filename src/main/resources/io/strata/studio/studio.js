@@ -1,0 +1,391 @@
+// Strata Studio. Plain DOM, no framework, no network beyond this cluster's REST API (same origin). Every text from the
+// cluster or the user is inserted with textContent / createTextNode, never as HTML: the Content-Security-Policy forbids
+// inline script anyway, and a chunk of a book must never be able to run code in the page.
+'use strict';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+function svgEl(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+/** A REST call to this cluster; non-2xx → Error whose message is the cluster's reason (it names the field). */
+async function api(method, path, body) {
+  const response = await fetch(path, {
+    method, credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let json = null;
+  try { json = await response.json(); } catch (e) { /* not JSON */ }
+  if (!response.ok) {
+    const err = json && json.error;
+    const reason = err ? (typeof err === 'string' ? err : (err.reason || (err.root_cause && err.root_cause[0].reason)))
+      : response.statusText;
+    const e = new Error(reason || ('HTTP ' + response.status));
+    e.status = response.status;
+    throw e;
+  }
+  return json;
+}
+
+// ----- status and field errors -----
+
+function setStatus(node, text, loading) {
+  node.textContent = text;
+  node.classList.toggle('loading', !!loading);
+}
+
+function clearErrors(scope) {
+  scope.querySelectorAll('.field-error').forEach((n) => n.remove());
+  scope.querySelectorAll('.invalid').forEach((n) => n.classList.remove('invalid'));
+}
+
+/**
+ * Shows a 400's message next to the inputs whose field it names: "[strategy.max_words] must be ..." or "[max_words] ..."
+ * marks the input with data-field "strategy.max_words". Returns whether any input was marked.
+ */
+function showFieldErrors(scope, message) {
+  const named = [...message.matchAll(/\[([A-Za-z_.]+)\]/g)].map((m) => m[1]);
+  let marked = false;
+  for (const input of scope.querySelectorAll('[data-field]')) {
+    const field = input.dataset.field;
+    const last = field.split('.').pop();
+    if (named.some((n) => n === field || n === last || n.endsWith('.' + last))) {
+      input.classList.add('invalid');
+      input.closest('label').append(el('span', { class: 'field-error' }, message));
+      marked = true;
+      break; // the most specific input only
+    }
+  }
+  return marked;
+}
+
+// ----- configurations -----
+
+function makeConfig(container, defaults) {
+  container.append($('config-template').content.cloneNode(true));
+  if (defaults) {
+    container.querySelector('.f-strategy').value = defaults.type || 'recursive';
+    container.querySelector('.f-theta').value = defaults.theta || 300;
+  }
+}
+
+function readConfig(container) {
+  const strategy = { type: container.querySelector('.f-strategy').value };
+  const theta = container.querySelector('.f-theta').value.trim();
+  if (theta !== '') strategy.max_words = Number(theta);
+  const extra = container.querySelector('.f-extra').value.trim();
+  if (extra !== '') {
+    let parsed;
+    try { parsed = JSON.parse(extra); } catch (e) { throw new Error('[strategy] more options must be a JSON object: ' + e.message); }
+    Object.assign(strategy, parsed);
+  }
+  const body = { strategy };
+  const gran = container.querySelector('.f-gran').value.trim();
+  body.granularities = gran === '' ? [] : gran.split(',').map((g) => Number(g.trim()));
+  const model = container.querySelector('.f-model').value.trim();
+  if (model !== '') body.model = model;
+  return body;
+}
+
+async function chunk(text, config) {
+  return api('POST', '/_plugins/_strata/_chunk', Object.assign({ text }, config));
+}
+
+// ----- rendering a chunked text -----
+
+/**
+ * The text with parents as coloured bands and child boundaries as marks. Each stretch between two boundaries is a span
+ * whose tooltip names the chunks holding it (level, ordinal, words, offsets) and which carries its offsets, so the
+ * evidence plot can scroll to it. {@code marked}: parent starts to flag (the Compare view's differences).
+ */
+function renderChunks(view, text, result, marked) {
+  view.replaceChildren();
+  let at = 0;
+  result.parents.forEach((p, i) => {
+    if (p.start > at) view.append(document.createTextNode(text.slice(at, p.start)));
+    const band = el('span', { class: 'parent p' + (i % 5), 'data-ordinal': String(p.ordinal) });
+    band.dataset.start = p.start;
+    band.dataset.end = p.end;
+    const cuts = new Map(); // offset → level of the widest chunk starting there
+    const children = p.children.filter((c) => c.level > 0);
+    for (const c of children) {
+      if (c.start > p.start && (!cuts.has(c.start) || cuts.get(c.start) > c.level)) cuts.set(c.start, c.level);
+    }
+    const points = [p.start, ...[...cuts.keys()].sort((a, b) => a - b), p.end];
+    const startCut = el('span', { class: 'cut l0' + (marked && marked.has(p.start) ? ' diff' : '') });
+    startCut.title = 'parent ' + p.ordinal + ': ' + p.words + ' words, [' + p.start + ', ' + p.end + ')';
+    band.append(startCut);
+    for (let k = 0; k + 1 < points.length; k++) {
+      const from = points[k];
+      const to = points[k + 1];
+      if (k > 0) {
+        const cut = el('span', { class: 'cut l' + cuts.get(from) });
+        band.append(cut);
+      }
+      const holders = [['parent ' + p.ordinal + ' (level 0): ' + p.words + ' words, [' + p.start + ', ' + p.end + ')']];
+      for (const c of children) {
+        if (c.start <= from && c.end >= to) {
+          holders.push(['level ' + c.level + ' child ' + c.ordinal + ': ' + c.words + ' words, [' + c.start + ', ' + c.end + ')']);
+        }
+      }
+      const seg = el('span', { class: 'seg' }, text.slice(from, to));
+      seg.dataset.start = from;
+      seg.dataset.end = to;
+      seg.title = holders.join('\n');
+      band.append(seg);
+    }
+    view.append(band);
+    at = p.end;
+  });
+  if (at < text.length) view.append(document.createTextNode(text.slice(at)));
+}
+
+function countsPerLevel(result) {
+  const counts = {};
+  for (const p of result.parents) {
+    counts[0] = (counts[0] || 0) + 1;
+    for (const c of p.children) if (c.level > 0) counts[c.level] = (counts[c.level] || 0) + 1;
+  }
+  return counts;
+}
+
+function renderStats(node, result) {
+  const counts = countsPerLevel(result);
+  const words = result.parents.map((p) => p.words);
+  const mean = words.reduce((a, b) => a + b, 0) / Math.max(1, words.length);
+  node.replaceChildren(el('span', { id: 'parent-count' }, String(result.parents.length)), ' parents (',
+    result.strategy + ', θ ' + result.max_words + ', mean ' + mean.toFixed(1) + ' words, ' + result.took_ms + ' ms); per level: ',
+    Object.entries(counts).map(([l, n]) => 'level ' + l + ': ' + n).join(', '));
+}
+
+function renderHistogram(svg, result) {
+  svg.replaceChildren();
+  const words = result.parents.map((p) => p.words);
+  if (words.length === 0) return;
+  const w = Number(svg.getAttribute('width'));
+  const h = Number(svg.getAttribute('height'));
+  const max = Math.max(...words);
+  const bins = 12;
+  const counts = new Array(bins).fill(0);
+  for (const x of words) counts[Math.min(bins - 1, Math.floor((x / (max + 1)) * bins))]++;
+  const top = Math.max(...counts);
+  const bw = (w - 20) / bins;
+  counts.forEach((n, i) => {
+    const bh = top === 0 ? 0 : ((h - 30) * n) / top;
+    const r = svgEl('rect', { class: 'bar', x: 10 + i * bw, y: h - 18 - bh, width: bw - 2, height: bh });
+    const t = svgEl('title');
+    t.textContent = n + ' parents of ' + Math.round((i * (max + 1)) / bins) + '–' + Math.round(((i + 1) * (max + 1)) / bins) + ' words';
+    r.append(t);
+    svg.append(r);
+  });
+  const label = svgEl('text', { x: 10, y: h - 4 });
+  label.textContent = 'parent length (words), 0–' + max;
+  svg.append(label);
+}
+
+/** Each evidence signal as a line over the text's offsets, with its threshold; a click scrolls to that sentence. */
+function renderEvidence(svg, text, result, view) {
+  svg.replaceChildren();
+  const evidence = (result.evidence || []).filter((e) => e.values.length > 0);
+  svg.hidden = evidence.length === 0;
+  if (evidence.length === 0) return;
+  const w = Number(svg.getAttribute('width'));
+  const h = Number(svg.getAttribute('height'));
+  for (const e of evidence) {
+    const values = e.values.filter((v) => Number.isFinite(v));
+    let lo = Math.min(...values);
+    let hi = Math.max(...values);
+    if (e.threshold !== undefined) { lo = Math.min(lo, e.threshold); hi = Math.max(hi, e.threshold); }
+    if (hi === lo) hi = lo + 1;
+    const x = (pos) => 10 + ((w - 20) * pos) / Math.max(1, text.length);
+    const y = (v) => h - 14 - ((h - 28) * (v - lo)) / (hi - lo);
+    const pts = e.positions.map((pos, i) => x(pos) + ',' + y(e.values[i])).join(' ');
+    svg.append(svgEl('polyline', { class: 'line', points: pts }));
+    if (e.threshold !== undefined) {
+      svg.append(svgEl('line', { class: 'threshold', x1: 10, x2: w - 10, y1: y(e.threshold), y2: y(e.threshold) }));
+    }
+    e.positions.forEach((pos, i) => {
+      const c = svgEl('circle', { class: 'pt', cx: x(pos), cy: y(e.values[i]), r: 3 });
+      c.dataset.pos = pos;
+      const t = svgEl('title');
+      t.textContent = e.signal + ' ' + Number(e.values[i]).toFixed(4) + ' at offset ' + pos;
+      c.append(t);
+      c.addEventListener('click', () => scrollToOffset(view, pos));
+      svg.append(c);
+    });
+    const label = svgEl('text', { x: 12, y: 12 });
+    label.textContent = e.signal + (e.threshold !== undefined ? ' (threshold ' + Number(e.threshold).toFixed(4) + ')' : '');
+    svg.append(label);
+  }
+}
+
+function scrollToOffset(view, pos) {
+  const segs = [...view.querySelectorAll('.seg')];
+  const seg = segs.find((s) => Number(s.dataset.start) <= pos && pos < Number(s.dataset.end)) || segs[segs.length - 1];
+  if (!seg) return;
+  view.querySelectorAll('.flash').forEach((n) => n.classList.remove('flash'));
+  seg.classList.add('flash');
+  seg.scrollIntoView({ block: 'center' });
+}
+
+// ----- views -----
+
+async function runChunk() {
+  const scope = $('view-chunk');
+  clearErrors(scope);
+  const status = $('chunk-status');
+  const text = $('chunk-text').value;
+  let config;
+  try { config = readConfig($('cfg-a')); } catch (e) { showFieldErrors(scope, e.message); setStatus(status, e.message); return; }
+  setStatus(status, 'chunking…', true);
+  try {
+    const result = await chunk(text, config);
+    renderStats($('chunk-stats'), result);
+    renderHistogram($('chunk-hist'), result);
+    renderChunks($('chunk-view'), text, result);
+    renderEvidence($('chunk-plot'), text, result, $('chunk-view'));
+    setStatus(status, 'done');
+  } catch (e) {
+    setStatus(status, 'error: ' + e.message);
+    showFieldErrors(scope, e.message);
+  }
+}
+
+async function loadDocument() {
+  const error = $('doc-error');
+  error.textContent = '';
+  const index = $('doc-index').value.trim();
+  const id = $('doc-id').value.trim();
+  const field = $('doc-field').value.trim() || 'text';
+  try {
+    const doc = await api('GET', '/' + encodeURIComponent(index) + '/_doc/' + encodeURIComponent(id));
+    const value = field.split('.').reduce((o, k) => (o == null ? o : o[k]), doc._source);
+    if (typeof value !== 'string') throw new Error('[' + field + '] is not a text field of that document');
+    $('chunk-text').value = value;
+  } catch (e) {
+    error.textContent = e.message;
+  }
+}
+
+async function runCompare() {
+  const scope = $('view-compare');
+  clearErrors(scope);
+  const status = $('compare-status');
+  const text = $('chunk-text').value;
+  let a;
+  let b;
+  try { a = readConfig($('cfg-b')); b = readConfig($('cfg-c')); } catch (e) { setStatus(status, e.message); return; }
+  setStatus(status, 'chunking both…', true);
+  const [ra, rb] = await Promise.allSettled([chunk(text, a), chunk(text, b)]);
+  for (const [r, cfg] of [[ra, $('cfg-b')], [rb, $('cfg-c')]]) {
+    if (r.status === 'rejected') showFieldErrors(cfg, r.reason.message);
+  }
+  if (ra.status === 'rejected' || rb.status === 'rejected') {
+    setStatus(status, 'error: ' + (ra.status === 'rejected' ? 'A: ' + ra.reason.message : 'B: ' + rb.reason.message));
+    return;
+  }
+  const starts = (r) => new Set(r.value.parents.map((p) => p.start).filter((s) => s > 0));
+  const sa = starts(ra);
+  const sb = starts(rb);
+  const onlyA = new Set([...sa].filter((s) => !sb.has(s)));
+  const onlyB = new Set([...sb].filter((s) => !sa.has(s)));
+  renderChunks($('compare-a'), text, ra.value, onlyA);
+  renderChunks($('compare-b'), text, rb.value, onlyB);
+  $('compare-diff').replaceChildren('A: ', el('span', { id: 'compare-count-a' }, String(ra.value.parents.length)),
+    ' parents; B: ', el('span', { id: 'compare-count-b' }, String(rb.value.parents.length)), ' parents; boundaries only in A: ',
+    el('span', { id: 'compare-only-a' }, String(onlyA.size)), ', only in B: ', el('span', { id: 'compare-only-b' }, String(onlyB.size)),
+    ' (marked red)');
+  setStatus(status, 'done');
+}
+
+/** The matched chunk of a hit: hybrid/dense give fields.strata_best_child, lexical the inner hit of that name. */
+function bestChild(hit) {
+  if (hit.fields && hit.fields.strata_best_child) return hit.fields.strata_best_child[0];
+  const inner = hit.inner_hits && hit.inner_hits.strata_best_child;
+  if (inner && inner.hits.hits.length > 0) {
+    const h = inner.hits.hits[0];
+    return Object.assign({ side: 'lexical', score: h._score }, h._source);
+  }
+  return null;
+}
+
+async function runSearch() {
+  const scope = $('view-search');
+  clearErrors(scope);
+  const status = $('search-status');
+  const index = $('search-index').value.trim();
+  const k = Number($('search-k').value);
+  const mg = { query_text: $('search-question').value, k, explain_child: true };
+  const mode = $('search-mode').value;
+  if (mode !== '') mg.mode = mode;
+  if ($('search-parents-only').checked) mg.levels = [0];
+  const body = { size: k, query: { multi_granular: mg }, _source: { excludes: ['embedding', 'children'] } };
+  setStatus(status, 'searching…', true);
+  const list = $('search-results');
+  try {
+    const r = await api('POST', '/' + encodeURIComponent(index) + '/_search', body);
+    list.replaceChildren();
+    for (const hit of r.hits.hits) {
+      const src = hit._source || {};
+      const child = bestChild(hit);
+      const parentText = src.text || '';
+      const textNode = el('div', { class: 'parent-text' });
+      if (child && typeof child.start === 'number' && typeof src.start === 'number') {
+        const from = Math.max(0, child.start - src.start);
+        const to = Math.min(parentText.length, child.end - src.start);
+        textNode.append(parentText.slice(0, from), el('mark', { class: 'matched' }, parentText.slice(from, to)), parentText.slice(to));
+      } else {
+        textNode.append(parentText);
+      }
+      const meta = ['score ' + Number(hit._score).toFixed(4), 'parent ' + src.ordinal + ' of document ' + src.source_id];
+      if (child) {
+        meta.push('matched: level ' + child.level + ' chunk ' + child.ordinal + (child.side ? ' (' + child.side + ' side)' : ''));
+        if (child.dense) meta.push('dense ' + Number(child.dense.score).toFixed(4) + ' (share ' + Number(child.dense.share).toFixed(2) + ')');
+        if (child.lexical) meta.push('lexical ' + Number(child.lexical.score).toFixed(4) + ' (share ' + Number(child.lexical.share).toFixed(2) + ')');
+        if (child.dense || child.lexical) meta.push('fused ' + Number(child.score).toFixed(4));
+      }
+      list.append(el('li', { class: 'hit', 'data-id': hit._id }, el('div', { class: 'meta' }, meta.join(' · ')), textNode));
+    }
+    setStatus(status, r.hits.hits.length + ' parents in ' + r.took + ' ms');
+  } catch (e) {
+    list.replaceChildren();
+    setStatus(status, 'error: ' + e.message);
+    showFieldErrors(scope, e.message);
+  }
+}
+
+function show(view) {
+  for (const v of ['chunk', 'compare', 'search']) {
+    $('view-' + v).hidden = v !== view;
+    $('tab-' + v).classList.toggle('active', v === view);
+  }
+  if (location.hash !== '#' + view) history.replaceState(null, '', '#' + view);
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  makeConfig($('cfg-a'));
+  makeConfig($('cfg-b'), { type: 'recursive', theta: 300 });
+  makeConfig($('cfg-c'), { type: 'sentence', theta: 300 });
+  document.querySelectorAll('.tab').forEach((t) => t.addEventListener('click', () => show(t.dataset.view)));
+  $('chunk-run').addEventListener('click', runChunk);
+  $('doc-load').addEventListener('click', loadDocument);
+  $('compare-run').addEventListener('click', runCompare);
+  $('search-run').addEventListener('click', runSearch);
+  const initial = location.hash.slice(1);
+  show(['chunk', 'compare', 'search'].includes(initial) ? initial : 'chunk');
+  document.body.dataset.ready = 'true';
+});

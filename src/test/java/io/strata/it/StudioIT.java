@@ -1,0 +1,301 @@
+package io.strata.it;
+
+import com.carrotsearch.randomizedtesting.annotations.ThreadLeakScope;
+import org.apache.hc.core5.http.HttpHost;
+import org.junit.AfterClass;
+import org.opensearch.client.Request;
+import org.opensearch.client.Response;
+import org.opensearch.client.ResponseException;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Strata Studio driven as a person would, in real headless Chromium (Debian's chromium + chromedriver, which
+ * bin/strata-test installs) against the real test cluster: every assertion compares the page's DOM with what the REST
+ * API answers for the same input. Screenshots of each view go to target/studio-screenshots/ on every run (the README's
+ * images in docs/studio/ are copies of them).
+ */
+// Selenium's HTTP client keeps idle threads after the driver quits; they are not ours to leak-check
+@ThreadLeakScope(ThreadLeakScope.Scope.NONE)
+@SuppressWarnings("unchecked")
+public class StudioIT extends StrataRestTestCase {
+    private static WebDriver driver;
+
+    private static WebDriver driver() {
+        if (driver == null) {
+            ChromeOptions options = new ChromeOptions();
+            options.setBinary(System.getProperty("strata.chromium", "/usr/bin/chromium"));
+            options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000");
+            ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(new File(System.getProperty("strata.chromedriver", "/usr/bin/chromedriver"))).build();
+            driver = new ChromeDriver(service, options);
+        }
+        return driver;
+    }
+
+    @AfterClass
+    public static void quit() {
+        if (driver != null) {
+            driver.quit();
+            driver = null;
+        }
+    }
+
+    private String base() {
+        HttpHost host = getClusterHosts().get(0);
+        return "http://" + host.getHostName() + ":" + host.getPort() + "/_plugins/_strata/studio";
+    }
+
+    private void open(String view) {
+        driver().get("about:blank"); // a fresh page: only the hash would change otherwise, and the page would not reload
+        driver().get(base() + "#" + view);
+        wait(30).until(d -> "true".equals(((JavascriptExecutor) d).executeScript("return document.body.dataset.ready")));
+    }
+
+    private static WebDriverWait wait(int seconds) {
+        return new WebDriverWait(driver(), Duration.ofSeconds(seconds));
+    }
+
+    private static WebElement byId(String id) {
+        return driver().findElement(By.id(id));
+    }
+
+    /** Sets an input's value the way typing would end (long texts typed key by key would take minutes). */
+    private static void setValue(WebElement input, String value) {
+        ((JavascriptExecutor) driver()).executeScript("arguments[0].value = arguments[1]", input, value);
+    }
+
+    private static void setConfig(String configId, String strategy, int theta) {
+        WebElement config = byId(configId);
+        new org.openqa.selenium.support.ui.Select(config.findElement(By.className("f-strategy"))).selectByVisibleText(strategy);
+        setValue(config.findElement(By.className("f-theta")), Integer.toString(theta));
+    }
+
+    private static void awaitStatus(String id) {
+        wait(120).until(d -> {
+            String s = d.findElement(By.id(id)).getText();
+            return s.equals("done") || s.startsWith("error") || s.contains(" parents in ");
+        });
+    }
+
+    private static void screenshot(String name) throws IOException {
+        File shot = ((org.openqa.selenium.TakesScreenshot) driver()).getScreenshotAs(OutputType.FILE);
+        Path dir = Path.of("target", "studio-screenshots");
+        Files.createDirectories(dir);
+        Files.copy(shot.toPath(), dir.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static String chapter() {
+        return emmaChapters().values().iterator().next();
+    }
+
+    public void testPage_isServedWithAStrictContentSecurityPolicy_andOnlyItsOwnFiles() throws Exception {
+        Response page = client().performRequest(new Request("GET", "/_plugins/_strata/studio"));
+        assertEquals(200, page.getStatusLine().getStatusCode());
+        assertTrue(page.getHeader("Content-Type").startsWith("text/html"));
+        String csp = page.getHeader("Content-Security-Policy");
+        assertTrue(csp, csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && !csp.contains("unsafe"));
+        assertEquals("nosniff", page.getHeader("X-Content-Type-Options"));
+        Response js = client().performRequest(new Request("GET", "/_plugins/_strata/studio/studio.js"));
+        assertTrue(js.getHeader("Content-Type").startsWith("text/javascript"));
+        ResponseException e = expectThrows(ResponseException.class,
+            () -> client().performRequest(new Request("GET", "/_plugins/_strata/studio/..%2F..%2Fplugin-security.policy")));
+        assertEquals(404, e.getResponse().getStatusLine().getStatusCode());
+    }
+
+    public void testChunkView_showsExactlyTheParentsOfTheChunkApi_withChildBoundaries() throws Exception {
+        String text = chapter();
+        Map<String, Object> rest = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
+            "strategy", Map.of("type", "recursive", "max_words", 120), "granularities", List.of(0.5, 0.25))));
+        List<Map<String, Object>> parents = (List<Map<String, Object>>) rest.get("parents");
+        open("chunk");
+        setValue(byId("chunk-text"), text);
+        setConfig("cfg-a", "recursive", 120);
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        assertEquals("done", byId("chunk-status").getText());
+        assertEquals(Integer.toString(parents.size()), byId("parent-count").getText());
+        List<WebElement> bands = driver().findElements(By.cssSelector("#chunk-view .parent"));
+        assertEquals(parents.size(), bands.size());
+        int cuts = 0;
+        for (int i = 0; i < parents.size(); i++) {
+            assertEquals(parents.get(i).get("start").toString(), bands.get(i).getAttribute("data-start"));
+            assertEquals(parents.get(i).get("end").toString(), bands.get(i).getAttribute("data-end"));
+            assertEquals("the band holds the parent's text", parents.get(i).get("text"), bands.get(i).getAttribute("textContent"));
+            java.util.Set<Object> childStarts = new java.util.HashSet<>();
+            for (Map<String, Object> c : (List<Map<String, Object>>) parents.get(i).get("children")) {
+                if ((Integer) c.get("level") > 0 && !c.get("start").equals(parents.get(i).get("start"))) {
+                    childStarts.add(c.get("start"));
+                }
+            }
+            cuts += childStarts.size();
+        }
+        assertEquals("one mark per distinct child start inside a parent", cuts,
+            driver().findElements(By.cssSelector("#chunk-view .cut.l1, #chunk-view .cut.l2")).size());
+        assertTrue("the histogram has bars", driver().findElements(By.cssSelector("#chunk-hist rect")).size() > 0);
+        screenshot("chunk");
+    }
+
+    public void testChunkView_plotsTheEvidence_andAPointScrollsToItsSentence() throws Exception {
+        String text = chapter().substring(0, 3000);
+        Map<String, Object> rest = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
+            "strategy", Map.of("type", "semantic", "max_words", 120))));
+        List<Map<String, Object>> evidence = (List<Map<String, Object>>) rest.get("evidence");
+        assertFalse(evidence.isEmpty());
+        open("chunk");
+        setValue(byId("chunk-text"), text);
+        setConfig("cfg-a", "semantic", 120);
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        assertEquals("done", byId("chunk-status").getText());
+        List<WebElement> points = driver().findElements(By.cssSelector("#chunk-plot circle.pt"));
+        assertEquals(((List<?>) evidence.get(0).get("positions")).size(), points.size());
+        assertEquals("the threshold line is drawn", 1, driver().findElements(By.cssSelector("#chunk-plot line.threshold")).size());
+        WebElement point = points.get(points.size() / 2);
+        int pos = Integer.parseInt(point.getAttribute("data-pos"));
+        ((JavascriptExecutor) driver()).executeScript("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", point);
+        WebElement flashed = driver().findElement(By.cssSelector("#chunk-view .seg.flash"));
+        int start = Integer.parseInt(flashed.getAttribute("data-start"));
+        int end = Integer.parseInt(flashed.getAttribute("data-end"));
+        assertTrue(start + " <= " + pos + " < " + end, start <= pos && pos < end);
+        screenshot("chunk-evidence");
+    }
+
+    public void testChunkView_aBadThetaShowsTheApisMessageNextToThatField() throws Exception {
+        open("chunk");
+        setValue(byId("chunk-text"), "Some text. Another sentence.");
+        setConfig("cfg-a", "recursive", 0);
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        WebElement theta = byId("cfg-a").findElement(By.className("f-theta"));
+        assertTrue(theta.getAttribute("class").contains("invalid"));
+        WebElement error = theta.findElement(By.xpath("./ancestor::label")).findElement(By.className("field-error"));
+        assertTrue(error.getText(), error.getText().contains("[strategy.max_words] must be an integer in [1, 8192]"));
+        assertEquals("only that field is marked", 1, driver().findElements(By.className("field-error")).size());
+    }
+
+    public void testChunkView_textIsShownAsText_neverRunAsHtml() throws Exception {
+        String evil = "<script>window.__xss = 1</script> Emma <img src=x onerror=\"window.__xss = 2\"> was <b>clever</b>.";
+        open("chunk");
+        setValue(byId("chunk-text"), evil);
+        setConfig("cfg-a", "recursive", 300);
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        assertEquals("done", byId("chunk-status").getText());
+        WebElement view = byId("chunk-view");
+        assertEquals(evil, view.getAttribute("textContent"));
+        assertTrue(view.findElements(By.tagName("img")).isEmpty());
+        assertTrue(view.findElements(By.tagName("script")).isEmpty());
+        assertTrue(view.findElements(By.tagName("b")).isEmpty());
+        assertNull(((JavascriptExecutor) driver()).executeScript("return window.__xss === undefined ? null : window.__xss"));
+    }
+
+    public void testCompareView_marksTheBoundariesOnlyOneConfigurationHas() throws Exception {
+        String text = chapter();
+        Map<String, Object> a = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
+            "strategy", Map.of("type", "recursive", "max_words", 200))));
+        Map<String, Object> b = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
+            "strategy", Map.of("type", "sentence", "max_words", 200))));
+        java.util.Set<Object> sa = starts(a);
+        java.util.Set<Object> sb = starts(b);
+        long onlyA = sa.stream().filter(s -> !sb.contains(s)).count();
+        long onlyB = sb.stream().filter(s -> !sa.contains(s)).count();
+        open("chunk");
+        setValue(byId("chunk-text"), text);
+        byId("tab-compare").click();
+        setConfig("cfg-b", "recursive", 200);
+        setConfig("cfg-c", "sentence", 200);
+        byId("compare-run").click();
+        awaitStatus("compare-status");
+        assertEquals("done", byId("compare-status").getText());
+        assertEquals(Integer.toString(((List<?>) a.get("parents")).size()), byId("compare-count-a").getText());
+        assertEquals(Integer.toString(((List<?>) b.get("parents")).size()), byId("compare-count-b").getText());
+        assertEquals(Long.toString(onlyA), byId("compare-only-a").getText());
+        assertEquals(Long.toString(onlyB), byId("compare-only-b").getText());
+        assertEquals(onlyA, driver().findElements(By.cssSelector("#compare-a .cut.diff")).size());
+        assertEquals(onlyB, driver().findElements(By.cssSelector("#compare-b .cut.diff")).size());
+        screenshot("compare");
+    }
+
+    private static java.util.Set<Object> starts(Map<String, Object> r) {
+        java.util.Set<Object> out = new java.util.HashSet<>();
+        for (Map<String, Object> p : (List<Map<String, Object>>) r.get("parents")) {
+            if ((Integer) p.get("start") > 0) {
+                out.add(p.get("start"));
+            }
+        }
+        return out;
+    }
+
+    public void testSearchView_showsTheParentsOfTheQuery_withTheMatchedChunkHighlighted() throws Exception {
+        putPipeline("studio", "{\"field\": \"text\", \"target_index\": \"studio-chunks\", \"strategy\": {\"type\": \"recursive\","
+            + " \"max_words\": 150}}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        int n = 0;
+        for (Map.Entry<String, String> c : emmaChapters().entrySet()) {
+            if (n++ == 3) {
+                break;
+            }
+            docs.put(Integer.toString(n), Map.of("text", c.getValue()));
+        }
+        bulk("studio-src", "studio", docs);
+        refresh("studio-chunks");
+        String question = "Who married Miss Taylor?";
+        Map<String, Object> rest = call("POST", "/studio-chunks/_search", json(Map.of("size", 3, "query",
+            Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)))));
+        List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) rest.get("hits")).get("hits");
+        open("search");
+        setValue(byId("search-index"), "studio-chunks");
+        setValue(byId("search-k"), "3");
+        setValue(byId("search-question"), question);
+        byId("search-run").click();
+        awaitStatus("search-status");
+        List<WebElement> shown = driver().findElements(By.cssSelector("#search-results li.hit"));
+        List<String> ids = new ArrayList<>();
+        shown.forEach(li -> ids.add(li.getAttribute("data-id")));
+        assertEquals(hits.stream().map(h -> h.get("_id")).toList(), ids);
+        for (int i = 0; i < hits.size(); i++) {
+            Map<String, Object> child = ((List<Map<String, Object>>) ((Map<String, Object>) hits.get(i).get("fields"))
+                .get("strata_best_child")).get(0);
+            WebElement mark = shown.get(i).findElement(By.cssSelector("mark.matched"));
+            assertEquals(child.get("text"), mark.getAttribute("textContent"));
+            String meta = shown.get(i).findElement(By.className("meta")).getText();
+            assertTrue(meta, meta.contains("(" + child.get("side") + " side)") && meta.contains("dense ") && meta.contains("fused "));
+        }
+        screenshot("search");
+        // the toggle: parents only
+        byId("search-parents-only").click();
+        byId("search-run").click();
+        awaitStatus("search-status");
+        for (WebElement li : driver().findElements(By.cssSelector("#search-results li.hit"))) {
+            assertTrue(li.findElement(By.className("meta")).getText().contains("matched: level 0"));
+        }
+        // an unknown mode: the 400's message next to the mode field
+        ((JavascriptExecutor) driver()).executeScript(
+            "const o = document.createElement('option'); o.value = 'fuzzy'; o.textContent = 'fuzzy'; arguments[0].append(o); arguments[0].value = 'fuzzy'",
+            byId("search-mode"));
+        byId("search-run").click();
+        awaitStatus("search-status");
+        WebElement error = byId("search-mode").findElement(By.xpath("./ancestor::label")).findElement(By.className("field-error"));
+        assertTrue(error.getText(), error.getText().contains("[mode]"));
+    }
+}
