@@ -45,6 +45,18 @@ public final class ChunkingConfig {
      *
      * @param field the name of the setting, used in error messages
      */
+    /**
+     * Removes and parses the {@code strategy} of a configuration map: absent means the default (recursive, 300 words),
+     * an explicit null is an error — it would otherwise silently mean the default.
+     */
+    public static ChunkingStrategy removeStrategy(Map<String, Object> config, StrategyModels models) {
+        if (config.containsKey("strategy") && config.get("strategy") == null) {
+            throw new ConfigException("strategy", "[strategy] must be an object like {\"type\": \"recursive\", \"max_words\": 300}, "
+                + "got [null]; leave it out for the default (recursive, " + DEFAULT_MAX_WORDS + " words)");
+        }
+        return parseStrategy("strategy", config.remove("strategy"), models);
+    }
+
     public static ChunkingStrategy parseStrategy(String field, Object strategy) {
         return parseStrategy(field, strategy, StrategyModels.NONE);
     }

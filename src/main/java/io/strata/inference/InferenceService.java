@@ -357,10 +357,6 @@ public final class InferenceService implements Closeable {
         }
     }
 
-    public Map<String, DjlEmbedder> loadedModels() {
-        return Map.copyOf(loaded);
-    }
-
     /** For each loaded embedded model: its inputs cut to {@code max_tokens} since it loaded. */
     public Map<String, Long> truncations() {
         Map<String, Long> truncations = new TreeMap<>();

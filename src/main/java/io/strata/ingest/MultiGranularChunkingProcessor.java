@@ -426,6 +426,10 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 }
             }
             String field = ConfigurationUtils.readStringProperty(TYPE, tag, config, "field");
+            if (field.isBlank()) {
+                throw ConfigurationUtils.newConfigurationException(TYPE, tag, "field",
+                    "must name the source field holding the text, got an empty string");
+            }
             String targetIndex = ConfigurationUtils.readStringProperty(TYPE, tag, config, "target_index");
             validateIndexName(tag, targetIndex);
             boolean ignoreMissing = ConfigurationUtils.readBooleanProperty(TYPE, tag, config, "ignore_missing", false);
@@ -456,8 +460,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             MultiGranularChunker chunker;
             try {
-                var strategy = ChunkingConfig.parseStrategy("strategy", config.remove("strategy"),
-                    new InferenceModels(services.inference(), embed ? model : null));
+                var strategy = ChunkingConfig.removeStrategy(config, new InferenceModels(services.inference(), embed ? model : null));
                 var granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
                     strategy.maxWords());
                 chunker = new MultiGranularChunker(strategy, granularities, segmenter);

@@ -93,7 +93,7 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
             if (model != null) {
                 service.validate("[_chunk]", model);
             }
-            var strategy = ChunkingConfig.parseStrategy("strategy", body.remove("strategy"), new InferenceModels(service, model));
+            var strategy = ChunkingConfig.removeStrategy(body, new InferenceModels(service, model));
             var granularities = ChunkingConfig.parseGranularities("granularities", body.remove("granularities"), strategy.maxWords());
             chunker = new MultiGranularChunker(strategy, granularities, segmenter);
         } catch (ConfigException e) {

@@ -88,4 +88,17 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "granularities", List.of(0.5, 0.7))).getMessage()
             .contains("strictly decreasing"));
     }
+
+    @Test
+    public void testCreate_emptyFieldAndNullStrategy_areRejectedNotDefaulted() {
+        OpenSearchParseException empty = rejected(Map.of("field", "", "target_index", "c"));
+        assertEquals("field", empty.getMetadata("opensearch.property_name").get(0));
+        assertTrue(empty.getMessage(), empty.getMessage().contains("got an empty string"));
+        Map<String, Object> config = new HashMap<>(Map.of("field", "b", "target_index", "c"));
+        config.put("strategy", null);
+        OpenSearchParseException nullStrategy = assertThrows(OpenSearchParseException.class,
+            () -> factory.create(Map.of(), "tag", null, config));
+        assertEquals("strategy", nullStrategy.getMetadata("opensearch.property_name").get(0));
+        assertTrue(nullStrategy.getMessage(), nullStrategy.getMessage().contains("[strategy] must be an object"));
+    }
 }

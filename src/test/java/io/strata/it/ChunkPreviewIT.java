@@ -44,6 +44,7 @@ public class ChunkPreviewIT extends StrataRestTestCase {
         assertBad("{\"text\": \"Some text.\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 0}}",
             "[strategy.max_words] must be an integer in [1, 8192]");
         assertBad("{\"text\": \"Some text.\", \"granularities\": [0.2, 0.4]}", "strictly decreasing");
+        assertBad("{\"text\": \"Some text.\", \"strategy\": null}", "[strategy] must be an object");
         assertBad("{\"text\": \"Some text.\", \"model\": \"no-such-model\"}", "unknown model [no-such-model]");
     }
 

@@ -108,12 +108,6 @@ public record BoundaryHead(String name, String encoder, int windowTokens, int co
         return 1 / (1 + Math.exp(-t));
     }
 
-    /** Whether {@code dir/model.json} describes a boundary head (rather than an encoder). */
-    public static boolean isHead(Path dir) throws IOException {
-        Path json = dir.resolve("model.json");
-        return Files.isRegularFile(json) && TASK.equals(readJson(json).get("task"));
-    }
-
     /** Reads and validates a head folder; the files it names must lie inside {@code dir}. */
     public static BoundaryHead read(String name, Path dir) throws IOException {
         Path json = dir.resolve("model.json");
