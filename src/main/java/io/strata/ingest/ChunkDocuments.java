@@ -179,20 +179,6 @@ public final class ChunkDocuments {
             Map.of("name", "hnsw", "engine", "lucene", "space_type", "cosinesimil"));
     }
 
-    /** The {@code _meta.strata} object of a chunk index mapping, or null. */
-    @SuppressWarnings("unchecked")
-    public static Map<String, Object> strataMeta(Map<String, Object> mapping) {
-        if (mapping == null || !(mapping.get("_meta") instanceof Map<?, ?> meta)) {
-            return null;
-        }
-        return meta.get(META_KEY) instanceof Map<?, ?> strata ? (Map<String, Object>) strata : null;
-    }
-
-    /** The format of a chunk index from its {@code _meta.strata} (1 when not recorded: the first indices did not). */
-    public static int formatOf(Map<String, Object> strataMeta) {
-        return strataMeta != null && strataMeta.get(META_FORMAT) instanceof Number n ? n.intValue() : 1;
-    }
-
     /** Whether an entry of {@code children} is the parent's own level-0 entry (format 2), not a chunk of the chunking. */
     public static boolean isSelfEntry(Object child) {
         return child instanceof Map<?, ?> c && c.get(LEVEL) instanceof Number level && level.intValue() == 0;
@@ -230,14 +216,4 @@ public final class ChunkDocuments {
         return out;
     }
 
-    /** The source index recorded in a chunk index mapping, or null when the mapping is not a chunk index's. */
-    public static String sourceUuidOf(Map<String, Object> mapping) {
-        Map<String, Object> strata = strataMeta(mapping);
-        return strata != null && strata.get(META_SOURCE_UUID) instanceof String s ? s : null;
-    }
-
-    public static String sourceIndexOf(Map<String, Object> mapping) {
-        Map<String, Object> strata = strataMeta(mapping);
-        return strata != null && strata.get(META_SOURCE_INDEX) instanceof String s ? s : null;
-    }
 }

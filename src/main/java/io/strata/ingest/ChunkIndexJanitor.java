@@ -8,7 +8,6 @@ import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.ClusterStateListener;
 import org.opensearch.cluster.ClusterStateUpdateTask;
 import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.metadata.MetadataDeleteIndexService;
 import org.opensearch.cluster.metadata.MetadataMappingService;
 import org.opensearch.cluster.service.ClusterService;
@@ -27,9 +26,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -158,32 +155,25 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
 
     /** Whether {@code index} is a chunk index that records {@code source}'s name and UUID. */
     private static boolean records(IndexMetadata index, Index source) {
-        MappingMetadata mapping = index.mapping();
-        if (mapping == null) {
-            return false;
-        }
-        Map<String, Object> map = mapping.sourceAsMap();
-        return source.getName().equals(ChunkDocuments.sourceIndexOf(map)) && source.getUUID().equals(ChunkDocuments.sourceUuidOf(map));
+        ChunkIndexMeta meta = ChunkIndexMeta.of(index);
+        return meta != null && source.getName().equals(meta.sourceIndex()) && source.getUUID().equals(meta.sourceUuid());
     }
 
     /** Chunk indices written before their source index existed learn its UUID, so that its deletion can find them. */
     private void recordSourceUuids(ClusterState state, Set<String> created) {
         for (IndexMetadata index : state.metadata().indices().values()) {
-            MappingMetadata mapping = index.mapping();
-            Map<String, Object> map = mapping == null ? null : mapping.sourceAsMap();
-            String owner = map == null ? null : ChunkDocuments.sourceIndexOf(map);
-            if (owner == null || !created.contains(owner) || !IndexMetadata.INDEX_UUID_NA_VALUE.equals(ChunkDocuments.sourceUuidOf(map))) {
+            ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(index);
+            String owner = chunkMeta == null ? null : chunkMeta.sourceIndex();
+            if (owner == null || !created.contains(owner) || !IndexMetadata.INDEX_UUID_NA_VALUE.equals(chunkMeta.sourceUuid())) {
                 continue;
             }
             IndexMetadata source = state.metadata().index(owner);
             if (source == null) {
                 continue;
             }
-            Map<String, Object> strata = new LinkedHashMap<>(ChunkDocuments.strataMeta(map));
-            strata.put(ChunkDocuments.META_SOURCE_UUID, source.getIndexUUID());
             String meta;
             try {
-                meta = BytesReference.bytes(XContentFactory.jsonBuilder().map(Map.of("_meta", Map.of(ChunkDocuments.META_KEY, strata))))
+                meta = BytesReference.bytes(XContentFactory.jsonBuilder().map(chunkMeta.mappingWithSourceUuid(source.getIndexUUID())))
                     .utf8ToString();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);

@@ -14,7 +14,6 @@ import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
@@ -236,8 +235,8 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         if (current.version() != state.metadata().version()) {
             Map<String, List<String>> bySource = new HashMap<>();
             for (IndexMetadata index : state.metadata().indices().values()) {
-                MappingMetadata mapping = index.mapping();
-                String source = mapping == null ? null : ChunkDocuments.sourceIndexOf(mapping.sourceAsMap());
+                ChunkIndexMeta meta = ChunkIndexMeta.of(index);
+                String source = meta == null ? null : meta.sourceIndex();
                 if (source != null) {
                     bySource.computeIfAbsent(source, k -> new ArrayList<>()).add(index.getIndex().getName());
                 }

@@ -14,7 +14,6 @@ import org.opensearch.action.get.MultiGetRequest;
 import org.opensearch.action.index.IndexRequest;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.util.concurrent.ThreadContext;
@@ -32,7 +31,6 @@ import java.util.HashMap;
 import java.util.Set;
 import java.util.function.IntFunction;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -175,10 +173,9 @@ public final class ChunkStore {
     private void checkMapping(String target, String sourceIndex, String sourceUuid, ModelInfo model, String key,
                               ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
-        MappingMetadata mapping = metadata == null ? null : metadata.mapping();
-        Map<String, Object> strata = mapping == null ? null : ChunkDocuments.strataMeta(mapping.sourceAsMap());
-        String owner = strata == null ? null : ChunkDocuments.sourceIndexOf(mapping.sourceAsMap());
-        Object existingModel = strata == null ? null : strata.get(ChunkDocuments.META_MODEL);
+        ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
+        String owner = chunkMeta == null ? null : chunkMeta.sourceIndex();
+        Object existingModel = chunkMeta == null ? null : chunkMeta.model();
         Object wantedModel = model == null ? null : ChunkDocuments.modelMeta(model);
         if (owner != null && owner.equals(sourceIndex) && existingModel != null && !existingModel.equals(wantedModel)) {
             listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
@@ -198,12 +195,10 @@ public final class ChunkStore {
                 markReady(target, key, sourceUuid);
                 listener.onResponse(null);
             }, listener::onFailure));
-        } else if (owner.equals(sourceIndex) && !sourceUuid.equals(strata.get(ChunkDocuments.META_SOURCE_UUID))) {
+        } else if (owner.equals(sourceIndex) && !sourceUuid.equals(chunkMeta.sourceUuid())) {
             // the source index was re-created (or not created yet): claim the chunk index for this incarnation first, so
             // that the janitor's check for the deleted one (serialised with this update on the cluster manager) spares it
-            Map<String, Object> claimed = new LinkedHashMap<>(strata);
-            claimed.put(ChunkDocuments.META_SOURCE_UUID, sourceUuid);
-            PutMappingRequest put = new PutMappingRequest(target).source(Map.of("_meta", Map.of(ChunkDocuments.META_KEY, claimed)));
+            PutMappingRequest put = new PutMappingRequest(target).source(chunkMeta.mappingWithSourceUuid(sourceUuid));
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
                 markReady(target, key, sourceUuid);
                 listener.onResponse(null);

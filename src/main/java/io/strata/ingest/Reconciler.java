@@ -11,9 +11,6 @@ import org.opensearch.action.search.ClearScrollRequest;
 import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.search.SearchScrollRequest;
-import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.MappingMetadata;
-import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.unit.TimeValue;
 import org.opensearch.core.action.ActionListener;
@@ -175,20 +172,8 @@ public final class Reconciler {
         }
     }
 
-    /** Chunk indices whose mapping names {@code sourceIndex}, sorted. */
-    public static List<String> chunkIndicesOf(Metadata metadata, String sourceIndex) {
-        Set<String> out = new TreeSet<>();
-        for (IndexMetadata index : metadata.indices().values()) {
-            MappingMetadata mapping = index.mapping();
-            if (mapping != null && sourceIndex.equals(ChunkDocuments.sourceIndexOf(mapping.sourceAsMap()))) {
-                out.add(index.getIndex().getName());
-            }
-        }
-        return List.copyOf(out);
-    }
-
     public void reconcile(String sourceIndex, boolean dryRun, ActionListener<Report> listener) {
-        Report report = new Report(sourceIndex, chunkIndicesOf(clusterService.state().metadata(), sourceIndex), dryRun);
+        Report report = new Report(sourceIndex, ChunkIndexMeta.chunkIndicesOf(clusterService.state().metadata(), sourceIndex), dryRun);
         List<String> all = new ArrayList<>(report.chunkIndices);
         all.add(sourceIndex);
         // scrolls see refreshed documents only: make every acknowledged write visible first

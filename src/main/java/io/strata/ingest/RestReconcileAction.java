@@ -63,7 +63,7 @@ public final class RestReconcileAction extends BaseRestHandler {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[_reconcile] [index] must name one source index, got [%s]", index));
             }
-            List<String> chunkIndices = Reconciler.chunkIndicesOf(state, index);
+            List<String> chunkIndices = ChunkIndexMeta.chunkIndicesOf(state, index);
             if (chunkIndices.isEmpty()) {
                 throw new IndexNotFoundException(index);
             }
@@ -71,7 +71,8 @@ public final class RestReconcileAction extends BaseRestHandler {
             Reconciler reconciler = new Reconciler(client, clusterService.get(), new ChunkProcessors(clusterService.get(), ingestService.get()));
             return channel -> reconciler.reconcileDeleted(index, chunkIndices, dryRun, new RestStatusToXContentListener<>(channel));
         }
-        String owner = metadata.mapping() == null ? null : ChunkDocuments.sourceIndexOf(metadata.mapping().sourceAsMap());
+        ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
+        String owner = chunkMeta == null ? null : chunkMeta.sourceIndex();
         if (owner != null) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, owner));

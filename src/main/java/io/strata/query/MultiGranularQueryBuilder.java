@@ -3,6 +3,7 @@ package io.strata.query;
 import io.strata.chunking.Embedder;
 import io.strata.inference.ModelRef;
 import io.strata.ingest.ChunkDocuments;
+import io.strata.ingest.ChunkIndexMeta;
 import org.apache.lucene.document.IntPoint;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PointValues;
@@ -19,8 +20,6 @@ import org.apache.lucene.search.join.ToParentBlockJoinQuery;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.IndicesRequest;
 import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.MappingMetadata;
 import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.core.ParseField;
 import org.opensearch.core.action.ActionListener;
@@ -487,16 +486,14 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         Set<Object> models = new HashSet<>();
         List<String> withoutVectors = new ArrayList<>();
         for (Index index : indices) {
-            IndexMetadata metadata = state.metadata().index(index);
-            MappingMetadata mapping = metadata == null ? null : metadata.mapping();
-            Map<String, Object> strata = mapping == null ? null : ChunkDocuments.strataMeta(mapping.sourceAsMap());
-            if (strata == null) {
+            ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(index));
+            if (meta == null) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
                         + "multi_granular_chunking pipeline", NAME, index.getName()));
             }
-            if (strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m) {
-                models.add(m);
+            if (meta.hasVectors()) {
+                models.add(meta.model());
             } else {
                 withoutVectors.add(index.getName());
             }
@@ -571,10 +568,9 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
                 "[%s] index [%s] is not a Strata chunk index with vectors (no [embedding] field or nested [children])", NAME,
                 context.index().getName()));
         }
-        Map<String, Object> meta = context.getMapperService().documentMapper().meta();
-        Map<String, Object> strata = meta == null ? null : ChunkDocuments.strataMeta(Map.of("_meta", meta));
-        if (strata != null && strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m && m.get("dimension") instanceof Integer dim
-            && dim != vector.length) {
+        ChunkIndexMeta meta = ChunkIndexMeta.ofMeta(context.getMapperService().documentMapper().meta());
+        Integer dim = meta == null ? null : meta.dimension();
+        if (dim != null && dim != vector.length) {
             throw new QueryShardException(context, String.format(Locale.ROOT,
                 "[%s] the query vector has %d dimensions but index [%s] holds vectors of %d", NAME, vector.length,
                 context.index().getName(), dim));
@@ -593,7 +589,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         if (childLevels.isEmpty()) {
             // levels [0]: the parents' own graph, which holds only parents: no level filter needed
             max = new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates(), parentCandidates);
-        } else if (ChunkDocuments.formatOf(strata) >= ChunkDocuments.FORMAT_SELF_IN_CHILDREN) {
+        } else if (meta != null && meta.selfInChildren()) {
             max = oneNestedSearch(context, effective, parentFilter, parentCandidates);
         } else {
             max = parentOrChildSearch(context, childLevels, parentFilter, userFilter, parentCandidates);

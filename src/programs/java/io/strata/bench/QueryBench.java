@@ -617,8 +617,8 @@ public final class QueryBench {
         Map<String, Object> count = call("GET", "/" + index + "/_count", null);
         Map<String, Object> mapping = get(get(call("GET", "/" + index + "/_mapping", null), index), "mappings");
         Object dimension = get(get(mapping, "properties"), "embedding").get("dimension");
-        Map<String, Object> strata = ChunkDocuments.strataMeta(mapping);
-        boolean format = strata == null || ChunkDocuments.formatOf(strata) == ChunkDocuments.FORMAT_VERSION; // flat: no _meta
+        io.strata.ingest.ChunkIndexMeta meta = io.strata.ingest.ChunkIndexMeta.ofMapping(mapping);
+        boolean format = meta == null || meta.format() == ChunkDocuments.FORMAT_VERSION; // flat: no _meta
         return ((Number) count.get("count")).intValue() == docs && ((Number) dimension).intValue() == dim && format;
     }
 

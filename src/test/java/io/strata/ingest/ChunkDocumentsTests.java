@@ -103,8 +103,26 @@ public class ChunkDocumentsTests {
     @Test
     public void testMapping_recordsFormatTwo_andFormatOfReadsOneWhenAbsent() {
         Map<String, Object> mapping = ChunkDocuments.mapping("books", new ModelInfo(ModelRef.embedded("m"), "m", 2));
-        assertEquals(2, ChunkDocuments.formatOf(ChunkDocuments.strataMeta(mapping)));
-        assertEquals(1, ChunkDocuments.formatOf(Map.of("source_index", "books")));
-        assertEquals(1, ChunkDocuments.formatOf(null));
+        assertEquals(2, ChunkIndexMeta.ofMapping(mapping).format());
+        assertTrue(ChunkIndexMeta.ofMapping(mapping).selfInChildren());
+        assertEquals(1, ChunkIndexMeta.ofMeta(Map.of("strata", Map.of("source_index", "books"))).format());
+        assertNull("not a chunk index", ChunkIndexMeta.ofMapping(Map.of("properties", Map.of())));
+    }
+
+    @Test
+    public void testChunkIndexMeta_readsSourceModelAndDimension_andRewritesOnlyTheUuid() {
+        Map<String, Object> mapping = ChunkDocuments.mapping("books", "uuid-1", new ModelInfo(ModelRef.embedded("m"), "m", 384));
+        ChunkIndexMeta meta = ChunkIndexMeta.ofMapping(mapping);
+        assertEquals("books", meta.sourceIndex());
+        assertEquals("uuid-1", meta.sourceUuid());
+        assertTrue(meta.hasVectors());
+        assertEquals(Integer.valueOf(384), meta.dimension());
+        ChunkIndexMeta claimed = ChunkIndexMeta.ofMapping(meta.mappingWithSourceUuid("uuid-2"));
+        assertEquals("uuid-2", claimed.sourceUuid());
+        assertEquals(meta.model(), claimed.model());
+        assertEquals(meta.format(), claimed.format());
+        ChunkIndexMeta noVectors = ChunkIndexMeta.ofMapping(ChunkDocuments.mapping("books", null));
+        assertFalse(noVectors.hasVectors());
+        assertNull(noVectors.dimension());
     }
 }

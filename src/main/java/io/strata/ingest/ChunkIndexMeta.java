@@ -1,0 +1,92 @@
+package io.strata.ingest;
+
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.MappingMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * The {@code _meta.strata} of a chunk index mapping, parsed once into a typed value: which source index (and which
+ * incarnation of it, by UUID) the chunk index serves, its format, and the embedding model of its vectors. Every reader
+ * of chunk-index metadata goes through here instead of picking keys out of raw maps.
+ *
+ * @param sourceIndex the source index's name, or null in a malformed entry
+ * @param sourceUuid  the UUID of the source index incarnation the chunks belong to ({@code _na_} before it exists), or null
+ * @param format      the chunk document format (1 when not recorded: the first indices did not)
+ * @param model       the model entry ({@code model} or {@code model_id}, {@code name}, {@code dimension}), null without vectors
+ * @param fields      every key of {@code _meta.strata} as stored, for rewriting it with one key changed
+ */
+public record ChunkIndexMeta(String sourceIndex, String sourceUuid, int format, Map<String, Object> model, Map<String, Object> fields) {
+
+    /** The metadata of a chunk index, or null when {@code index} is not one (no {@code _meta.strata}). */
+    public static ChunkIndexMeta of(IndexMetadata index) {
+        return index == null ? null : of(index.mapping());
+    }
+
+    public static ChunkIndexMeta of(MappingMetadata mapping) {
+        return mapping == null ? null : ofMapping(mapping.sourceAsMap());
+    }
+
+    /** From a mapping's source ({@code {"_meta": {"strata": …}, "properties": …}}). */
+    public static ChunkIndexMeta ofMapping(Map<String, Object> mapping) {
+        return mapping == null || !(mapping.get("_meta") instanceof Map<?, ?> meta) ? null : ofMeta(cast(meta));
+    }
+
+    /** From a mapping's {@code _meta} object (what a shard's document mapper holds). */
+    public static ChunkIndexMeta ofMeta(Map<String, Object> meta) {
+        if (meta == null || !(meta.get(ChunkDocuments.META_KEY) instanceof Map<?, ?> raw)) {
+            return null;
+        }
+        Map<String, Object> strata = cast(raw);
+        return new ChunkIndexMeta(
+            strata.get(ChunkDocuments.META_SOURCE_INDEX) instanceof String s ? s : null,
+            strata.get(ChunkDocuments.META_SOURCE_UUID) instanceof String u ? u : null,
+            strata.get(ChunkDocuments.META_FORMAT) instanceof Number n ? n.intValue() : 1,
+            strata.get(ChunkDocuments.META_MODEL) instanceof Map<?, ?> m ? Collections.unmodifiableMap(cast(m)) : null,
+            Collections.unmodifiableMap(new LinkedHashMap<>(strata)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> cast(Map<?, ?> map) {
+        return (Map<String, Object>) map;
+    }
+
+    /** Chunk indices whose metadata names {@code sourceIndex}, sorted. */
+    public static List<String> chunkIndicesOf(Metadata metadata, String sourceIndex) {
+        TreeSet<String> out = new TreeSet<>();
+        for (IndexMetadata index : metadata.indices().values()) {
+            ChunkIndexMeta meta = of(index);
+            if (meta != null && sourceIndex.equals(meta.sourceIndex())) {
+                out.add(index.getIndex().getName());
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** Whether the chunks carry vectors (a pipeline with a model wrote them). */
+    public boolean hasVectors() {
+        return model != null;
+    }
+
+    /** The vectors' dimension as recorded, or null. */
+    public Integer dimension() {
+        return model != null && model.get("dimension") instanceof Integer d ? d : null;
+    }
+
+    /** Format 2 and later: every parent is also its own level-0 entry of {@code children}. */
+    public boolean selfInChildren() {
+        return format >= ChunkDocuments.FORMAT_SELF_IN_CHILDREN;
+    }
+
+    /** The mapping update that records {@code uuid} as the source incarnation, every other key as it is. */
+    public Map<String, Object> mappingWithSourceUuid(String uuid) {
+        Map<String, Object> strata = new LinkedHashMap<>(fields);
+        strata.put(ChunkDocuments.META_SOURCE_UUID, uuid);
+        return Map.of("_meta", Map.of(ChunkDocuments.META_KEY, strata));
+    }
+}
