@@ -97,7 +97,13 @@ public class HybridQueryIT extends StrataRestTestCase {
             List<Map<String, Object>> three = hits(threeResponse);
             assertEquals(10, one.size());
             assertEquals(question, ids(one), ids(three));
-            assertEquals(question, scores(one), scores(three));
+            // equal to float rounding: Lucene sums a BM25 query's term scores in an order it picks per segment, so the
+            // same document's lexical score can differ by a few ulps between layouts (seen once: 6e-7 on 0.81)
+            List<Float> s1 = scores(one);
+            List<Float> s3 = scores(three);
+            for (int i = 0; i < s1.size(); i++) {
+                assertEquals(question + " #" + i, s1.get(i), s3.get(i), 1e-5f);
+            }
             // a lexical-only search without dfs differs between the two layouts: the hybrid's BM25 is global by construction
         }
     }
