@@ -1,5 +1,7 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.ChunkDocuments;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingClusterStateUpdateRequest;

@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkIndexMeta;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.action.ActionRequest;

@@ -1,5 +1,7 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.ChunkDocuments;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;

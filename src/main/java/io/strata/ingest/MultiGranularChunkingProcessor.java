@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.ConfigException;

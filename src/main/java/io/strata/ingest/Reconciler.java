@@ -1,5 +1,7 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.ChunkDocuments;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.delete.DeleteRequest;

@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkIndexMeta;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;

@@ -1,6 +1,6 @@
 package io.strata.query;
 
-import io.strata.ingest.ChunkDocuments;
+import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;

@@ -2,7 +2,7 @@ package io.strata.query;
 
 import io.strata.chunking.Embedder;
 import io.strata.inference.ModelRef;
-import io.strata.ingest.ChunkDocuments;
+import io.strata.chunkindex.ChunkDocuments;
 import org.opensearch.action.IndicesRequest;
 import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;

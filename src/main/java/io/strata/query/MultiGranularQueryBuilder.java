@@ -2,8 +2,8 @@ package io.strata.query;
 
 import io.strata.chunking.Embedder;
 import io.strata.inference.ModelRef;
-import io.strata.ingest.ChunkDocuments;
-import io.strata.ingest.ChunkIndexMeta;
+import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.ChunkIndexMeta;
 import org.apache.lucene.document.IntPoint;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PointValues;

@@ -1,5 +1,6 @@
 package io.strata.bench;
 
+import io.strata.chunkindex.ChunkIndexMeta;
 import io.strata.demo.JsonRest;
 
 import io.strata.chunking.Chunk;
@@ -7,7 +8,7 @@ import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
 import io.strata.inference.ModelInfo;
 import io.strata.inference.ModelRef;
-import io.strata.ingest.ChunkDocuments;
+import io.strata.chunkindex.ChunkDocuments;
 import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
@@ -617,7 +618,7 @@ public final class QueryBench {
         Map<String, Object> count = call("GET", "/" + index + "/_count", null);
         Map<String, Object> mapping = get(get(call("GET", "/" + index + "/_mapping", null), index), "mappings");
         Object dimension = get(get(mapping, "properties"), "embedding").get("dimension");
-        io.strata.ingest.ChunkIndexMeta meta = io.strata.ingest.ChunkIndexMeta.ofMapping(mapping);
+        io.strata.chunkindex.ChunkIndexMeta meta = io.strata.chunkindex.ChunkIndexMeta.ofMapping(mapping);
         boolean format = meta == null || meta.format() == ChunkDocuments.FORMAT_VERSION; // flat: no _meta
         return ((Number) count.get("count")).intValue() == docs && ((Number) dimension).intValue() == dim && format;
     }

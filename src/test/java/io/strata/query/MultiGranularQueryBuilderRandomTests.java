@@ -1,6 +1,6 @@
 package io.strata.query;
 
-import io.strata.ingest.ChunkDocuments;
+import io.strata.chunkindex.ChunkDocuments;
 import io.strata.plugin.StrataPlugin;
 import io.strata.stats.StrataStats;
 import org.apache.lucene.document.IntPoint;
