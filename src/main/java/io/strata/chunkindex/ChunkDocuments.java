@@ -1,8 +1,8 @@
 package io.strata.chunkindex;
 
+import io.strata.model.ModelInfo;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
-import io.strata.inference.ModelInfo;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

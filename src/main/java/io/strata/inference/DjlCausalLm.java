@@ -66,18 +66,8 @@ public final class DjlCausalLm implements CausalLm, Closeable {
         if (!d.isCausalLm()) {
             throw new IllegalArgumentException("model [" + d.name() + "] is not a causal LM (its model.json has no [task] [causal_lm])");
         }
-        HuggingFaceTokenizer tokenizer = DjlModels.tokenizer(d, false); // the BOS token is ours to add, so offsets stay those of the text
-        Model model = null;
-        try {
-            model = DjlModels.network(d, device, intraOpThreads);
-            return new DjlCausalLm(d, tokenizer, model, parallelism);
-        } catch (RuntimeException | Error e) {
-            tokenizer.close();
-            if (model != null) {
-                model.close();
-            }
-            throw e;
-        }
+        // the BOS token is ours to add, so offsets stay those of the text
+        return DjlModels.open(d, device, intraOpThreads, false, (tokenizer, model) -> new DjlCausalLm(d, tokenizer, model, parallelism));
     }
 
     public ModelDescriptor descriptor() {

@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.TokenEncoder;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.huggingface.tokenizers.Encoding;
@@ -92,18 +93,8 @@ public final class DjlEmbedder implements Embedder, Closeable {
         if (parallelism < 1 || lanes < 1 || intraOpThreads < 1) {
             throw new IllegalArgumentException("parallelism, lanes and intra-op threads must be >= 1");
         }
-        HuggingFaceTokenizer tokenizer = DjlModels.tokenizer(d, true); // truncation is ours, to count what was cut
-        Model model = null;
-        try {
-            model = DjlModels.network(d, device, intraOpThreads);
-            return new DjlEmbedder(d, tokenizer, model, parallelism, lanes);
-        } catch (RuntimeException | Error e) {
-            tokenizer.close();
-            if (model != null) {
-                model.close();
-            }
-            throw e;
-        }
+        // special tokens added by the tokenizer; truncation is ours, to count what was cut
+        return DjlModels.open(d, device, intraOpThreads, true, (tokenizer, model) -> new DjlEmbedder(d, tokenizer, model, parallelism, lanes));
     }
 
     public ModelDescriptor descriptor() {

@@ -25,6 +25,31 @@ final class DjlModels {
             .build();
     }
 
+    /** Builds a loaded model from its tokenizer and network. */
+    interface Assembly<M> {
+        M assemble(HuggingFaceTokenizer tokenizer, Model network);
+    }
+
+    /**
+     * Opens the folder's tokenizer and network and hands both to {@code assembly}; if the network fails to load or the
+     * assembly throws, whatever was opened is closed before the failure propagates (native memory is not left behind).
+     */
+    static <M> M open(ModelDescriptor d, Device device, int intraOpThreads, boolean specialTokens, Assembly<M> assembly)
+        throws java.io.IOException {
+        HuggingFaceTokenizer tokenizer = tokenizer(d, specialTokens);
+        Model model = null;
+        try {
+            model = network(d, device, intraOpThreads);
+            return assembly.assemble(tokenizer, model);
+        } catch (RuntimeException | Error e) {
+            tokenizer.close();
+            if (model != null) {
+                model.close();
+            }
+            throw e;
+        }
+    }
+
     /**
      * The network on {@code device}: ONNX Runtime with one inter-op and {@code intraOpThreads} intra-op threads, or
      * TorchScript. A failure closes what was opened and names the model and file.

@@ -1,5 +1,7 @@
 package io.strata.inference;
 
+import io.strata.model.TokenEncoder;
+
 
 /**
  * A {@link DjlEmbedder}'s encoder read per token (BertChunker's frozen backbone): the last hidden state of every

@@ -1,5 +1,7 @@
 package io.strata.inference;
 
+import io.strata.model.ModelInfo;
+import io.strata.model.ModelRef;
 import io.strata.chunking.CausalLm;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.Embedder;
@@ -100,7 +102,7 @@ public final class InferenceModels implements StrategyModels {
         @Override
         public int dimension() {
             if (ref.isEmbedded()) {
-                return service.descriptor(ref.model()).dimension();
+                return service.registry().descriptor(ref.model()).dimension();
             }
             var future = new org.opensearch.action.support.PlainActionFuture<ModelInfo>();
             service.describe(ref, future);
@@ -109,7 +111,7 @@ public final class InferenceModels implements StrategyModels {
 
         @Override
         public int maxTokens() {
-            return ref.isEmbedded() ? service.descriptor(ref.model()).maxTokens() : Integer.MAX_VALUE;
+            return ref.isEmbedded() ? service.registry().descriptor(ref.model()).maxTokens() : Integer.MAX_VALUE;
         }
 
         @Override
@@ -129,7 +131,7 @@ public final class InferenceModels implements StrategyModels {
                 throw new UnsupportedOperationException("token counts of ml-commons model [" + ref.modelId() + "] are not known here");
             }
             try {
-                DjlEmbedder embedder = service.embedder(ref.model());
+                DjlEmbedder embedder = service.embedded().embedder(ref.model());
                 return Privileged.run(() -> embedder.tokenCounts(texts, purpose));
             } catch (RuntimeException e) {
                 throw e;

@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.ModelRef;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.common.xcontent.json.JsonXContent;
 
@@ -53,7 +54,7 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
     public enum Pooling { CLS, MEAN, NONE }
 
     /** Model names are folder names: no path separators, no leading dot. */
-    public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,99}");
+    public static final Pattern NAME = ModelRef.FOLDER_NAME;
     private static final Set<String> KEYS = Set.of("engine", "model_file", "tokenizer_file", "dimension", "max_tokens", "pooling",
         "normalize", "query_prefix", "passage_prefix", "description", "task", "eos_token", "bos_token");
     private static final Set<String> EMBEDDING_KEYS = Set.of("dimension", "pooling", "normalize", "query_prefix", "passage_prefix");

@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.ModelInfo;
 import io.strata.chunking.Embedder;
 import org.opensearch.core.action.ActionListener;
 

@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.model.ModelInfo;
 import io.strata.chunkindex.ChunkIndexMeta;
 import io.strata.chunkindex.ChunkDocuments;
 import org.opensearch.ExceptionsHelper;
@@ -20,7 +21,6 @@ import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.index.IndexNotFoundException;
-import io.strata.inference.ModelInfo;
 import io.strata.stats.StrataStats;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.rest.RestStatus;

@@ -1,5 +1,7 @@
 package io.strata.ingest;
 
+import io.strata.model.ModelInfo;
+import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ChunkingConfig;
@@ -7,8 +9,6 @@ import io.strata.chunking.ConfigException;
 import io.strata.chunking.Embedder;
 import io.strata.inference.InferenceModels;
 import io.strata.inference.InferenceService;
-import io.strata.inference.ModelInfo;
-import io.strata.inference.ModelRef;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.stats.StrataStats;

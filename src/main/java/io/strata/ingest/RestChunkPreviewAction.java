@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ChunkingConfig;
@@ -10,7 +11,6 @@ import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TextIndex;
 import io.strata.inference.InferenceModels;
 import io.strata.inference.InferenceService;
-import io.strata.inference.ModelRef;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;

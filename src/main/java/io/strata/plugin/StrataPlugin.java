@@ -118,7 +118,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         this.resolver.set(indexNameExpressionResolver);
         InferenceService inference = inference(environment, client);
         ClusterSettings dynamic = clusterService.getClusterSettings();
-        dynamic.addSettingsUpdateConsumer(InferenceSettings.MAX_PENDING, inference::setMaxPending);
+        dynamic.addSettingsUpdateConsumer(InferenceSettings.MAX_PENDING, inference.executor()::setMaxPending);
         dynamic.addSettingsUpdateConsumer(InferenceSettings.REMOTE_TIMEOUT, t -> remoteTimeout = t);
         return List.of(chunkStore(client, clusterService), inference, stats);
     }

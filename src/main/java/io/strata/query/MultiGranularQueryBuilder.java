@@ -1,7 +1,7 @@
 package io.strata.query;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.Embedder;
-import io.strata.inference.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexMeta;
 import org.apache.lucene.document.IntPoint;

@@ -1,7 +1,7 @@
 package io.strata.stats;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.ChunkedParent;
-import io.strata.inference.ModelRef;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.threadpool.ThreadPoolStats;
 

@@ -1,13 +1,13 @@
 package io.strata.bench;
 
+import io.strata.model.ModelInfo;
+import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkIndexMeta;
 import io.strata.demo.JsonRest;
 
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
-import io.strata.inference.ModelInfo;
-import io.strata.inference.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
 import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;

@@ -1,10 +1,10 @@
 package io.strata.chunkindex;
 
+import io.strata.model.ModelInfo;
+import io.strata.model.ModelRef;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
-import io.strata.inference.ModelInfo;
-import io.strata.inference.ModelRef;
 import org.junit.Test;
 
 import java.util.ArrayList;

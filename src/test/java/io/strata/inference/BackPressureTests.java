@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.Embedder;
 import io.strata.stats.StrataStats;
 import org.opensearch.ExceptionsHelper;
@@ -74,7 +75,7 @@ public class BackPressureTests {
         CompletableFuture<String> a = blocked(service, started, release);
         CompletableFuture<String> b = blocked(service, started, release);
         assertTrue(started.await(10, TimeUnit.SECONDS));
-        assertEquals(2, service.pending());
+        assertEquals(2, service.executor().pending());
 
         CompletableFuture<String> c = quick(service);
         assertTrue("rejected without waiting for a thread", c.isDone());
@@ -88,7 +89,7 @@ public class BackPressureTests {
         assertEquals("done", a.get(10, TimeUnit.SECONDS));
         assertEquals("done", b.get(10, TimeUnit.SECONDS));
         assertEquals("quick", quick(service).get(10, TimeUnit.SECONDS));
-        assertEquals(0, service.pending());
+        assertEquals(0, service.executor().pending());
     }
 
     @Test
@@ -100,14 +101,14 @@ public class BackPressureTests {
         assertTrue(started.await(10, TimeUnit.SECONDS));
         failure(quick(service));
 
-        service.setMaxPending(2);
+        service.executor().setMaxPending(2);
         assertEquals("quick", quick(service).get(10, TimeUnit.SECONDS));
 
         // lowered below what is pending: the running task goes on, new ones wait for it to finish
         CountDownLatch started2 = new CountDownLatch(1);
         CompletableFuture<String> b = blocked(service, started2, release);
         assertTrue(started2.await(10, TimeUnit.SECONDS));
-        service.setMaxPending(1);
+        service.executor().setMaxPending(1);
         assertEquals(RestStatus.TOO_MANY_REQUESTS, ExceptionsHelper.status(failure(quick(service))));
         release.countDown();
         assertEquals("done", a.get(10, TimeUnit.SECONDS));
@@ -136,7 +137,7 @@ public class BackPressureTests {
         }, ActionListener.wrap(failed::complete, failed::completeExceptionally));
         assertEquals("model broke", failure(failed).getMessage());
         assertEquals("quick", quick(service).get(10, TimeUnit.SECONDS));
-        assertEquals(0, service.pending());
+        assertEquals(0, service.executor().pending());
     }
 
     @Test
@@ -157,7 +158,7 @@ public class BackPressureTests {
             service.embed(ModelRef.embedded("any-model"), List.of("a text"), Embedder.Purpose.PASSAGE,
                 ActionListener.wrap(embedded::complete, embedded::completeExceptionally));
             assertTrue(failure(embedded) instanceof RejectedExecutionException);
-            assertEquals("the rejected task holds no slot", 2, service.pending());
+            assertEquals("the rejected task holds no slot", 2, service.executor().pending());
             release.countDown();
             assertEquals("done", running.get(10, TimeUnit.SECONDS));
             assertEquals("quick", queued.get(10, TimeUnit.SECONDS));

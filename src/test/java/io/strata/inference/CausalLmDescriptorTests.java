@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.ModelRef;
 import io.strata.stats.StrataStats;
 import org.junit.Test;
 import org.opensearch.common.settings.Settings;
@@ -97,12 +98,12 @@ public class CausalLmDescriptorTests {
     @Test
     public void testValidateCausalLm_embeddingModelAsLlm_namesTheField() throws Exception {
         InferenceService service = serviceWithFixtureAndAnEmbedder();
-        String e = assertThrows(IllegalArgumentException.class, () -> service.validateCausalLm("chunking.llm", "some-embedder")).getMessage();
+        String e = assertThrows(IllegalArgumentException.class, () -> service.registry().validateCausalLm("chunking.llm", "some-embedder")).getMessage();
         assertTrue(e, e.startsWith("[chunking.llm] model [some-embedder] is an embedding model, not a causal language model"));
         assertTrue(e, e.endsWith("causal language models: [strata-tiny-gpt]"));
-        String unknown = assertThrows(IllegalArgumentException.class, () -> service.validateCausalLm("chunking.llm", "gpt-9")).getMessage();
+        String unknown = assertThrows(IllegalArgumentException.class, () -> service.registry().validateCausalLm("chunking.llm", "gpt-9")).getMessage();
         assertTrue(unknown, unknown.startsWith("[chunking.llm] [model] unknown model [gpt-9]"));
-        service.validateCausalLm("chunking.llm", "strata-tiny-gpt");
+        service.registry().validateCausalLm("chunking.llm", "strata-tiny-gpt");
     }
 
     @Test
@@ -121,7 +122,7 @@ public class CausalLmDescriptorTests {
             double[] lp = lm.continuationLogProbs("Answer 1 or 2: ", java.util.List.of("1", "2"));
             assertEquals(2, lp.length);
             assertTrue(lp[0] < 0 && lp[1] < 0);
-            assertTrue(service.causalLm("strata-tiny-gpt") == service.causalLm("strata-tiny-gpt"));
+            assertTrue(service.embedded().causalLm("strata-tiny-gpt") == service.embedded().causalLm("strata-tiny-gpt"));
         } finally {
             service.close();
         }

@@ -131,7 +131,7 @@ public class DjlEmbedderTests {
     public void testDevice_gpuOnANodeWithoutGpu_failsWithTheSettingName() {
         InferenceService service = new InferenceService(Settings.builder().put("plugins.strata.inference.device", "gpu").build(),
             MODELS, () -> null, null, null, new StrataStats());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> service.embedder("bge-small-en-v15-q"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> service.embedded().embedder("bge-small-en-v15-q"));
         assertTrue(e.getMessage(), e.getMessage().contains("[plugins.strata.inference.device] is [gpu] but engine [OnnxRuntime] sees no GPU"));
         InferenceService auto = new InferenceService(Settings.EMPTY, MODELS, () -> null, null, null, new StrataStats());
         try {

@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.TokenEncoder;
 import ai.djl.Device;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;

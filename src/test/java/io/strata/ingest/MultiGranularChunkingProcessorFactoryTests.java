@@ -1,8 +1,8 @@
 package io.strata.ingest;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;
-import io.strata.inference.ModelRef;
 import io.strata.stats.StrataStats;
 import org.junit.Test;
 import org.opensearch.common.settings.Settings;

@@ -1,5 +1,6 @@
 package io.strata.query;
 
+import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.plugin.StrataPlugin;
 import io.strata.stats.StrataStats;
@@ -358,7 +359,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
     public void testQueryText_roundTripsThroughJsonAndTheWireAsRegisteredByThePlugin() throws IOException {
         MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of("who is Emma?", null, null, randomIntBetween(1, 50),
             randomBoolean() ? null : List.of(0, 2), randomBoolean() ? null : QueryBuilders.termQuery(KEYWORD_FIELD_NAME, "x"),
-            randomBoolean(), randomBoolean() ? null : io.strata.inference.ModelRef.embedded("bge-small-en-v15-q"), SERVICES);
+            randomBoolean(), randomBoolean() ? null : io.strata.model.ModelRef.embedded("bge-small-en-v15-q"), SERVICES);
         MultiGranularQueryBuilder.Mode mode = randomFrom(MultiGranularQueryBuilder.Mode.HYBRID, MultiGranularQueryBuilder.Mode.DENSE, null);
         b.mode(mode);
         if (mode != MultiGranularQueryBuilder.Mode.DENSE && randomBoolean()) {

@@ -1,6 +1,6 @@
 package io.strata.query;
 
-import io.strata.inference.ModelRef;
+import io.strata.model.ModelRef;
 import io.strata.stats.StrataStats;
 import org.junit.Test;
 import org.opensearch.common.io.stream.BytesStreamOutput;

@@ -1,9 +1,9 @@
 package io.strata.stats;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
-import io.strata.inference.ModelRef;
 import io.strata.stats.transport.StatsNodeResponse;
 import io.strata.stats.transport.StatsResponse;
 import org.junit.Test;

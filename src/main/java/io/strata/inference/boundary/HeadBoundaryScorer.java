@@ -1,7 +1,7 @@
 package io.strata.inference.boundary;
 
+import io.strata.model.TokenEncoder;
 import io.strata.chunking.BoundaryScorer;
-import io.strata.inference.TokenEncoder;
 
 /**
  * BertChunker's model: a frozen {@link TokenEncoder} and a {@link BoundaryHead} over its per-token states. The window is

@@ -1,8 +1,8 @@
 package io.strata.inference.mlcommons;
 
+import io.strata.model.ModelInfo;
+import io.strata.model.ModelRef;
 import io.strata.chunking.Embedder;
-import io.strata.inference.ModelInfo;
-import io.strata.inference.ModelRef;
 import io.strata.inference.RemoteEmbeddings;
 import org.opensearch.action.support.ListenerTimeouts;
 import org.opensearch.common.unit.TimeValue;

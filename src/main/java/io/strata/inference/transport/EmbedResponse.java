@@ -1,6 +1,6 @@
 package io.strata.inference.transport;
 
-import io.strata.inference.ModelRef;
+import io.strata.model.ModelRef;
 import org.opensearch.core.action.ActionResponse;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;

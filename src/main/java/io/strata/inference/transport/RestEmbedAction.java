@@ -1,7 +1,7 @@
 package io.strata.inference.transport;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.Embedder;
-import io.strata.inference.ModelRef;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.rest.BaseRestHandler;
 import org.opensearch.rest.RestRequest;

@@ -1,7 +1,7 @@
 package io.strata.inference.transport;
 
+import io.strata.model.ModelRef;
 import io.strata.inference.InferenceService;
-import io.strata.inference.ModelRef;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ActionRequestValidationException;
 import org.opensearch.action.support.ActionFilters;

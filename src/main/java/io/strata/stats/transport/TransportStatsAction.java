@@ -56,6 +56,6 @@ public final class TransportStatsAction extends TransportNodesAction<StatsReques
                 pool = s;
             }
         }
-        return new StatsNodeResponse(clusterService.localNode(), stats.snapshot(pool, inference.truncations()));
+        return new StatsNodeResponse(clusterService.localNode(), stats.snapshot(pool, inference.embedded().truncations()));
     }
 }

@@ -1,12 +1,12 @@
 package io.strata.inference.boundary;
 
+import io.strata.model.TokenEncoder;
 import ai.djl.Device;
 import io.strata.chunking.BoundaryClassifierStrategy;
 import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TextIndex;
-import io.strata.inference.TokenEncoder;
 import io.strata.inference.DjlEmbedder;
 import io.strata.inference.DjlTokenEncoder;
 import io.strata.inference.ModelDescriptor;

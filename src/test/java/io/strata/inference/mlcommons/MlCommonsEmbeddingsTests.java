@@ -1,7 +1,7 @@
 package io.strata.inference.mlcommons;
 
+import io.strata.model.ModelInfo;
 import io.strata.chunking.Embedder;
-import io.strata.inference.ModelInfo;
 import org.opensearch.OpenSearchStatusException;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ActionType;

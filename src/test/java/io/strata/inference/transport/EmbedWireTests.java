@@ -1,7 +1,7 @@
 package io.strata.inference.transport;
 
+import io.strata.model.ModelRef;
 import io.strata.chunking.Embedder;
-import io.strata.inference.ModelRef;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ActionRequestValidationException;
 import org.opensearch.core.action.ActionResponse;

@@ -1,7 +1,8 @@
-package io.strata.inference;
+package io.strata.model;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Which model embeds: {@code {"model": "<embedded model name>"}} (a folder under the plugin's config
@@ -9,6 +10,9 @@ import java.util.Map;
  * node's default embedded model.
  */
 public record ModelRef(String model, String modelId) {
+    /** An embedded model's folder name under the plugin's config directory: no separators, so no path leaves it. */
+    public static final Pattern FOLDER_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,99}");
+
     public ModelRef {
         if ((model == null) == (modelId == null)) {
             throw new IllegalArgumentException("exactly one of [model] and [model_id]");
@@ -37,10 +41,10 @@ public record ModelRef(String model, String modelId) {
                 "%s [model] and [model_id] cannot be combined: [model] names an embedded model, [model_id] an ml-commons model", owner));
         }
         if (model != null) {
-            if (!(model instanceof String name) || !ModelDescriptor.NAME.matcher(name).matches()) {
+            if (!(model instanceof String name) || !FOLDER_NAME.matcher(name).matches()) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "%s [model] must be the name of a model folder in the plugin's config directory (%s), got [%s]", owner,
-                    ModelDescriptor.NAME.pattern(), model));
+                    FOLDER_NAME.pattern(), model));
             }
             return new ModelRef(name, null);
         }

@@ -1,4 +1,4 @@
-package io.strata.inference;
+package io.strata.model;
 
 /**
  * A frozen transformer encoder's last hidden states, one vector per model token (BertChunker's backbone).
