@@ -1,6 +1,7 @@
 package io.strata.ingest;
 
 import io.strata.stats.StrataStats.Failure;
+import io.strata.chunkindex.ChunkWriteException;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.core.rest.RestStatus;
 

@@ -12,14 +12,15 @@ import io.strata.studio.RestStudioAction;
 import io.strata.stats.transport.RestStatsAction;
 import io.strata.stats.transport.StatsAction;
 import io.strata.stats.transport.TransportStatsAction;
-import io.strata.ingest.ChunkIndexJanitor;
-import io.strata.ingest.ChunkLifecycleFilter;
+import io.strata.chunkindex.ChunkIndexJanitor;
+import io.strata.chunkindex.ChunkLifecycleFilter;
+import io.strata.chunkindex.ChunkStore;
+import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.RestReconcileAction;
+import io.strata.chunkindex.Slicing;
 import io.strata.ingest.ChunkProcessors;
-import io.strata.ingest.ChunkStore;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
-import io.strata.ingest.RestReconcileAction;
-import io.strata.ingest.Slicing;
 import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.FusedParentsQueryBuilder;
@@ -127,7 +128,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
         ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
         ingestService.trySet(parameters.ingestService);
-        var services = new MultiGranularChunkingProcessor.Services(store, inference(parameters.env, parameters.client),
+        var services = new ChunkWriter.Services(store, inference(parameters.env, parameters.client),
             parameters.threadContext, stats, Slicing.of(parameters.env.settings()));
         return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
     }
@@ -145,7 +146,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(inference::get, segmenter),
-            new RestReconcileAction(clusterService::get, ingestService::get), new RestStudioAction());
+            new RestReconcileAction(clusterService::get, () -> new ChunkProcessors(clusterService.get(), ingestService.get())), new RestStudioAction());
     }
 
     @Override

@@ -135,7 +135,7 @@ public class DjlEmbedderTests {
         assertTrue(e.getMessage(), e.getMessage().contains("[plugins.strata.inference.device] is [gpu] but engine [OnnxRuntime] sees no GPU"));
         InferenceService auto = new InferenceService(Settings.EMPTY, MODELS, () -> null, null, null, new StrataStats());
         try {
-            float[] v = auto.embedder("bge-small-en-v15-q").embed(List.of("falls back to the CPU"), Embedder.Purpose.PASSAGE).get(0);
+            float[] v = auto.embedded().embedder("bge-small-en-v15-q").embed(List.of("falls back to the CPU"), Embedder.Purpose.PASSAGE).get(0);
             assertEquals(384, v.length);
         } catch (Exception e2) {
             throw new AssertionError(e2);

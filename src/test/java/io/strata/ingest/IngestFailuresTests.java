@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkWriteException;
 import io.strata.stats.StrataStats.Failure;
 import org.junit.Test;
 import org.opensearch.OpenSearchStatusException;

@@ -1,5 +1,7 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.Slicing;
 import io.strata.model.ModelRef;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;
@@ -23,7 +25,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
         Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
-        new MultiGranularChunkingProcessor.Services(null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
+        new ChunkWriter.Services(null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));
@@ -36,20 +38,20 @@ public class MultiGranularChunkingProcessorFactoryTests {
     @Test
     public void testCreate_minimalConfig_usesRecursive300WithHalfAndQuarterChildren() {
         MultiGranularChunkingProcessor p = create(Map.of("field", "body", "target_index", "chunks"));
-        assertEquals("body", p.field());
-        assertEquals("chunks", p.targetIndex());
-        assertEquals("recursive", p.chunker().strategy().type());
-        assertEquals(300, p.chunker().strategy().maxWords());
-        assertEquals(List.of(0.5, 0.25), p.chunker().granularities());
-        assertEquals(ModelRef.embedded("e5-small-v2-q"), p.model());
+        assertEquals("body", p.writer().field());
+        assertEquals("chunks", p.writer().targetIndex());
+        assertEquals("recursive", p.writer().chunker().strategy().type());
+        assertEquals(300, p.writer().chunker().strategy().maxWords());
+        assertEquals(List.of(0.5, 0.25), p.writer().chunker().granularities());
+        assertEquals(ModelRef.embedded("e5-small-v2-q"), p.writer().model());
     }
 
     @Test
     public void testCreate_modelChoices() {
         assertEquals(ModelRef.embedded("bge-small-en-v15-q"),
-            create(Map.of("field", "b", "target_index", "c", "model", "bge-small-en-v15-q")).model());
-        assertEquals(new ModelRef(null, "abc"), create(Map.of("field", "b", "target_index", "c", "model_id", "abc")).model());
-        assertEquals(null, create(Map.of("field", "b", "target_index", "c", "embed", false)).model());
+            create(Map.of("field", "b", "target_index", "c", "model", "bge-small-en-v15-q")).writer().model());
+        assertEquals(new ModelRef(null, "abc"), create(Map.of("field", "b", "target_index", "c", "model_id", "abc")).writer().model());
+        assertEquals(null, create(Map.of("field", "b", "target_index", "c", "embed", false)).writer().model());
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "nope")).getMessage()
             .contains("unknown model [nope]"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "model", "../etc")).getMessage()
@@ -65,9 +67,9 @@ public class MultiGranularChunkingProcessorFactoryTests {
         MultiGranularChunkingProcessor p = create(Map.of("field", "body", "target_index", "chunks", "strategy",
             Map.of("type", "sentence", "sentences", 2, "max_words", 120), "granularities", List.of(0.5), "copy_fields",
             List.of("title", "meta.author"), "ignore_missing", true, "max_chars", 5000));
-        assertEquals("sentence", p.chunker().strategy().type());
-        assertEquals(120, p.chunker().strategy().maxWords());
-        assertEquals(List.of(0.5), p.chunker().granularities());
+        assertEquals("sentence", p.writer().chunker().strategy().type());
+        assertEquals(120, p.writer().chunker().strategy().maxWords());
+        assertEquals(List.of(0.5), p.writer().chunker().granularities());
     }
 
     @Test

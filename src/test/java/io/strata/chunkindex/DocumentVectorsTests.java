@@ -1,4 +1,4 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;

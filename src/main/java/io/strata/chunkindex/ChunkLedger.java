@@ -1,4 +1,4 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
 import java.util.List;
 import java.util.Set;
@@ -16,13 +16,13 @@ public final class ChunkLedger {
     /** Thread-context transient key. */
     public static final String TRANSIENT = "_strata_chunk_ledger";
 
-    /** {@code parents} chunks cut from the text with {@code sourceHash} were written for {@code index/id} by {@code processor}. */
-    public record Entry(MultiGranularChunkingProcessor processor, String index, String id, String sourceHash, int parents) {}
+    /** {@code parents} chunks cut from the text with {@code sourceHash} were written for {@code index/id} by {@code writer}. */
+    public record Entry(ChunkWriter writer, String index, String id, String sourceHash, int parents) {}
 
     private final Queue<Entry> entries = new ConcurrentLinkedQueue<>();
 
-    public void record(MultiGranularChunkingProcessor processor, String index, String id, String sourceHash, int parents) {
-        entries.add(new Entry(processor, index, id, sourceHash, parents));
+    public void record(ChunkWriter writer, String index, String id, String sourceHash, int parents) {
+        entries.add(new Entry(writer, index, id, sourceHash, parents));
     }
 
     public List<Entry> entriesFor(String index, String id) {
@@ -31,7 +31,7 @@ public final class ChunkLedger {
 
     /** Chunk indices written during this bulk. */
     public Set<String> targetIndices() {
-        return entries.stream().map(e -> e.processor().targetIndex()).collect(Collectors.toSet());
+        return entries.stream().map(e -> e.writer().targetIndex()).collect(Collectors.toSet());
     }
 
     public boolean isEmpty() {

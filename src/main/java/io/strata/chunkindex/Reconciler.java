@@ -1,7 +1,5 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
-import io.strata.chunkindex.ChunkIndexMeta;
-import io.strata.chunkindex.ChunkDocuments;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.delete.DeleteRequest;
@@ -75,16 +73,16 @@ public final class Reconciler {
     static final int MGET_BATCH = 1000;
     static final int MAX_FAILURES = 100;
     private static final TimeValue KEEP_ALIVE = TimeValue.timeValueMinutes(2);
-    private static final String SUMMARY = MultiGranularChunkingProcessor.SUMMARY_FIELD;
+    private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
 
     private final Client client;
     private final ClusterService clusterService;
-    private final ChunkProcessors processors;
+    private final ChunkWriters writers;
 
-    public Reconciler(Client client, ClusterService clusterService, ChunkProcessors processors) {
+    public Reconciler(Client client, ClusterService clusterService, ChunkWriters writers) {
         this.client = client;
         this.clusterService = clusterService;
-        this.processors = processors;
+        this.writers = writers;
     }
 
     /** What one run found and did. */
@@ -351,27 +349,27 @@ public final class Reconciler {
         final String target;
         final int parents;
         final String summaryHash;
-        final MultiGranularChunkingProcessor processor;
+        final ChunkWriter writer;
         /** Hash of the text as stored now; null when the processor is unknown or the text is gone. */
         final String currentHash;
         final String text;
         int present;
         boolean mismatch;
 
-        SourceDoc(String id, String target, int parents, String summaryHash, MultiGranularChunkingProcessor processor, String text) {
+        SourceDoc(String id, String target, int parents, String summaryHash, ChunkWriter writer, String text) {
             this.id = id;
             this.target = target;
             this.parents = parents;
             this.summaryHash = summaryHash;
-            this.processor = processor;
+            this.writer = writer;
             this.text = text;
-            this.currentHash = text == null ? null : MultiGranularChunkingProcessor.sourceHash(text);
+            this.currentHash = text == null ? null : ChunkWriter.sourceHash(text);
         }
     }
 
     private void sourcePass(Report report, ActionListener<Void> listener) {
         Set<String> includes = new TreeSet<>(Set.of(SUMMARY));
-        for (MultiGranularChunkingProcessor p : processors.all()) {
+        for (ChunkWriter p : writers.all()) {
             includes.add(p.field());
         }
         SearchRequest search = new SearchRequest(report.sourceIndex).scroll(KEEP_ALIVE).source(new SearchSourceBuilder()
@@ -390,10 +388,10 @@ public final class Reconciler {
                 continue;
             }
             report.checked.incrementAndGet();
-            MultiGranularChunkingProcessor processor = resolve(report.sourceIndex, summary.get("pipeline"), target, resolved);
-            String text = processor != null && source.get(processor.field()) instanceof String s && !s.isBlank() ? s : null;
+            ChunkWriter writer = resolve(report.sourceIndex, summary.get("pipeline"), target, resolved);
+            String text = writer != null && source.get(writer.field()) instanceof String s && !s.isBlank() ? s : null;
             String hash = summary.get(ChunkDocuments.SOURCE_HASH) instanceof String h ? h : null;
-            SourceDoc doc = new SourceDoc(hit.getId(), target, intOf(summary.get("parents")), hash, processor, text);
+            SourceDoc doc = new SourceDoc(hit.getId(), target, intOf(summary.get("parents")), hash, writer, text);
             docs.put(doc.id, doc);
             FetchSourceContext fields = new FetchSourceContext(true, hash != null
                 ? new String[] { ChunkDocuments.SOURCE_HASH }
@@ -421,7 +419,7 @@ public final class Reconciler {
         if (doc.mismatch) {
             return true;
         }
-        if (doc.processor == null) {
+        if (doc.writer == null) {
             return false; // the text field is unknown: only the chunks' own hashes were compared
         }
         return doc.currentHash == null ? doc.parents > 0 : doc.summaryHash != null && !doc.summaryHash.equals(doc.currentHash);
@@ -478,10 +476,10 @@ public final class Reconciler {
             next.onResponse(null);
             return;
         }
-        if (doc.processor == null) {
+        if (doc.writer == null) {
             report.fail(report.sourceIndex, doc.id, String.format(Locale.ROOT,
                 "no pipeline has a [%s] processor writing to [%s]; cannot rewrite the chunks",
-                MultiGranularChunkingProcessor.TYPE, doc.target));
+                "multi_granular_chunking", doc.target));
             next.onResponse(null);
             return;
         }
@@ -507,7 +505,7 @@ public final class Reconciler {
                 return;
             }
             Map<String, Object> source = current.getSourceAsMap();
-            doc.processor.rewrite(report.sourceIndex, doc.id, new LinkedHashMap<>(source), ActionListener.wrap(summary -> {
+            doc.writer.rewrite(report.sourceIndex, doc.id, new LinkedHashMap<>(source), ActionListener.wrap(summary -> {
                 Map<String, Object> updated = new LinkedHashMap<>(source);
                 if (summary == null) {
                     updated.remove(SUMMARY);
@@ -523,13 +521,13 @@ public final class Reconciler {
 
     // ---- pipelines
 
-    /** {@link ChunkProcessors#resolve}, cached per run. */
-    private MultiGranularChunkingProcessor resolve(String sourceIndex, Object pipeline, String target, Map<String, Object> cache) {
+    /** {@link ChunkWriters#resolve}, cached per run. */
+    private ChunkWriter resolve(String sourceIndex, Object pipeline, String target, Map<String, Object> cache) {
         Object hit = cache.computeIfAbsent(pipeline + "|" + target, k -> {
-            MultiGranularChunkingProcessor found = processors.resolve(sourceIndex, pipeline, target);
+            ChunkWriter found = writers.resolve(sourceIndex, pipeline, target);
             return found == null ? Boolean.FALSE : found;
         });
-        return hit instanceof MultiGranularChunkingProcessor p ? p : null;
+        return hit instanceof ChunkWriter w ? w : null;
     }
 
     // ---- scrolling

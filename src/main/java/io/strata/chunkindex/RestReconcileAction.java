@@ -1,11 +1,9 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
-import io.strata.chunkindex.ChunkIndexMeta;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.index.IndexNotFoundException;
-import org.opensearch.ingest.IngestService;
 import org.opensearch.rest.BaseRestHandler;
 import org.opensearch.rest.RestRequest;
 import org.opensearch.rest.action.RestStatusToXContentListener;
@@ -32,11 +30,11 @@ public final class RestReconcileAction extends BaseRestHandler {
     public static final String PATH = "/_plugins/_strata/_reconcile";
 
     private final Supplier<ClusterService> clusterService;
-    private final Supplier<IngestService> ingestService;
+    private final Supplier<ChunkWriters> writers;
 
-    public RestReconcileAction(Supplier<ClusterService> clusterService, Supplier<IngestService> ingestService) {
+    public RestReconcileAction(Supplier<ClusterService> clusterService, Supplier<ChunkWriters> writers) {
         this.clusterService = clusterService;
-        this.ingestService = ingestService;
+        this.writers = writers;
     }
 
     @Override
@@ -69,7 +67,7 @@ public final class RestReconcileAction extends BaseRestHandler {
                 throw new IndexNotFoundException(index);
             }
             // a deleted source index whose chunks are still there: all orphans
-            Reconciler reconciler = new Reconciler(client, clusterService.get(), new ChunkProcessors(clusterService.get(), ingestService.get()));
+            Reconciler reconciler = new Reconciler(client, clusterService.get(), writers.get());
             return channel -> reconciler.reconcileDeleted(index, chunkIndices, dryRun, new RestStatusToXContentListener<>(channel));
         }
         ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
@@ -78,7 +76,7 @@ public final class RestReconcileAction extends BaseRestHandler {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, owner));
         }
-        Reconciler reconciler = new Reconciler(client, clusterService.get(), new ChunkProcessors(clusterService.get(), ingestService.get()));
+        Reconciler reconciler = new Reconciler(client, clusterService.get(), writers.get());
         return channel -> reconciler.reconcile(index, dryRun, new RestStatusToXContentListener<>(channel));
     }
 }

@@ -1,4 +1,4 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Setting.Property;

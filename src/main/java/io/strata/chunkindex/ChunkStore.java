@@ -1,8 +1,6 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
 import io.strata.model.ModelInfo;
-import io.strata.chunkindex.ChunkIndexMeta;
-import io.strata.chunkindex.ChunkDocuments;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;

@@ -1,6 +1,5 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
-import io.strata.chunkindex.ChunkIndexMeta;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.action.ActionRequest;
@@ -61,16 +60,16 @@ public final class ChunkLifecycleFilter implements ActionFilter {
     private final Supplier<ThreadContext> threadContext;
     private final Supplier<ClusterService> clusterService;
     private final Supplier<ChunkStore> store;
-    private final Supplier<ChunkProcessors> processors;
+    private final Supplier<ChunkWriters> writers;
     private volatile ChunkIndices chunkIndices = new ChunkIndices(-1, Map.of());
 
     /** Suppliers because the node creates action filters before plugin components. */
     public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
-                                Supplier<ChunkStore> store, Supplier<ChunkProcessors> processors) {
+                                Supplier<ChunkStore> store, Supplier<ChunkWriters> writers) {
         this.threadContext = threadContext;
         this.clusterService = clusterService;
         this.store = store;
-        this.processors = processors;
+        this.writers = writers;
     }
 
     @Override
@@ -111,7 +110,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         for (BulkItemResponse item : response.getItems()) {
             if (item.isFailed()) {
                 for (ChunkLedger.Entry entry : ledger.entriesFor(item.getIndex(), item.getId())) {
-                    work.add(l -> entry.processor().repair(entry.index(), entry.id(), l));
+                    work.add(l -> entry.writer().repair(entry.index(), entry.id(), l));
                 }
             } else if (item.getOpType() == DocWriteRequest.OpType.DELETE) {
                 for (String chunkIndex : chunkIndicesOf(item.getIndex())) {
@@ -167,14 +166,14 @@ public final class ChunkLifecycleFilter implements ActionFilter {
     /** Rewrites, from what is stored, the chunks of written documents that are not exactly theirs any more. */
     private void checkWritten(List<ChunkLedger.Entry> written, ActionListener<Void> listener) {
         List<ChunkStore.Expected> expected = written.stream()
-            .map(e -> new ChunkStore.Expected(e.processor().targetIndex(), e.id(), e.sourceHash(), e.parents())).toList();
+            .map(e -> new ChunkStore.Expected(e.writer().targetIndex(), e.id(), e.sourceHash(), e.parents())).toList();
         store.get().unmet(expected, ActionListener.wrap(unmet -> {
             Set<ChunkStore.Expected> drifted = new HashSet<>(unmet);
             List<Consumer<ActionListener<Void>>> repairs = new ArrayList<>();
             for (int i = 0; i < expected.size(); i++) {
                 if (drifted.contains(expected.get(i))) {
                     ChunkLedger.Entry e = written.get(i);
-                    repairs.add(l -> e.processor().repair(e.index(), e.id(), l));
+                    repairs.add(l -> e.writer().repair(e.index(), e.id(), l));
                 }
             }
             if (!repairs.isEmpty()) {
@@ -191,18 +190,18 @@ public final class ChunkLifecycleFilter implements ActionFilter {
      */
     private void recreated(String index, String id, String chunkIndex, ActionListener<Void> listener) {
         store.get().sourceOf(index, id, ActionListener.wrap(source -> {
-            Object summary = source == null ? null : source.get(MultiGranularChunkingProcessor.SUMMARY_FIELD);
-            ChunkProcessors lookup = processors.get();
+            Object summary = source == null ? null : source.get(ChunkWriter.SUMMARY_FIELD);
+            ChunkWriters lookup = writers.get();
             if (!(summary instanceof Map<?, ?> s) || !chunkIndex.equals(s.get("target_index")) || lookup == null) {
                 listener.onResponse(null);
                 return;
             }
-            MultiGranularChunkingProcessor processor = lookup.resolve(index, s.get("pipeline"), chunkIndex);
-            if (processor == null) {
+            ChunkWriter writer = lookup.resolve(index, s.get("pipeline"), chunkIndex);
+            if (writer == null) {
                 listener.onResponse(null); // no pipeline writes there any more: _reconcile reports it
                 return;
             }
-            processor.rewrite(index, id, source, ActionListener.map(listener, written -> null));
+            writer.rewrite(index, id, source, ActionListener.map(listener, written -> null));
         }, listener::onFailure));
     }
 

@@ -1,7 +1,5 @@
-package io.strata.ingest;
+package io.strata.chunkindex;
 
-import io.strata.chunkindex.ChunkIndexMeta;
-import io.strata.chunkindex.ChunkDocuments;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingClusterStateUpdateRequest;

@@ -1,0 +1,106 @@
+package io.strata.architecture;
+
+import org.junit.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * The layering docs/architecture.md draws, checked on the sources: a package may use its own classes and those of lower
+ * layers only (imports and fully qualified names alike), so no package cycle can form and the chunking core stays free
+ * of OpenSearch and DJL.
+ */
+public class PackageLayersTests {
+    private static final Path SOURCES = Path.of("src", "main", "java", "io", "strata");
+
+    /** Layer of each package, lowest first; packages of one layer may not use each other. */
+    private static final Map<String, Integer> LAYERS = new LinkedHashMap<>();
+
+    static {
+        layer(0, "chunking");
+        layer(1, "model");
+        layer(2, "stats");
+        layer(3, "inference.boundary");
+        layer(4, "inference");
+        layer(5, "inference.mlcommons", "inference.transport", "stats.transport", "chunkindex");
+        layer(6, "ingest", "query", "studio");
+        layer(7, "plugin");
+    }
+
+    private static void layer(int rank, String... packages) {
+        for (String p : packages) {
+            LAYERS.put(p, rank);
+        }
+    }
+
+    private static final Pattern USE = Pattern.compile("\\bio\\.strata\\.([a-z.]+?)\\.[A-Z]");
+
+    @Test
+    public void everyPackageUsesOnlyLowerLayers() throws IOException {
+        List<String> violations = new ArrayList<>();
+        for (Path file : javaFiles()) {
+            String from = packageOf(file);
+            String text = Files.readString(file);
+            Matcher m = USE.matcher(text);
+            TreeSet<String> used = new TreeSet<>();
+            while (m.find()) {
+                used.add(m.group(1));
+            }
+            used.remove(from);
+            for (String to : used) {
+                Integer toRank = LAYERS.get(to);
+                if (toRank == null || toRank >= LAYERS.get(from)) {
+                    violations.add(SOURCES.relativize(file) + ": " + from + " (layer " + LAYERS.get(from) + ") uses " + to + " (layer "
+                        + toRank + ")");
+                }
+            }
+        }
+        assertEquals("uses of a same or higher layer", List.of(), violations);
+    }
+
+    @Test
+    public void everyPackageHasALayer() throws IOException {
+        TreeSet<String> unknown = new TreeSet<>();
+        for (Path file : javaFiles()) {
+            if (!LAYERS.containsKey(packageOf(file))) {
+                unknown.add(packageOf(file));
+            }
+        }
+        assertEquals("packages without a layer (add them to LAYERS and docs/architecture.md)", new TreeSet<>(), unknown);
+    }
+
+    @Test
+    public void chunkingCoreImportsNeitherOpenSearchNorDjl() throws IOException {
+        for (Path file : javaFiles()) {
+            if (packageOf(file).equals("chunking")) {
+                String text = Files.readString(file);
+                assertTrue(file + " imports OpenSearch", !text.contains("import org.opensearch."));
+                assertTrue(file + " imports DJL", !text.contains("import ai.djl."));
+            }
+        }
+    }
+
+    private static List<Path> javaFiles() throws IOException {
+        try (Stream<Path> files = Files.walk(SOURCES)) {
+            List<Path> out = files.filter(f -> f.toString().endsWith(".java")).toList();
+            assertTrue("no sources under " + SOURCES.toAbsolutePath(), out.size() > 50);
+            return out;
+        }
+    }
+
+    private static String packageOf(Path file) {
+        return SOURCES.relativize(file.getParent()).toString().replace(file.getFileSystem().getSeparator(), ".");
+    }
+}
