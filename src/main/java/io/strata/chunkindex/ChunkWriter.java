@@ -3,6 +3,7 @@ package io.strata.chunkindex;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.MultiGranularChunker;
+import io.strata.inference.Chunkers;
 import io.strata.inference.InferenceService;
 import io.strata.model.ModelInfo;
 import io.strata.model.ModelRef;
@@ -94,18 +95,7 @@ public final class ChunkWriter {
      * the inference pool for model-guided ones, which block on their models.
      */
     public void chunk(String text, ActionListener<List<ChunkedParent>> listener) {
-        if (chunker.strategy().usesModels()) {
-            inference.run(() -> chunker.chunk(text), callerContext(listener));
-            return;
-        }
-        List<ChunkedParent> parents;
-        try {
-            parents = chunker.chunk(text);
-        } catch (Exception e) {
-            listener.onFailure(e);
-            return;
-        }
-        listener.onResponse(parents);
+        Chunkers.run(inference, chunker, c -> c.chunk(text), callerContext(listener));
     }
 
     /**

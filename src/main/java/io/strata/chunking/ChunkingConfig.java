@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -126,94 +125,21 @@ public final class ChunkingConfig {
     }
 
     /** The keys of one strategy object, consumed as they are read so unknown keys can be reported. */
-    static final class Options {
+    static final class Options extends ConfigMap {
         private final String field;
         private final String type;
-        private final Map<String, Object> remaining;
-        private final Set<String> known = new TreeSet<>(Set.of("type"));
         private final StrategyModels models;
 
         Options(String field, String type, Map<String, Object> remaining, StrategyModels models) {
+            super(null, field, remaining);
             this.field = field;
             this.type = type;
-            this.remaining = remaining;
             this.models = models;
-        }
-
-        String path(String key) {
-            return field + "." + key;
+            expect(Set.of("type"));
         }
 
         int maxWords() {
             return intValue("max_words", DEFAULT_MAX_WORDS, 1, MAX_MAX_WORDS);
-        }
-
-        int intValue(String key, int defaultValue, int min, int max) {
-            known.add(key);
-            Object v = remaining.remove(key);
-            if (v == null) {
-                return defaultValue;
-            }
-            if (!(v instanceof Number n) || n.doubleValue() != Math.rint(n.doubleValue())
-                || n.doubleValue() < min || n.doubleValue() > max) {
-                throw new ConfigException(field + "." + key, String.format(Locale.ROOT,
-                    "[%s.%s] must be an integer in [%d, %d], got [%s]", field, key, min, max, v));
-            }
-            return n.intValue();
-        }
-
-        double doubleValue(String key, double defaultValue, double min, double max) {
-            known.add(key);
-            Object v = remaining.remove(key);
-            if (v == null) {
-                return defaultValue;
-            }
-            if (!(v instanceof Number n) || Double.isNaN(n.doubleValue()) || n.doubleValue() < min || n.doubleValue() > max) {
-                throw new ConfigException(path(key), String.format(Locale.ROOT,
-                    "[%s.%s] must be a number in [%s, %s], got [%s]", field, key, min, max, v));
-            }
-            return n.doubleValue();
-        }
-
-        boolean booleanValue(String key, boolean defaultValue) {
-            known.add(key);
-            Object v = remaining.remove(key);
-            if (v == null) {
-                return defaultValue;
-            }
-            if (!(v instanceof Boolean b)) {
-                throw new ConfigException(path(key), String.format(Locale.ROOT,
-                    "[%s.%s] must be true or false, got [%s]", field, key, v));
-            }
-            return b;
-        }
-
-        /** A non-blank string (e.g. a prompt). */
-        String stringValue(String key, String defaultValue) {
-            known.add(key);
-            Object v = remaining.remove(key);
-            if (v == null) {
-                return defaultValue;
-            }
-            if (!(v instanceof String s) || s.isBlank()) {
-                throw new ConfigException(path(key), String.format(Locale.ROOT,
-                    "[%s.%s] must be a non-empty string, got [%s]", field, key, v));
-            }
-            return s;
-        }
-
-        /** One of {@code allowed} (the first is the default). */
-        String enumValue(String key, List<String> allowed) {
-            known.add(key);
-            Object v = remaining.remove(key);
-            if (v == null) {
-                return allowed.get(0);
-            }
-            if (!(v instanceof String s) || !allowed.contains(s)) {
-                throw new ConfigException(path(key), String.format(Locale.ROOT,
-                    "[%s.%s] must be one of %s, got [%s]", field, key, allowed, v));
-            }
-            return s;
         }
 
         /**
@@ -221,10 +147,8 @@ public final class ChunkingConfig {
          * neither is set.
          */
         StrategyModels.Name modelName(String modelKey, String idKey) {
-            known.add(modelKey);
-            known.add(idKey);
-            Object model = remaining.remove(modelKey);
-            Object id = remaining.remove(idKey);
+            Object model = remove(modelKey);
+            Object id = remove(idKey);
             if (model != null && id != null) {
                 throw new ConfigException(path(modelKey), String.format(Locale.ROOT,
                     "[%s.%s] and [%s.%s] cannot be combined: the first names an embedded model, the second an ml-commons model",
@@ -260,11 +184,12 @@ public final class ChunkingConfig {
             return models;
         }
 
-        void rejectUnknown() {
-            if (remaining.isEmpty() == false) {
-                String key = remaining.keySet().iterator().next();
-                throw new ConfigException(field + "." + key, String.format(Locale.ROOT,
-                    "[%s] unknown option [%s] for strategy [%s]; supported: %s", field, key, type, known));
+        @Override
+        public void rejectUnknown() {
+            String key = firstUnknown();
+            if (key != null) {
+                throw new ConfigException(path(key), String.format(Locale.ROOT,
+                    "[%s] unknown option [%s] for strategy [%s]; supported: %s", field, key, type, known()));
             }
         }
     }

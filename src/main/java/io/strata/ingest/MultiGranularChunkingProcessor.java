@@ -1,20 +1,16 @@
 package io.strata.ingest;
 
-import io.strata.model.ModelInfo;
 import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkLedger;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunking.ChunkedParent;
-import io.strata.chunking.ChunkingConfig;
+import io.strata.chunking.ConfigMap;
 import io.strata.chunking.ConfigException;
-import io.strata.chunking.Embedder;
-import io.strata.inference.InferenceModels;
-import io.strata.inference.InferenceService;
+import io.strata.inference.Chunkers;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.stats.StrataStats;
-import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.cluster.metadata.MetadataCreateIndexService;
 import org.opensearch.common.UUIDs;
 import org.opensearch.common.util.concurrent.ThreadContext;
@@ -24,19 +20,12 @@ import org.opensearch.ingest.ConfigurationUtils;
 import org.opensearch.ingest.IngestDocument;
 import org.opensearch.ingest.Processor;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
 /**
  * {@code multi_granular_chunking}: splits a text field into parent chunks and their multi-granular
@@ -195,32 +184,35 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         @Override
         public MultiGranularChunkingProcessor create(Map<String, Processor.Factory> factories, String tag, String description,
                                                      Map<String, Object> config) {
-            for (String key : config.keySet()) {
-                if (!KEYS.contains(key)) {
-                    throw ConfigurationUtils.newConfigurationException(TYPE, tag, key, String.format(Locale.ROOT,
-                        "unknown option [%s]; supported: %s", key, KEYS.stream().sorted().toList()));
-                }
+            try {
+                return parse(tag, description, config);
+            } catch (ConfigException e) {
+                // the one translation: OpenSearch names the property (and the processor type and tag) itself
+                throw ConfigurationUtils.newConfigurationException(TYPE, tag, e.field(), e.reason());
             }
-            String field = ConfigurationUtils.readStringProperty(TYPE, tag, config, "field");
-            if (field.isBlank()) {
-                throw ConfigurationUtils.newConfigurationException(TYPE, tag, "field",
-                    "must name the source field holding the text, got an empty string");
+        }
+
+        private MultiGranularChunkingProcessor parse(String tag, String description, Map<String, Object> config) {
+            ConfigMap c = new ConfigMap(null, "", config).expect(KEYS);
+            String unknown = c.firstUnknown();
+            if (unknown != null) {
+                throw new ConfigException(unknown, "unknown option [" + unknown + "]; supported: " + c.known());
             }
-            String targetIndex = ConfigurationUtils.readStringProperty(TYPE, tag, config, "target_index");
-            validateIndexName(tag, targetIndex);
-            boolean ignoreMissing = ConfigurationUtils.readBooleanProperty(TYPE, tag, config, "ignore_missing", false);
-            Object maxCharsValue = config.remove("max_chars");
+            String field = c.requiredString("field", "the source field holding the text");
+            String targetIndex = c.requiredString("target_index", "the index the chunk documents go to");
+            validateIndexName(c, targetIndex);
+            boolean ignoreMissing = c.booleanValue("ignore_missing", false);
+            Object maxCharsValue = c.remove("max_chars");
             int maxChars = DEFAULT_MAX_CHARS;
             if (maxCharsValue != null) {
                 if (!(maxCharsValue instanceof Integer n) || n < 1) {
-                    throw ConfigurationUtils.newConfigurationException(TYPE, tag, "max_chars",
-                        "must be a positive integer (characters), got [" + maxCharsValue + "]");
+                    throw c.error("max_chars", "must be a positive integer (characters), got [" + maxCharsValue + "]");
                 }
                 maxChars = n;
             }
-            List<String> copyFields = readCopyFields(tag, config.remove("copy_fields"));
-            boolean embed = ConfigurationUtils.readBooleanProperty(TYPE, tag, config, "embed", true);
-            String modelField = config.containsKey("model_id") ? "model_id" : "model";
+            List<String> copyFields = readCopyFields(c);
+            boolean embed = c.booleanValue("embed", true);
+            String modelField = c.has("model_id") ? "model_id" : "model";
             ModelRef model;
             try {
                 model = ModelRef.parse("[" + TYPE + "]", config);
@@ -231,23 +223,17 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     model = model == null ? services.inference().defaultRef() : model;
                     services.inference().validate("[" + TYPE + "]", model);
                 }
-            } catch (IllegalArgumentException e) {
-                throw ConfigurationUtils.newConfigurationException(TYPE, tag, modelField, e.getMessage());
-            }
-            MultiGranularChunker chunker;
-            try {
-                var strategy = ChunkingConfig.removeStrategy(config, new InferenceModels(services.inference(), embed ? model : null));
-                var granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
-                    strategy.maxWords());
-                chunker = new MultiGranularChunker(strategy, granularities, segmenter);
             } catch (ConfigException e) {
-                throw ConfigurationUtils.newConfigurationException(TYPE, tag, e.field(), e.getMessage());
+                throw e;
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(modelField, e.getMessage());
             }
+            MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, services);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services);
         }
 
-        private static void validateIndexName(String tag, String name) {
+        private static void validateIndexName(ConfigMap c, String name) {
             String problem = null;
             if (!name.toLowerCase(Locale.ROOT).equals(name)) {
                 problem = "must be lowercase";
@@ -263,24 +249,19 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 }
             }
             if (problem != null) {
-                throw ConfigurationUtils.newConfigurationException(TYPE, tag, "target_index",
-                    "[" + name + "] is not a valid index name: " + problem);
+                throw c.error("target_index", "[" + name + "] is not a valid index name: " + problem);
             }
         }
 
-        private static List<String> readCopyFields(String tag, Object value) {
-            if (value == null) {
+        private static List<String> readCopyFields(ConfigMap c) {
+            List<String> names = c.stringList("copy_fields", false, true, "a list of source field names, e.g. [\"title\"]");
+            if (names == null) {
                 return List.of();
             }
-            if (!(value instanceof List<?> list) || list.stream().anyMatch(v -> !(v instanceof String s) || s.isBlank())) {
-                throw ConfigurationUtils.newConfigurationException(TYPE, tag, "copy_fields",
-                    "must be a list of source field names, e.g. [\"title\"]");
-            }
-            List<String> names = list.stream().map(String.class::cast).toList();
             for (String name : names) {
                 String root = name.contains(".") ? name.substring(0, name.indexOf('.')) : name;
                 if (ChunkDocuments.RESERVED.contains(root)) {
-                    throw ConfigurationUtils.newConfigurationException(TYPE, tag, "copy_fields", String.format(Locale.ROOT,
+                    throw c.error("copy_fields", String.format(Locale.ROOT,
                         "[%s] would overwrite a chunk field; reserved: %s", name, ChunkDocuments.RESERVED.stream().sorted().toList()));
                 }
             }

@@ -3,14 +3,12 @@ package io.strata.ingest;
 import io.strata.model.ModelRef;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
-import io.strata.chunking.ChunkingConfig;
+import io.strata.chunking.ConfigMap;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.Segmentation;
-import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TextIndex;
-import io.strata.inference.InferenceModels;
-import io.strata.inference.InferenceService;
+import io.strata.inference.Chunkers;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;
@@ -46,12 +44,10 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
     static final int MAX_CHARS = 1_000_000;
     private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "strategy", "granularities", "model", "model_id"));
 
-    private final Supplier<InferenceService> inference;
-    private final SentenceSegmenter segmenter;
+    private final Supplier<Chunkers> chunkers;
 
-    public RestChunkPreviewAction(Supplier<InferenceService> inference, SentenceSegmenter segmenter) {
-        this.inference = inference;
-        this.segmenter = segmenter;
+    public RestChunkPreviewAction(Supplier<Chunkers> chunkers) {
+        this.chunkers = chunkers;
     }
 
     @Override
@@ -73,32 +69,29 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
         try (XContentParser parser = request.contentParser()) {
             body = new HashMap<>(parser.map());
         }
-        for (String key : body.keySet()) {
-            if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[_chunk] unknown field [%s]; supported: %s", key, KEYS));
-            }
-        }
-        Object text = body.remove("text");
-        if (!(text instanceof String s) || s.isBlank()) {
-            throw new IllegalArgumentException("[_chunk] [text] must be a non-empty string, got [" + text + "]");
-        }
-        if (s.length() > MAX_CHARS) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[_chunk] [text] has %d characters, more than the preview limit of %d", s.length(), MAX_CHARS));
-        }
-        InferenceService service = inference.get();
-        ModelRef model = ModelRef.parse("[_chunk]", body);
+        Chunkers chunkers = this.chunkers.get();
+        String text;
         MultiGranularChunker chunker;
         try {
-            if (model != null) {
-                service.validate("[_chunk]", model);
+            ConfigMap config = new ConfigMap("_chunk", "", body).expect(KEYS);
+            config.rejectUnknown();
+            text = config.stringValue("text", null);
+            if (text == null) {
+                throw config.error("text", "must be a non-empty string, got nothing");
             }
-            var strategy = ChunkingConfig.removeStrategy(body, new InferenceModels(service, model));
-            var granularities = ChunkingConfig.parseGranularities("granularities", body.remove("granularities"), strategy.maxWords());
-            chunker = new MultiGranularChunker(strategy, granularities, segmenter);
+            if (text.length() > MAX_CHARS) {
+                throw config.error("text", String.format(Locale.ROOT, "has %d characters, more than the preview limit of %d",
+                    text.length(), MAX_CHARS));
+            }
+            ModelRef model = ModelRef.parse("[_chunk]", body);
+            if (model != null) {
+                chunkers.inference().validate("[_chunk]", model);
+            }
+            chunker = chunkers.parse(body, model);
         } catch (ConfigException e) {
-            throw new IllegalArgumentException("[_chunk] " + e.getMessage(), e);
+            throw new IllegalArgumentException(e.getMessage().startsWith("[_chunk]") ? e.getMessage() : "[_chunk] " + e.getMessage(), e);
         }
+        String s = text;
         return channel -> {
             long start = System.nanoTime();
             ActionListener<MultiGranularChunker.Result> respond = ActionListener.wrap(
@@ -112,18 +105,7 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
                         channel.sendResponse(new BytesRestResponse(RestStatus.INTERNAL_SERVER_ERROR, e.toString()));
                     }
                 });
-            if (chunker.strategy().usesModels()) {
-                service.run(() -> chunker.chunkWithEvidence(s), respond);
-            } else {
-                MultiGranularChunker.Result result;
-                try {
-                    result = chunker.chunkWithEvidence(s);
-                } catch (Exception e) {
-                    respond.onFailure(e);
-                    return;
-                }
-                respond.onResponse(result);
-            }
+            Chunkers.run(chunkers.inference(), chunker, c -> c.chunkWithEvidence(s), respond);
         };
     }
 

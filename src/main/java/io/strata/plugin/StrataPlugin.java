@@ -1,6 +1,7 @@
 package io.strata.plugin;
 
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.inference.Chunkers;
 import io.strata.inference.InferenceService;
 import io.strata.inference.InferenceSettings;
 import io.strata.inference.mlcommons.MlCommonsEmbeddings;
@@ -145,7 +146,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
-        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(inference::get, segmenter),
+        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(() -> new Chunkers(inference.get(), segmenter)),
             new RestReconcileAction(clusterService::get, () -> new ChunkProcessors(clusterService.get(), ingestService.get())), new RestStudioAction());
     }
 

@@ -1,6 +1,7 @@
 package io.strata.inference.transport;
 
 import io.strata.model.ModelRef;
+import io.strata.chunking.ConfigMap;
 import io.strata.chunking.Embedder;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.rest.BaseRestHandler;
@@ -9,10 +10,8 @@ import org.opensearch.rest.action.RestToXContentListener;
 import org.opensearch.transport.client.node.NodeClient;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -53,34 +52,14 @@ public final class RestEmbedAction extends BaseRestHandler {
     }
 
     static EmbedRequest parse(Map<String, Object> body) {
-        for (String key : body.keySet()) {
-            if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[_embed] unknown field [%s]; supported: %s", key, KEYS));
-            }
+        ConfigMap config = new ConfigMap("_embed", "", body).expect(KEYS);
+        config.rejectUnknown();
+        List<String> texts = config.stringList("texts", true, false, "a non-empty list of strings");
+        if (texts == null) {
+            throw config.error("texts", "must be a non-empty list of strings, got nothing");
         }
-        Object texts = body.remove("texts");
-        if (!(texts instanceof List<?> list) || list.isEmpty()) {
-            throw new IllegalArgumentException("[_embed] [texts] must be a non-empty list of strings, got [" + texts + "]");
-        }
-        List<String> strings = new ArrayList<>(list.size());
-        for (Object t : list) {
-            if (!(t instanceof String s)) {
-                throw new IllegalArgumentException("[_embed] [texts] must contain strings only, got [" + t + "]");
-            }
-            strings.add(s);
-        }
-        Object purpose = body.remove("purpose");
-        Embedder.Purpose p;
-        if (purpose == null) {
-            p = Embedder.Purpose.PASSAGE;
-        } else if ("query".equals(purpose)) {
-            p = Embedder.Purpose.QUERY;
-        } else if ("passage".equals(purpose)) {
-            p = Embedder.Purpose.PASSAGE;
-        } else {
-            throw new IllegalArgumentException("[_embed] [purpose] must be one of [query, passage], got [" + purpose + "]");
-        }
-        ModelRef ref = ModelRef.parse("[_embed]", body);
-        return new EmbedRequest(ref, p, strings);
+        Embedder.Purpose purpose = config.enumValue("purpose", List.of("query", "passage"), "passage").equals("query")
+            ? Embedder.Purpose.QUERY : Embedder.Purpose.PASSAGE;
+        return new EmbedRequest(ModelRef.parse("[_embed]", body), purpose, texts);
     }
 }

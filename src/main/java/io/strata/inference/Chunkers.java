@@ -1,0 +1,64 @@
+package io.strata.inference;
+
+import io.strata.chunking.ChunkingConfig;
+import io.strata.chunking.ChunkingStrategy;
+import io.strata.chunking.ConfigException;
+import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.SentenceSegmenter;
+import io.strata.model.ModelRef;
+import org.opensearch.common.CheckedFunction;
+import org.opensearch.core.action.ActionListener;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds chunkers from configuration and runs them, the same way for the ingest processor and {@code _chunk}: parses
+ * {@code strategy} and {@code granularities}, resolves the models a strategy names against this node, and runs rule-based
+ * strategies on the calling thread (microseconds per kilobyte) and model-guided ones on the inference pool, where they
+ * may block on their models.
+ */
+public final class Chunkers {
+    private final InferenceService inference;
+    private final SentenceSegmenter segmenter;
+
+    public Chunkers(InferenceService inference, SentenceSegmenter segmenter) {
+        this.inference = inference;
+        this.segmenter = segmenter;
+    }
+
+    /**
+     * The chunker of a configuration: consumes {@code strategy} and {@code granularities} from {@code config}.
+     *
+     * @param embeddingModel the model that embeds the chunks, which embedding-based strategies use when they name none
+     *                       (null: the node's default model)
+     * @throws ConfigException naming the offending field
+     */
+    public MultiGranularChunker parse(Map<String, Object> config, ModelRef embeddingModel) {
+        ChunkingStrategy strategy = ChunkingConfig.removeStrategy(config, new InferenceModels(inference, embeddingModel));
+        List<Double> granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
+            strategy.maxWords());
+        return new MultiGranularChunker(strategy, granularities, segmenter);
+    }
+
+    /** Runs {@code work} with {@code chunker}: inline when its strategy is rule-based, on the inference pool otherwise. */
+    public static <T> void run(InferenceService inference, MultiGranularChunker chunker,
+                               CheckedFunction<MultiGranularChunker, T, Exception> work, ActionListener<T> listener) {
+        if (chunker.strategy().usesModels()) {
+            inference.run(() -> work.apply(chunker), listener);
+            return;
+        }
+        T result;
+        try {
+            result = work.apply(chunker);
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        listener.onResponse(result);
+    }
+
+    public InferenceService inference() {
+        return inference;
+    }
+}
