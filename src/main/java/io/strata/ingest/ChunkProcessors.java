@@ -12,6 +12,7 @@ import org.opensearch.ingest.PipelineConfiguration;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Finds the {@link MultiGranularChunkingProcessor} that wrote (or should rewrite) a source document's chunks, from
@@ -20,9 +21,10 @@ import java.util.List;
  */
 public final class ChunkProcessors implements ChunkWriters {
     private final ClusterService clusterService;
-    private final IngestService ingestService;
+    private final Supplier<IngestService> ingestService;
 
-    public ChunkProcessors(ClusterService clusterService, IngestService ingestService) {
+    /** @param ingestService the node's ingest service, known once the plugin's processors are created */
+    public ChunkProcessors(ClusterService clusterService, Supplier<IngestService> ingestService) {
         this.clusterService = clusterService;
         this.ingestService = ingestService;
     }
@@ -49,6 +51,7 @@ public final class ChunkProcessors implements ChunkWriters {
 
     @Override
     public List<ChunkWriter> all() {
+        IngestService ingestService = this.ingestService.get();
         List<ChunkWriter> out = new ArrayList<>();
         for (PipelineConfiguration config : IngestService.getPipelines(clusterService.state())) {
             if (ingestService.getPipeline(config.getId()) != null) {
@@ -60,6 +63,7 @@ public final class ChunkProcessors implements ChunkWriters {
     }
 
     private ChunkWriter inPipeline(String pipelineId, String target) {
+        IngestService ingestService = this.ingestService.get();
         if (pipelineId == null || IngestService.NOOP_PIPELINE_NAME.equals(pipelineId) || ingestService.getPipeline(pipelineId) == null) {
             return null;
         }

@@ -19,7 +19,12 @@ import io.strata.chunkindex.ChunkStore;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunkindex.RestReconcileAction;
 import io.strata.chunkindex.Slicing;
+import io.strata.chunkindex.ReconcileAction;
+import io.strata.chunkindex.Reconciler;
+import io.strata.chunkindex.TransportReconcileAction;
+import io.strata.ingest.ChunkPreviewAction;
 import io.strata.ingest.ChunkProcessors;
+import io.strata.ingest.TransportChunkPreviewAction;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
 import org.opensearch.ingest.IngestService;
@@ -122,7 +127,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         ClusterSettings dynamic = clusterService.getClusterSettings();
         dynamic.addSettingsUpdateConsumer(InferenceSettings.MAX_PENDING, inference.executor()::setMaxPending);
         dynamic.addSettingsUpdateConsumer(InferenceSettings.REMOTE_TIMEOUT, t -> remoteTimeout = t);
-        return List.of(chunkStore(client, clusterService), inference, stats);
+        ChunkProcessors writers = new ChunkProcessors(clusterService, ingestService::get);
+        return List.of(chunkStore(client, clusterService), inference, stats, new Chunkers(inference, segmenter),
+            new Reconciler(client, clusterService, writers));
     }
 
     @Override
@@ -136,9 +143,11 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
 
     @Override
     public List<ActionHandler<?, ?>> getActions() {
-        // the transport actions get InferenceService and StrataStats injected: createComponents returns both
+        // the transport actions get their services (InferenceService, StrataStats, Chunkers, Reconciler) injected from createComponents
         return List.of(new ActionHandler<>(EmbedAction.INSTANCE, TransportEmbedAction.class),
-            new ActionHandler<>(StatsAction.INSTANCE, TransportStatsAction.class));
+            new ActionHandler<>(StatsAction.INSTANCE, TransportStatsAction.class),
+            new ActionHandler<>(ChunkPreviewAction.INSTANCE, TransportChunkPreviewAction.class),
+            new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class));
     }
 
     @Override
@@ -146,8 +155,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
-        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(() -> new Chunkers(inference.get(), segmenter)),
-            new RestReconcileAction(clusterService::get, () -> new ChunkProcessors(clusterService.get(), ingestService.get())), new RestStudioAction());
+        return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(), new RestReconcileAction(),
+            new RestStudioAction());
     }
 
     @Override
@@ -166,7 +175,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     public List<ActionFilter> getActionFilters() {
         return List.of(new ChunkLifecycleFilter(
             () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get, chunkStore::get,
-            () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService.get())));
+            () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService::get)));
     }
 
     @Override

@@ -8,7 +8,7 @@ import org.opensearch.action.ActionType;
  * plugins on the node, which call it with their own copy of {@link EmbedRequest}'s wire format.
  */
 public final class EmbedAction extends ActionType<EmbedResponse> {
-    public static final String NAME = "cluster:internal/strata/embed";
+    public static final String NAME = "cluster:admin/strata/embed";
     public static final EmbedAction INSTANCE = new EmbedAction();
 
     private EmbedAction() {

@@ -34,7 +34,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * ml-commons' predict action for fixed model ids, with ml-commons 3.4's answers:
  * <ul>
  * <li>{@code standin-bge}: a TEXT_EMBEDDING model registered with query/passage prefixes (asymmetric), computed by
- *     Strata's default embedded model through Strata's {@code cluster:internal/strata/embed} action. Without the content
+ *     Strata's default embedded model through Strata's {@code cluster:admin/strata/embed} action. Without the content
  *     type it fails as ml-commons' {@code TextEmbeddingModel} does.</li>
  * <li>{@code standin-bge-symmetric}: the same model registered without prefixes (symmetric: always embedded as a
  *     passage); a content type is rejected as ml-commons does.</li>

@@ -15,11 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * This plugin's own copy of Strata's {@code cluster:internal/strata/embed} wire format (Strata's EmbedRequest and
+ * This plugin's own copy of Strata's {@code cluster:admin/strata/embed} wire format (Strata's EmbedRequest and
  * EmbedResponse; this plugin does not see Strata's classes). Always asks for Strata's default embedded model.
  */
 final class StrataEmbed {
-    static final String NAME = "cluster:internal/strata/embed";
+    static final String NAME = "cluster:admin/strata/embed";
     static final ActionType<Response> ACTION = new ActionType<>(NAME, Response::new);
 
     private StrataEmbed() {}

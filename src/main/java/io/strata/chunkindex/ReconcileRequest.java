@@ -1,0 +1,66 @@
+package io.strata.chunkindex;
+
+import org.opensearch.action.ActionRequest;
+import org.opensearch.action.ActionRequestValidationException;
+import org.opensearch.action.IndicesRequest;
+import org.opensearch.action.support.IndicesOptions;
+import org.opensearch.core.common.io.stream.StreamInput;
+import org.opensearch.core.common.io.stream.StreamOutput;
+
+import java.io.IOException;
+
+/** Reconcile one source index (existing, or deleted with its chunk indices left); {@code dryRun} only reports. */
+public final class ReconcileRequest extends ActionRequest implements IndicesRequest {
+    private final String index;
+    private final boolean dryRun;
+
+    public ReconcileRequest(String index, boolean dryRun) {
+        this.index = index;
+        this.dryRun = dryRun;
+    }
+
+    public ReconcileRequest(StreamInput in) throws IOException {
+        super(in);
+        this.index = in.readString();
+        this.dryRun = in.readBoolean();
+    }
+
+    @Override
+    public void writeTo(StreamOutput out) throws IOException {
+        super.writeTo(out);
+        out.writeString(index);
+        out.writeBoolean(dryRun);
+    }
+
+    public String index() {
+        return index;
+    }
+
+    public boolean dryRun() {
+        return dryRun;
+    }
+
+    /** The source index is what a role's index permission is checked against. */
+    @Override
+    public String[] indices() {
+        return new String[] { index };
+    }
+
+    @Override
+    public IndicesOptions indicesOptions() {
+        // one concrete name, no wildcards or aliases (the handler refuses them with a clear message); the source may be
+        // gone with its chunk indices left over, which the action handles itself
+        return IndicesOptions.strictSingleIndexNoExpandForbidClosed();
+    }
+
+    @Override
+    public ActionRequestValidationException validate() {
+        if (index == null || index.isBlank()) {
+            ActionRequestValidationException e = new ActionRequestValidationException();
+            e.addValidationError("[_reconcile] needs [index]: the source index whose chunks to check, e.g. "
+                + "POST _plugins/_strata/_reconcile?index=books");
+            return e;
+        }
+        return null;
+    }
+}

@@ -1,0 +1,68 @@
+package io.strata.chunkindex;
+
+import io.strata.transport.RenderedResponse;
+import org.opensearch.action.support.ActionFilters;
+import org.opensearch.action.support.HandledTransportAction;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.inject.Inject;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.tasks.Task;
+import org.opensearch.transport.TransportService;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Runs {@link ReconcileAction} on the node that received it: the work is a sequence of ordinary client calls (scroll,
+ * multi-get, bulk, index) made by {@link Reconciler} in the caller's thread context, so the security plugin checks each
+ * read and write against the caller's own permissions; a caller who may not write the chunk index gets 403 (with the
+ * report: what was found, and each refused fix) instead of a fix made as the system.
+ */
+public final class TransportReconcileAction extends HandledTransportAction<ReconcileRequest, RenderedResponse> {
+    private final ClusterService clusterService;
+    private final Reconciler reconciler;
+
+    @Inject
+    public TransportReconcileAction(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService,
+                                    Reconciler reconciler) {
+        super(ReconcileAction.NAME, transportService, actionFilters, ReconcileRequest::new);
+        this.clusterService = clusterService;
+        this.reconciler = reconciler;
+    }
+
+    @Override
+    protected void doExecute(Task task, ReconcileRequest request, ActionListener<RenderedResponse> listener) {
+        String index = request.index();
+        ActionListener<Reconciler.Report> render = ActionListener.wrap(
+            report -> listener.onResponse(RenderedResponse.of(report, report.status())), listener::onFailure);
+        try {
+            Metadata state = clusterService.state().metadata();
+            IndexMetadata metadata = state.index(index);
+            if (metadata == null) {
+                if (state.hasAlias(index) || index.contains("*") || index.contains(",")) {
+                    throw new IllegalArgumentException(String.format(Locale.ROOT,
+                        "[_reconcile] [index] must name one source index, got [%s]", index));
+                }
+                List<String> chunkIndices = ChunkIndexMeta.chunkIndicesOf(state, index);
+                if (chunkIndices.isEmpty()) {
+                    throw new IndexNotFoundException(index);
+                }
+                // a deleted source index whose chunks are still there: all orphans
+                reconciler.reconcileDeleted(index, chunkIndices, request.dryRun(), render);
+                return;
+            }
+            ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
+            if (chunkMeta != null && chunkMeta.sourceIndex() != null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, chunkMeta.sourceIndex()));
+            }
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        reconciler.reconcile(index, request.dryRun(), render);
+    }
+}

@@ -1,0 +1,134 @@
+package io.strata.ingest;
+
+import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.ConfigException;
+import io.strata.chunking.ConfigMap;
+import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.Segmentation;
+import io.strata.chunking.TextIndex;
+import io.strata.inference.Chunkers;
+import io.strata.model.ModelRef;
+import io.strata.transport.RenderedResponse;
+import org.opensearch.action.support.ActionFilters;
+import org.opensearch.action.support.HandledTransportAction;
+import org.opensearch.common.inject.Inject;
+import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.core.xcontent.XContentBuilder;
+import org.opensearch.tasks.Task;
+import org.opensearch.transport.TransportService;
+
+import java.io.IOException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * {@code POST _plugins/_strata/_chunk}: cuts a text the way a {@code multi_granular_chunking} processor with the same
+ * {@code strategy} and {@code granularities} would, and answers with the parents, their children and the boundary
+ * evidence (EOS probabilities, similarities, perplexities, margins) so users can tune θ and thresholds without indexing.
+ * Nothing is written. Model-guided strategies run on the inference pool of the node that receives the request.
+ * <pre>
+ * {"text": "...", "strategy": {"type": "semantic", "max_words": 300}, "granularities": [0.5, 0.25],
+ *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model)}
+ * </pre>
+ */
+public final class TransportChunkPreviewAction extends HandledTransportAction<ChunkPreviewRequest, RenderedResponse> {
+    /** Previews answer with every chunk's text: bound the response, not only the work. */
+    static final int MAX_CHARS = 1_000_000;
+    private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "strategy", "granularities", "model", "model_id"));
+
+    private final Chunkers chunkers;
+
+    @Inject
+    public TransportChunkPreviewAction(TransportService transportService, ActionFilters actionFilters, Chunkers chunkers) {
+        super(ChunkPreviewAction.NAME, transportService, actionFilters, ChunkPreviewRequest::new);
+        this.chunkers = chunkers;
+    }
+
+    @Override
+    protected void doExecute(Task task, ChunkPreviewRequest request, ActionListener<RenderedResponse> listener) {
+        Map<String, Object> body = request.body();
+        String text;
+        MultiGranularChunker chunker;
+        try {
+            ConfigMap config = new ConfigMap("_chunk", "", body).expect(KEYS);
+            config.rejectUnknown();
+            text = config.stringValue("text", null);
+            if (text == null) {
+                throw config.error("text", "must be a non-empty string, got nothing");
+            }
+            if (text.length() > MAX_CHARS) {
+                throw config.error("text", String.format(Locale.ROOT, "has %d characters, more than the preview limit of %d",
+                    text.length(), MAX_CHARS));
+            }
+            ModelRef model = ModelRef.parse("[_chunk]", body);
+            if (model != null) {
+                chunkers.inference().validate("[_chunk]", model);
+            }
+            chunker = chunkers.parse(body, model);
+        } catch (ConfigException e) {
+            listener.onFailure(new IllegalArgumentException(
+                e.getMessage().startsWith("[_chunk]") ? e.getMessage() : "[_chunk] " + e.getMessage(), e));
+            return;
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        long start = System.nanoTime();
+        Chunkers.run(chunkers.inference(), chunker, c -> c.chunkWithEvidence(text), ActionListener.wrap(result -> listener.onResponse(
+            new RenderedResponse(BytesReference.bytes(toXContent(chunker, result, (System.nanoTime() - start) / 1_000_000)),
+                RestStatus.OK)), listener::onFailure));
+    }
+
+    private static XContentBuilder toXContent(MultiGranularChunker chunker, MultiGranularChunker.Result result, long tookMs)
+        throws IOException {
+        XContentBuilder b = XContentFactory.jsonBuilder();
+        b.startObject();
+        b.field("took_ms", tookMs);
+        b.field("strategy", chunker.strategy().label());
+        b.field("max_words", chunker.strategy().maxWords());
+        b.field("granularities", chunker.granularities());
+        b.startArray("parents");
+        for (ChunkedParent p : result.parents()) {
+            b.startObject();
+            chunk(b, p.parent(), result.index());
+            b.startArray("children");
+            for (Chunk c : p.children()) {
+                b.startObject();
+                b.field("level", c.level());
+                chunk(b, c, result.index());
+                b.endObject();
+            }
+            b.endArray();
+            b.endObject();
+        }
+        b.endArray();
+        b.startArray("evidence");
+        for (Segmentation.Evidence e : result.evidence()) {
+            b.startObject();
+            b.field("signal", e.signal());
+            if (!Double.isNaN(e.threshold())) {
+                b.field("threshold", e.threshold());
+            }
+            b.field("positions", e.positions());
+            b.field("values", e.values());
+            b.endObject();
+        }
+        b.endArray();
+        b.endObject();
+        return b;
+    }
+
+    private static void chunk(XContentBuilder b, Chunk c, TextIndex index) throws IOException {
+        b.field("ordinal", c.ordinal());
+        b.field("start", c.start());
+        b.field("end", c.end());
+        b.field("words", index.words(c.span()));
+        b.field("text", c.text());
+    }
+}
