@@ -76,22 +76,23 @@ public final class ModelRegistry {
 
     /** The descriptor (model.json) of model folder {@code name}, read once. */
     public ModelDescriptor descriptor(String name) {
-        return descriptors.computeIfAbsent(name, n -> {
-            Path dir = modelDir(n);
-            try {
-                return ModelDescriptor.read(n, dir);
-            } catch (java.io.IOException e) {
-                throw new IllegalArgumentException("[model] [" + n + "] cannot be read: " + e.getMessage(), e);
-            }
-        });
+        return readOnce(descriptors, name, ModelDescriptor::read);
     }
 
     /** BertChunker's head folder {@code name} ({@code task: boundary_head}), read once. */
     public BoundaryHead boundaryHead(String name) {
-        return heads.computeIfAbsent(name, n -> {
+        return readOnce(heads, name, BoundaryHead::read);
+    }
+
+    private interface Reader<T> {
+        T read(String name, Path dir) throws java.io.IOException;
+    }
+
+    private <T> T readOnce(Map<String, T> cache, String name, Reader<T> reader) {
+        return cache.computeIfAbsent(name, n -> {
             Path dir = modelDir(n);
             try {
-                return BoundaryHead.read(n, dir);
+                return reader.read(n, dir);
             } catch (java.io.IOException e) {
                 throw new IllegalArgumentException("[model] [" + n + "] cannot be read: " + e.getMessage(), e);
             }
