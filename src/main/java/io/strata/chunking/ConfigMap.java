@@ -112,10 +112,11 @@ public class ConfigMap {
 
     /** A non-blank string that must be present; {@code what} says what it names (in the message for a blank one). */
     public String requiredString(String key, String what) {
-        if (!has(key)) {
+        Object v = remaining.get(key);
+        if (v == null) { // absent, or an explicit null: neither names anything
+            remove(key);
             throw error(key, "required property is missing");
         }
-        Object v = remaining.get(key);
         if (v instanceof String s && s.isBlank()) {
             remove(key);
             throw error(key, "must name " + what + ", got an empty string");

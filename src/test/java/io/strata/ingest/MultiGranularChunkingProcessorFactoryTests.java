@@ -103,4 +103,15 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertEquals("strategy", nullStrategy.getMetadata("opensearch.property_name").get(0));
         assertTrue(nullStrategy.getMessage(), nullStrategy.getMessage().contains("[strategy] must be an object"));
     }
+
+    @Test
+    public void testCreate_nullFieldOrTargetIndex_isRejectedAsMissing() {
+        for (String key : List.of("field", "target_index")) {
+            Map<String, Object> config = new HashMap<>(Map.of("field", "b", "target_index", "c"));
+            config.put(key, null);
+            OpenSearchParseException e = assertThrows(OpenSearchParseException.class, () -> factory.create(Map.of(), "tag", null, config));
+            assertEquals(key, e.getMetadata("opensearch.property_name").get(0));
+            assertTrue(e.getMessage(), e.getMessage().contains("required property is missing"));
+        }
+    }
 }
