@@ -32,7 +32,10 @@ import java.util.Set;
 /**
  * Deletes the chunk index of a deleted source index, on the elected cluster manager (one chunk index per source index:
  * once its source is gone, every chunk in it is an orphan). Off with {@link #DELETE_WITH_SOURCE} = false; then
- * {@code _reconcile?index=<deleted source>} removes them on demand.
+ * {@code _reconcile?index=<deleted source>} removes them on demand. A delete-index request from a caller already deletes
+ * both, with the caller's permissions ({@link SourceIndexDeleteFilter}); the janitor is the plugin's own backstop for a
+ * source index that went without a caller's request (e.g. another plugin's cluster-state code): cluster-state updates
+ * as the node, never on a user's behalf.
  *
  * <p><b>The delete-and-re-create race.</b> A source index can be deleted and a new one of the same name written to
  * within milliseconds, into the same chunk index (the pipeline names it). Deleting the chunk index by name would then

@@ -104,13 +104,15 @@ public final class ChunkStore {
             List<Waiter> joined = drain(flightKey, waiting);
             RestStatus status = ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e));
             boolean permission = status == RestStatus.FORBIDDEN || status == RestStatus.UNAUTHORIZED;
+            // a refused create or mapping update names the chunk index, as a refused chunk write does
+            Exception failure = permission ? chunkWriteFailure(target, e) : e;
             for (int i = 0; i < joined.size(); i++) {
                 Waiter w = joined.get(i);
                 if (i > 0 && permission) {
                     // the caller who ran the check may not create or map the index; this one checks under its own rights
                     w.run(() -> ensureIndex(target, sourceIndex, model, w.listener()));
                 } else {
-                    w.run(() -> w.listener().onFailure(e));
+                    w.run(() -> w.listener().onFailure(failure));
                 }
             }
         });

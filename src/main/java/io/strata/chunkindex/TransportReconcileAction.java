@@ -1,5 +1,8 @@
 package io.strata.chunkindex;
 
+import org.opensearch.action.support.TransportIndicesResolvingAction;
+import org.opensearch.cluster.metadata.OptionallyResolvedIndices;
+import org.opensearch.cluster.metadata.ResolvedIndices;
 import io.strata.transport.RenderedResponse;
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
@@ -21,7 +24,8 @@ import java.util.Locale;
  * read and write against the caller's own permissions; a caller who may not write the chunk index gets 403 (with the
  * report: what was found, and each refused fix) instead of a fix made as the system.
  */
-public final class TransportReconcileAction extends HandledTransportAction<ReconcileRequest, RenderedResponse> {
+public final class TransportReconcileAction extends HandledTransportAction<ReconcileRequest, RenderedResponse>
+    implements TransportIndicesResolvingAction<ReconcileRequest> {
     private final ClusterService clusterService;
     private final Reconciler reconciler;
 
@@ -31,6 +35,15 @@ public final class TransportReconcileAction extends HandledTransportAction<Recon
         super(ReconcileAction.NAME, transportService, actionFilters, ReconcileRequest::new);
         this.clusterService = clusterService;
         this.reconciler = reconciler;
+    }
+
+    /**
+     * The index the action is authorised on: the source index, one concrete name (OpenSearch 3.4's security plugin asks
+     * the action itself; without this it cannot tell which index a plugin's request names and refuses it).
+     */
+    @Override
+    public OptionallyResolvedIndices resolveIndices(ReconcileRequest request) {
+        return ResolvedIndices.of(request.index());
     }
 
     @Override

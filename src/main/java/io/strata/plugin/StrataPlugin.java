@@ -18,6 +18,7 @@ import io.strata.chunkindex.ChunkLifecycleFilter;
 import io.strata.chunkindex.ChunkStore;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunkindex.RestReconcileAction;
+import io.strata.chunkindex.SourceIndexDeleteFilter;
 import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
 import io.strata.chunkindex.Reconciler;
@@ -31,6 +32,7 @@ import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.FusedParentsQueryBuilder;
 import io.strata.query.MultiGranularQueryBuilder;
+import io.strata.query.PreFilterPushdown;
 import io.strata.query.QueryServices;
 import io.strata.stats.StrataStats;
 import org.apache.lucene.util.SetOnce;
@@ -39,6 +41,7 @@ import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.node.DiscoveryNodes;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.lifecycle.LifecycleComponent;
+import org.opensearch.index.IndexModule;
 import org.opensearch.common.settings.ClusterSettings;
 import org.opensearch.common.settings.IndexScopedSettings;
 import org.opensearch.common.settings.Setting;
@@ -80,6 +83,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final StrataStats stats = new StrataStats();
     private final SetOnce<ClusterService> clusterService = new SetOnce<>();
     private final SetOnce<ThreadPool> threadPool = new SetOnce<>();
+    private final SetOnce<Client> client = new SetOnce<>();
     private final SetOnce<ChunkStore> chunkStore = new SetOnce<>();
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
@@ -122,6 +126,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                                Supplier<RepositoriesService> repositoriesServiceSupplier) {
         this.clusterService.set(clusterService);
         this.threadPool.set(threadPool);
+        this.client.set(client);
         this.resolver.set(indexNameExpressionResolver);
         InferenceService inference = inference(environment, client);
         ClusterSettings dynamic = clusterService.getClusterSettings();
@@ -171,11 +176,19 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         return List.of(new BestChildFetchSubPhase());
     }
 
+    /** Restrictions around a multi_granular query (bool filters, document-level security) join its graph search. */
+    @Override
+    public void onIndexModule(IndexModule indexModule) {
+        indexModule.addSearchOperationListener(new PreFilterPushdown());
+    }
+
     @Override
     public List<ActionFilter> getActionFilters() {
         return List.of(new ChunkLifecycleFilter(
             () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get, chunkStore::get,
-            () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService::get)));
+            () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService::get)),
+            new SourceIndexDeleteFilter(() -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get,
+                client::get, resolver::get));
     }
 
     @Override

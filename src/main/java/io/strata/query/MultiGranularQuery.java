@@ -1,6 +1,8 @@
 package io.strata.query;
 
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The Lucene form of a semantic {@code multi_granular} query: rewrites to its engine-native delegate (the diversified
@@ -31,8 +34,16 @@ final class MultiGranularQuery extends Query {
     private final float[] vector;
     private final List<Integer> levels;
     private final boolean explainChild;
+    /** The delegate for the parents that also match a restriction (see {@link PreFilterPushdown}); null: not supported. */
+    private final Function<Query, Query> restricted;
 
     MultiGranularQuery(Query delegate, int k, int candidates, float[] vector, List<Integer> levels, boolean explainChild) {
+        this(delegate, k, candidates, vector, levels, explainChild, null);
+    }
+
+    MultiGranularQuery(Query delegate, int k, int candidates, float[] vector, List<Integer> levels, boolean explainChild,
+                       Function<Query, Query> restricted) {
+        this.restricted = restricted;
         this.delegate = delegate;
         this.k = k;
         this.candidates = candidates;
@@ -63,6 +74,19 @@ final class MultiGranularQuery extends Query {
 
     int candidates() {
         return candidates;
+    }
+
+    /**
+     * This query for the parents that also match {@code restriction}: the graph search runs on them, so the k best are k
+     * of them (a restriction applied after the top k would leave fewer, or none). Same query when it cannot be restricted.
+     */
+    MultiGranularQuery restrictedTo(Query restriction) {
+        if (restricted == null) {
+            return this;
+        }
+        Function<Query, Query> further = more -> restricted.apply(more == null ? restriction
+            : new BooleanQuery.Builder().add(restriction, BooleanClause.Occur.FILTER).add(more, BooleanClause.Occur.FILTER).build());
+        return new MultiGranularQuery(restricted.apply(restriction), k, candidates, vector, levels, explainChild, further);
     }
 
     @Override

@@ -52,6 +52,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -575,26 +576,36 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
                 "[%s] the query vector has %d dimensions but index [%s] holds vectors of %d", NAME, vector.length,
                 context.index().getName(), dim));
         }
-        Query parentFilter = Queries.newNonNestedFilter();
         Query userFilter = filter == null ? null : filter.toQuery(context);
-        Query parentCandidates = userFilter == null ? null
-            : new BooleanQuery.Builder().add(parentFilter, BooleanClause.Occur.FILTER).add(userFilter, BooleanClause.Occur.FILTER).build();
         List<Integer> childLevels = childLevels();
         List<Integer> effective = new ArrayList<>();
         if (counts(0)) {
             effective.add(0);
         }
         effective.addAll(childLevels);
-        Query max;
+        // a restriction from around the query (a bool's filters, document-level security) joins the user's filter before the
+        // graph search: see PreFilterPushdown
+        Function<Query, Query> search = restriction -> {
+            Query restrictedFilter = restriction == null ? userFilter : userFilter == null ? restriction
+                : new BooleanQuery.Builder().add(userFilter, BooleanClause.Occur.FILTER).add(restriction, BooleanClause.Occur.FILTER).build();
+            return graphSearch(context, meta, childLevels, effective, restrictedFilter);
+        };
+        return new MultiGranularQuery(search.apply(null), k, candidates(), vector, effective, explainChild, search);
+    }
+
+    /** The graph search (MAX over parent and children) for the parents that match {@code parentFilter} (null: all). */
+    private Query graphSearch(QueryShardContext context, ChunkIndexMeta meta, List<Integer> childLevels, List<Integer> effective,
+                              Query userFilter) {
+        Query parentFilter = Queries.newNonNestedFilter();
+        Query parentCandidates = userFilter == null ? null
+            : new BooleanQuery.Builder().add(parentFilter, BooleanClause.Occur.FILTER).add(userFilter, BooleanClause.Occur.FILTER).build();
         if (childLevels.isEmpty()) {
             // levels [0]: the parents' own graph, which holds only parents: no level filter needed
-            max = new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates(), parentCandidates);
+            return new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates(), parentCandidates);
         } else if (meta != null && meta.selfInChildren()) {
-            max = oneNestedSearch(context, effective, parentFilter, parentCandidates);
-        } else {
-            max = parentOrChildSearch(context, childLevels, parentFilter, userFilter, parentCandidates);
+            return oneNestedSearch(context, effective, parentFilter, parentCandidates);
         }
-        return new MultiGranularQuery(max, k, candidates(), vector, effective, explainChild);
+        return parentOrChildSearch(context, childLevels, parentFilter, userFilter, parentCandidates);
     }
 
     /**

@@ -1,28 +1,12 @@
 package io.strata.standin;
 
-import org.apache.lucene.util.SetOnce;
-import org.opensearch.action.support.ActionFilter;
-import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
-import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Setting;
-import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
-import org.opensearch.core.xcontent.NamedXContentRegistry;
-import org.opensearch.env.Environment;
-import org.opensearch.env.NodeEnvironment;
 import org.opensearch.ml.common.transport.prediction.MLPredictionTaskAction;
 import org.opensearch.plugins.ActionPlugin;
 import org.opensearch.plugins.Plugin;
-import org.opensearch.repositories.RepositoriesService;
-import org.opensearch.rest.RestHeaderDefinition;
-import org.opensearch.script.ScriptService;
-import org.opensearch.threadpool.ThreadPool;
-import org.opensearch.transport.client.Client;
-import org.opensearch.watcher.ResourceWatcherService;
 
-import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * Test stand-in for the ml-commons plugin: registers ml-commons' predict action ({@code cluster:admin/opensearch/ml/predict})
@@ -44,32 +28,6 @@ public class MlStandinPlugin extends Plugin implements ActionPlugin {
      */
     public static final Setting<List<String>> HANG_MODELS = Setting.listSetting("standin.hang_models", List.of(), Function.identity(),
         Setting.Property.Dynamic, Setting.Property.NodeScope);
-
-    private final SetOnce<ThreadPool> threadPool = new SetOnce<>();
-
-    @Override
-    public Collection<Object> createComponents(Client client, ClusterService clusterService, ThreadPool threadPool,
-                                               ResourceWatcherService resourceWatcherService, ScriptService scriptService,
-                                               NamedXContentRegistry xContentRegistry, Environment environment,
-                                               NodeEnvironment nodeEnvironment, NamedWriteableRegistry namedWriteableRegistry,
-                                               IndexNameExpressionResolver indexNameExpressionResolver,
-                                               Supplier<RepositoriesService> repositoriesServiceSupplier) {
-        this.threadPool.set(threadPool);
-        return List.of();
-    }
-
-    /** TEST ONLY: the stand-in for the security plugin's permission checks (see {@link StandinSecurityFilter}). */
-    @Override
-    public List<ActionFilter> getActionFilters() {
-        return List.of(new StandinSecurityFilter(() -> threadPool.get() == null ? null : threadPool.get().getThreadContext()));
-    }
-
-    /** The REST layer copies only registered headers into the thread context. */
-    @Override
-    public Collection<RestHeaderDefinition> getRestHeaders() {
-        return List.of(new RestHeaderDefinition(StandinSecurityFilter.DENY_WRITE, false),
-            new RestHeaderDefinition(StandinSecurityFilter.DENY_READ, false));
-    }
 
     @Override
     public List<Setting<?>> getSettings() {

@@ -1,0 +1,128 @@
+package io.strata.query;
+
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.Query;
+import org.opensearch.index.query.ParsedQuery;
+import org.opensearch.index.shard.SearchOperationListener;
+import org.opensearch.search.internal.SearchContext;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Moves the restrictions around a semantic {@code multi_granular} query into its graph search, on each shard just before
+ * the query phase. A {@code multi_granular} query keeps the k best parents of its graph search; a restriction applied
+ * after that (a {@code bool}'s {@code filter} around it, or the security plugin's document-level security, which wraps
+ * the shard's query in {@code bool {should: DLS queries, minimum_should_match: 1, must: the query}}) would leave fewer
+ * than k parents, or none when the best ones are all excluded. Pushed into the search, the k best are k of the parents
+ * that may be returned. Nothing is admitted that the outer query would not admit: the outer query still applies, with its
+ * required {@code should} clauses as a filter, so a hit's score is its {@code multi_granular} score with or without DLS.
+ *
+ * <p>Pushed down: the clauses of a boolean query that every hit must match (its {@code filter}, {@code must_not} and
+ * other {@code must} clauses, and its {@code should} clauses when at least one must match), when its one scoring
+ * {@code must} clause is a {@code multi_granular} query (or such a boolean query, recursively). Registered as a search
+ * operation listener, which runs after the security plugin's (plugins register in name order), so that its DLS wrapper
+ * is in place.
+ */
+public final class PreFilterPushdown implements SearchOperationListener {
+
+    @Override
+    public void onPreQueryPhase(SearchContext context) {
+        ParsedQuery parsed = context.parsedQuery();
+        if (parsed == null) {
+            return;
+        }
+        Query pushed = pushDown(parsed.query());
+        if (pushed != parsed.query()) {
+            context.parsedQuery(new ParsedQuery(pushed, parsed));
+            context.preProcess(true); // rebuilds the query the phase runs from the parsed one
+        }
+    }
+
+    /** {@code query} with its restrictions moved into its {@code multi_granular} query; the same instance if none apply. */
+    static Query pushDown(Query query) {
+        if (!(query instanceof BooleanQuery bool)) {
+            return query;
+        }
+        int target = -1;
+        List<BooleanClause> clauses = bool.clauses();
+        for (int i = 0; i < clauses.size(); i++) {
+            BooleanClause c = clauses.get(i);
+            if (c.occur() == BooleanClause.Occur.MUST && holdsMultiGranular(c.query())) {
+                if (target >= 0) {
+                    return query; // two: which one the restriction is for is not ours to pick
+                }
+                target = i;
+            }
+        }
+        if (target < 0) {
+            return query;
+        }
+        BooleanQuery.Builder restriction = new BooleanQuery.Builder();
+        boolean restricts = false;
+        boolean shoulds = bool.getMinimumNumberShouldMatch() > 0;
+        for (int i = 0; i < clauses.size(); i++) {
+            BooleanClause c = clauses.get(i);
+            switch (c.occur()) {
+                case MUST, FILTER -> {
+                    if (i != target) {
+                        restriction.add(c.query(), BooleanClause.Occur.FILTER);
+                        restricts = true;
+                    }
+                }
+                case MUST_NOT -> {
+                    restriction.add(c.query(), BooleanClause.Occur.MUST_NOT);
+                    restricts = true;
+                }
+                case SHOULD -> {
+                    if (shoulds) {
+                        restriction.add(c.query(), BooleanClause.Occur.SHOULD);
+                        restricts = true;
+                    }
+                }
+            }
+        }
+        if (!restricts) {
+            return query;
+        }
+        restriction.setMinimumNumberShouldMatch(shoulds ? bool.getMinimumNumberShouldMatch() : 0);
+        Query restricted = restrict(clauses.get(target).query(), restriction.build());
+        // the same documents match; required should clauses become one filter, so that they no longer add to the score
+        // (DLS would otherwise add its own query's score to every hit)
+        BooleanQuery.Builder out = new BooleanQuery.Builder();
+        BooleanQuery.Builder required = new BooleanQuery.Builder().setMinimumNumberShouldMatch(bool.getMinimumNumberShouldMatch());
+        for (int i = 0; i < clauses.size(); i++) {
+            BooleanClause c = clauses.get(i);
+            if (shoulds && c.occur() == BooleanClause.Occur.SHOULD) {
+                required.add(c.query(), BooleanClause.Occur.SHOULD);
+            } else {
+                out.add(i == target ? restricted : c.query(), c.occur());
+            }
+        }
+        if (shoulds) {
+            out.add(required.build(), BooleanClause.Occur.FILTER);
+        }
+        return out.build();
+    }
+
+    private static boolean holdsMultiGranular(Query query) {
+        return query instanceof MultiGranularQuery || (query instanceof BooleanQuery && pushDown(query) != query);
+    }
+
+    /** {@code query} (a multi_granular query, or a boolean one holding it) with {@code restriction} pushed in. */
+    private static Query restrict(Query query, Query restriction) {
+        if (query instanceof MultiGranularQuery mg) {
+            return mg.restrictedTo(restriction);
+        }
+        // a boolean query whose own restrictions were pushed in: add the outer ones as a further filter of its target
+        BooleanQuery inner = (BooleanQuery) pushDown(query);
+        List<BooleanClause> clauses = new ArrayList<>(inner.clauses());
+        BooleanQuery.Builder out = new BooleanQuery.Builder().setMinimumNumberShouldMatch(inner.getMinimumNumberShouldMatch());
+        for (BooleanClause c : clauses) {
+            boolean target = c.occur() == BooleanClause.Occur.MUST && c.query() instanceof MultiGranularQuery;
+            out.add(target ? restrict(c.query(), restriction) : c.query(), c.occur());
+        }
+        return out.build();
+    }
+}

@@ -1,0 +1,71 @@
+package io.strata.it.secured;
+
+import org.opensearch.client.Response;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Deleting a source index deletes its chunk index, under the real security plugin: in one request with the caller's
+ * permissions, so it cannot be used to delete an index the caller may not — a role that may delete the source index but
+ * not its chunk index gets a 403 naming the chunk index and both remain; one that may delete both deletes both. Drift
+ * repairs after bulk requests run as the caller too (see {@link SecuredIngestIT}).
+ */
+public class SecuredLifecycleIT extends SecuredRestTestCase {
+
+    private static void ingest(String name) throws Exception {
+        putPipeline(name, "{\"field\": \"body\", \"target_index\": \"" + name + "-chunks\", \"embed\": false}");
+        assertEquals(false, bulk(name + "-src", name, Map.of("a", Map.of("body", "Emma Woodhouse, handsome, clever, and rich."),
+            "b", Map.of("body", "Mr. Knightley was a sensible man about seven or eight-and-thirty."))).get("errors"));
+        assertTrue(exists("/" + name + "-chunks"));
+    }
+
+    public void testDeletingASourceIndex_withoutPermissionOnItsChunkIndex_is403AndDeletesNothing() throws Exception {
+        ingest("sec-life-a");
+        putRole("sec-life-source-admin", List.of(), List.of(indexPermission(List.of("sec-life-a-src"), List.of("indices_all"))));
+        putUser("sec-life-source-admin", "sec-life-source-admin");
+
+        Response refused = as("sec-life-source-admin", "DELETE", "/sec-life-a-src", null);
+        String body = bodyOf(refused);
+        assertEquals(body, 403, status(refused));
+        assertTrue(body, body.contains("deleting source index [sec-life-a-src] also deletes its chunk index [sec-life-a-chunks]"));
+        assertTrue("the source index remains", exists("/sec-life-a-src"));
+        assertTrue("the chunk index remains", exists("/sec-life-a-chunks"));
+        assertEquals(2, count("sec-life-a-src"));
+    }
+
+    public void testDeletingASourceIndex_withPermissionOnBoth_deletesBoth() throws Exception {
+        ingest("sec-life-b");
+        putRole("sec-life-owner", List.of(), List.of(indexPermission(List.of("sec-life-b-src", "sec-life-b-chunks"),
+            List.of("indices_all"))));
+        putUser("sec-life-owner", "sec-life-owner");
+
+        Response deleted = as("sec-life-owner", "DELETE", "/sec-life-b-src", null);
+        assertEquals(bodyOf(deleted), 200, status(deleted));
+        assertFalse(exists("/sec-life-b-src"));
+        assertFalse("deleted in the same request, not later", exists("/sec-life-b-chunks"));
+    }
+
+    @SuppressWarnings("unchecked")
+    public void testTheJanitorsBookkeeping_runsAsThePlugin_forAUserWhoMayNotChangeTheChunkMapping() throws Exception {
+        // the user's first bulk runs the pipeline before the source index exists: the chunk index records "_na_", and the
+        // janitor (cluster-state code on the cluster manager: the plugin acting, not the user) records the new source's
+        // UUID once it is created, which is what lets a later delete of that source find its chunk index
+        putPipeline("sec-life-c", "{\"field\": \"body\", \"target_index\": \"sec-life-c-chunks\", \"embed\": false}");
+        putRole("sec-life-writer", List.of("indices:data/write/bulk"), List.of(indexPermission(List.of("sec-life-c-src", "sec-life-c-chunks"),
+            List.of("crud", "create_index", "indices:admin/mapping/put"))));
+        putUser("sec-life-writer", "sec-life-writer");
+        Response written = as("sec-life-writer", "POST", "/_bulk?pipeline=sec-life-c&refresh=true",
+            json(Map.of("index", Map.of("_index", "sec-life-c-src", "_id", "a"))) + "\n"
+                + json(Map.of("body", "Emma Woodhouse, handsome, clever, and rich.")) + "\n");
+        assertEquals(bodyOf(written), 200, status(written));
+        String uuid = (String) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET",
+            "/sec-life-c-src/_settings").get("sec-life-c-src")).get("settings")).get("index")).get("uuid");
+        assertBusy(() -> {
+            Map<String, Object> mapping = call("GET", "/sec-life-c-chunks/_mapping");
+            assertTrue(mapping.toString(), mapping.toString().contains("source_index_uuid=" + uuid));
+        });
+        call("DELETE", "/sec-life-c-src");
+        assertFalse(exists("/sec-life-c-chunks"));
+    }
+}

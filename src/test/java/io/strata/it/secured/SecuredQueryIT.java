@@ -1,0 +1,160 @@
+package io.strata.it.secured;
+
+import org.opensearch.client.Response;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code multi_granular} under the real security plugin: a role that reads only the chunk index runs every mode;
+ * document-level security on the chunk index (a tenant field copied with {@code copy_fields}) leaves exactly the permitted
+ * parents — still k of them — and {@code explain_child} never shows another tenant's text; field-level security hiding
+ * the text hides it from {@code explain_child} and from the lexical side.
+ */
+@SuppressWarnings("unchecked")
+public class SecuredQueryIT extends SecuredRestTestCase {
+    private static final String SOURCE = "sec-q-src";
+    private static final String CHUNKS = "sec-q-chunks";
+    private static final List<String> MODES = List.of("dense", "lexical", "hybrid");
+    private static final int K = 4;
+    private static boolean ingested;
+
+    /** Red documents are about Hartfield, blue ones about Donwell Abbey: the query below prefers blue. */
+    private static String text(String tenant, int doc) {
+        String place = tenant.equals("red") ? "Hartfield, where Mr. Woodhouse sat by the fire" : "Donwell Abbey, where the strawberries grew";
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            b.append("Letter ").append(doc).append(", line ").append(i).append(": the ").append(tenant)
+                .append(" party went to ").append(place).append(", and everyone spoke of the weather there. ");
+        }
+        return b.toString().strip();
+    }
+
+    private static void ingestOnce() throws IOException {
+        if (ingested) {
+            return;
+        }
+        putPipeline("sec-q", "{\"field\": \"body\", \"target_index\": \"" + CHUNKS + "\", \"copy_fields\": [\"tenant\"], "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 30}}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        for (String tenant : List.of("red", "blue")) {
+            for (int d = 0; d < 3; d++) {
+                docs.put(tenant + "-" + d, Map.of("body", text(tenant, d), "tenant", tenant));
+            }
+        }
+        assertEquals(false, bulk(SOURCE, "sec-q", docs).get("errors"));
+        refresh(CHUNKS);
+        ingested = true;
+    }
+
+    private static String multiGranular(String mode) {
+        return "{\"multi_granular\": {\"query_text\": \"the weather at Donwell Abbey with strawberries\", \"k\": " + K
+            + ", \"mode\": \"" + mode + "\", \"explain_child\": true}}";
+    }
+
+    private static String query(String mode) {
+        return "{\"size\": " + K + ", \"query\": " + multiGranular(mode) + "}";
+    }
+
+    private static List<Map<String, Object>> hits(Response response) throws IOException {
+        assertEquals(bodyOf(response), 200, status(response));
+        return (List<Map<String, Object>>) ((Map<String, Object>) entityAsMap(response).get("hits")).get("hits");
+    }
+
+    /** The matched child's text as explain_child reports it: the dense/hybrid field, or the lexical mode's inner hit. */
+    private static List<Object> explainedTexts(Map<String, Object> hit) {
+        List<Object> out = new ArrayList<>();
+        Map<String, Object> fields = (Map<String, Object>) hit.get("fields");
+        if (fields != null && fields.get("strata_best_child") != null) {
+            for (Object child : (List<Object>) fields.get("strata_best_child")) {
+                out.add(((Map<String, Object>) child).get("text"));
+            }
+        }
+        Map<String, Object> inner = (Map<String, Object>) hit.get("inner_hits");
+        if (inner != null) {
+            Map<String, Object> best = (Map<String, Object>) ((Map<String, Object>) inner.get("strata_best_child")).get("hits");
+            for (Object child : (List<Object>) best.get("hits")) {
+                out.add(((Map<String, Object>) ((Map<String, Object>) child).get("_source")).get("text"));
+            }
+        }
+        return out;
+    }
+
+    public void testChunkIndexReader_runsEveryMode_butCannotReadTheSourceIndex() throws Exception {
+        ingestOnce();
+        putRole("sec-q-reader", List.of(), List.of(indexPermission(List.of(CHUNKS), List.of("read"))));
+        putUser("sec-q-reader", "sec-q-reader");
+        for (String mode : MODES) {
+            List<Map<String, Object>> hits = hits(as("sec-q-reader", "POST", "/" + CHUNKS + "/_search", query(mode)));
+            assertEquals(mode + ": " + hits, K, hits.size());
+            assertEquals(mode + ": the best parent is blue", "blue", ((Map<String, Object>) hits.get(0).get("_source")).get("tenant"));
+        }
+        assertEquals(403, status(as("sec-q-reader", "POST", "/" + SOURCE + "/_search", "{\"query\": {\"match_all\": {}}}")));
+    }
+
+    public void testDocumentLevelSecurity_leavesExactlyThePermittedParents_kOfThem_andNoOtherTenantsText() throws Exception {
+        ingestOnce();
+        putRole("sec-q-red", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "dls", "{\"term\": {\"tenant\": \"red\"}}")));
+        putUser("sec-q-red", "sec-q-red");
+        int redParents = ((Number) call("POST", "/" + CHUNKS + "/_count", "{\"query\": {\"term\": {\"tenant\": \"red\"}}}")
+            .get("count")).intValue();
+        assertTrue("enough red parents for k: " + redParents, redParents > K);
+        for (String mode : MODES) {
+            List<Map<String, Object>> hits = hits(as("sec-q-red", "POST", "/" + CHUNKS + "/_search", query(mode)));
+            // the query prefers blue, yet the red user gets k red parents: DLS applies before the top k, not after
+            assertEquals(mode + ": " + hits, K, hits.size());
+            for (Map<String, Object> hit : hits) {
+                assertEquals(mode + ": " + hit, "red", ((Map<String, Object>) hit.get("_source")).get("tenant"));
+                List<Object> texts = explainedTexts(hit);
+                assertFalse(mode + ": explain_child present: " + hit, texts.isEmpty());
+                for (Object text : texts) {
+                    assertNotNull(mode + ": " + hit, text);
+                    assertFalse(mode + ": another tenant's text: " + text, String.valueOf(text).contains("blue"));
+                    assertFalse(mode + ": another tenant's text: " + text, String.valueOf(text).contains("Donwell"));
+                }
+            }
+        }
+        // the red user's dense hits are admin's under the same restriction as a bool filter: same parents, same scores
+        // (DLS neither shortens the top k nor shifts the scores)
+        List<Map<String, Object>> red = hits(as("sec-q-red", "POST", "/" + CHUNKS + "/_search", query("dense")));
+        String filtered = "{\"size\": " + K + ", \"query\": {\"bool\": {\"must\": " + multiGranular("dense")
+            + ", \"filter\": {\"term\": {\"tenant\": \"red\"}}}}}";
+        List<Map<String, Object>> admin = (List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS + "/_search",
+            filtered).get("hits")).get("hits");
+        assertEquals(red.stream().map(h -> List.of(h.get("_id"), h.get("_score"))).toList(),
+            admin.stream().map(h -> List.of(h.get("_id"), h.get("_score"))).toList());
+    }
+
+    public void testFieldLevelSecurity_hidingTheText_hidesItFromExplainChildAndTheLexicalSide() throws Exception {
+        ingestOnce();
+        putRole("sec-q-notext", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "fls", List.of("~text", "~children.text"))));
+        putUser("sec-q-notext", "sec-q-notext");
+        List<Map<String, Object>> lexical = hits(as("sec-q-notext", "POST", "/" + CHUNKS + "/_search", query("lexical")));
+        assertEquals("the lexical side sees no text: " + lexical, 0, lexical.size());
+        for (String mode : List.of("dense", "hybrid")) {
+            List<Map<String, Object>> hits = hits(as("sec-q-notext", "POST", "/" + CHUNKS + "/_search", query(mode)));
+            assertEquals(mode + ": " + hits, K, hits.size());
+            for (Map<String, Object> hit : hits) {
+                assertFalse(mode + ": _source keeps no text: " + hit, ((Map<String, Object>) hit.get("_source")).containsKey("text"));
+                for (Object text : explainedTexts(hit)) {
+                    assertNull(mode + ": explain_child shows no text: " + hit, text);
+                }
+                if (mode.equals("hybrid")) {
+                    Map<String, Object> child = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields"))
+                        .get("strata_best_child")).get(0);
+                    assertNull("no lexical side: " + child, child.get("lexical"));
+                }
+            }
+        }
+        // the same user and query without FLS (admin) see the text: the assertions above can fail
+        List<Map<String, Object>> admin = (List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS + "/_search",
+            query("lexical")).get("hits")).get("hits");
+        assertEquals(K, admin.size());
+        assertNotNull(explainedTexts(admin.get(0)).get(0));
+    }
+}
