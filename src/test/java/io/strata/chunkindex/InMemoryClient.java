@@ -1,0 +1,387 @@
+package io.strata.chunkindex;
+
+import org.apache.lucene.search.TotalHits;
+import org.opensearch.action.ActionRequest;
+import org.opensearch.action.DocWriteRequest;
+import org.opensearch.action.admin.indices.create.CreateIndexAction;
+import org.opensearch.action.admin.indices.create.CreateIndexRequest;
+import org.opensearch.action.admin.indices.create.CreateIndexResponse;
+import org.opensearch.action.admin.indices.delete.DeleteIndexAction;
+import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
+import org.opensearch.action.admin.indices.mapping.put.PutMappingAction;
+import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.action.admin.indices.refresh.RefreshAction;
+import org.opensearch.action.bulk.BulkAction;
+import org.opensearch.action.bulk.BulkItemResponse;
+import org.opensearch.action.bulk.BulkRequest;
+import org.opensearch.action.bulk.BulkResponse;
+import org.opensearch.action.delete.DeleteRequest;
+import org.opensearch.action.delete.DeleteResponse;
+import org.opensearch.action.get.GetAction;
+import org.opensearch.action.get.GetRequest;
+import org.opensearch.action.get.GetResponse;
+import org.opensearch.action.get.MultiGetAction;
+import org.opensearch.action.get.MultiGetItemResponse;
+import org.opensearch.action.get.MultiGetRequest;
+import org.opensearch.action.get.MultiGetResponse;
+import org.opensearch.action.index.IndexAction;
+import org.opensearch.action.index.IndexRequest;
+import org.opensearch.action.index.IndexResponse;
+import org.opensearch.action.search.ClearScrollAction;
+import org.opensearch.action.search.ClearScrollResponse;
+import org.opensearch.action.search.SearchAction;
+import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.search.SearchResponse;
+import org.opensearch.action.search.SearchScrollAction;
+import org.opensearch.action.search.SearchScrollRequest;
+import org.opensearch.action.search.ShardSearchFailure;
+import org.opensearch.action.support.clustermanager.AcknowledgedResponse;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.common.UUIDs;
+import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.common.xcontent.json.JsonXContent;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.action.ActionResponse;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.index.shard.ShardId;
+import org.opensearch.action.ActionType;
+import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.index.engine.VersionConflictEngineException;
+import org.opensearch.index.get.GetResult;
+import org.opensearch.index.mapper.MapperService;
+import org.opensearch.index.query.ExistsQueryBuilder;
+import org.opensearch.index.query.MatchAllQueryBuilder;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.TermQueryBuilder;
+import org.opensearch.index.seqno.SequenceNumbers;
+import org.opensearch.search.SearchHit;
+import org.opensearch.search.SearchHits;
+import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.internal.InternalSearchResponse;
+import org.opensearch.test.client.NoOpNodeClient;
+import org.opensearch.threadpool.ThreadPool;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * A node client over in-memory indices, answering at once in the caller's thread: bulk, get, multi-get, index (with
+ * {@code if_seq_no}), searches (match_all, term and exists queries; scrolls), refresh, create index, put mapping and
+ * delete index. Index creation and mapping updates change the {@link TestClusterService}'s state as the cluster manager
+ * would. Every request is recorded; a test replaces the answer to one action with {@link #on}, and fails single bulk or
+ * multi-get items with {@link #failBulkItem} / {@link #failGetItem}.
+ */
+final class InMemoryClient extends NoOpNodeClient {
+    /** Answers one request of an action. */
+    interface Handler {
+        void handle(ActionRequest request, ActionListener<ActionResponse> listener) throws Exception;
+    }
+
+    private record Stored(Map<String, Object> source, long seqNo) {}
+
+    private record Scroll(List<Map.Entry<String, Stored>> hits, int size, int[] at) {}
+
+    private final TestClusterService clusterService;
+    /** index → id → document, in insertion order (the order of {@code _doc}). */
+    private final Map<String, Map<String, Stored>> indices = new TreeMap<>();
+    private final Map<String, Scroll> scrolls = new HashMap<>();
+    private final Map<String, Handler> handlers = new HashMap<>();
+    private long seqNo;
+    final List<ActionRequest> requests = new ArrayList<>();
+    Function<DocWriteRequest<?>, Exception> failBulkItem = r -> null;
+    Function<MultiGetRequest.Item, Exception> failGetItem = i -> null;
+
+    InMemoryClient(ThreadPool threadPool, TestClusterService clusterService) {
+        super(threadPool);
+        this.clusterService = clusterService;
+    }
+
+    /** Answers {@code action} with {@code handler} from now on (it may call {@link #answer} for the usual answer). */
+    void on(ActionType<?> action, Handler handler) {
+        handlers.put(action.name(), handler);
+    }
+
+    void put(String index, String id, Map<String, Object> source) {
+        indices.computeIfAbsent(index, k -> new LinkedHashMap<>()).put(id, new Stored(new LinkedHashMap<>(source), ++seqNo));
+    }
+
+    /** The document as stored, or null. */
+    Map<String, Object> get(String index, String id) {
+        Stored doc = indices.getOrDefault(index, Map.of()).get(id);
+        return doc == null ? null : doc.source();
+    }
+
+    /** The ids of {@code index}, in insertion order. */
+    List<String> ids(String index) {
+        return List.copyOf(indices.getOrDefault(index, Map.of()).keySet());
+    }
+
+    @SuppressWarnings("unchecked")
+    <R extends ActionRequest> List<R> requests(Class<R> type) {
+        return requests.stream().filter(type::isInstance).map(r -> (R) r).toList();
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <Request extends ActionRequest, Response extends ActionResponse> void doExecute(ActionType<Response> action,
+                                                                                          Request request,
+                                                                                          ActionListener<Response> listener) {
+        requests.add(request);
+        ActionListener<ActionResponse> l = (ActionListener<ActionResponse>) listener;
+        Handler handler = handlers.getOrDefault(action.name(), (req, lst) -> answer(action, req, lst));
+        try {
+            handler.handle(request, l);
+        } catch (Exception e) {
+            l.onFailure(e);
+        }
+    }
+
+    /** The usual answer to {@code request}. */
+    void answer(ActionType<?> action, ActionRequest request, ActionListener<ActionResponse> listener) throws Exception {
+        String name = action.name();
+        ActionResponse response;
+        if (name.equals(BulkAction.NAME)) {
+            response = doBulk((BulkRequest) request);
+        } else if (name.equals(MultiGetAction.NAME)) {
+            response = doMultiGet((MultiGetRequest) request);
+        } else if (name.equals(GetAction.NAME)) {
+            GetRequest get = (GetRequest) request;
+            if (!indices.containsKey(get.index())) {
+                throw new IndexNotFoundException(get.index());
+            }
+            response = getResponse(get.index(), get.id());
+        } else if (name.equals(IndexAction.NAME)) {
+            response = doIndex((IndexRequest) request);
+        } else if (name.equals(SearchAction.NAME)) {
+            response = doSearch((SearchRequest) request);
+        } else if (name.equals(SearchScrollAction.NAME)) {
+            response = page(((SearchScrollRequest) request).scrollId());
+        } else if (name.equals(ClearScrollAction.NAME)) {
+            response = new ClearScrollResponse(true, 1);
+        } else if (name.equals(RefreshAction.NAME)) {
+            response = null; // nobody reads it
+        } else if (name.equals(CreateIndexAction.NAME)) {
+            response = create((CreateIndexRequest) request);
+        } else if (name.equals(PutMappingAction.NAME)) {
+            response = putMapping((PutMappingRequest) request);
+        } else if (name.equals(DeleteIndexAction.NAME)) {
+            response = deleteIndex((DeleteIndexRequest) request);
+        } else {
+            throw new UnsupportedOperationException("no in-memory answer to [" + name + "]");
+        }
+        listener.onResponse(response);
+    }
+
+    private BulkResponse doBulk(BulkRequest bulk) {
+        BulkItemResponse[] items = new BulkItemResponse[bulk.requests().size()];
+        for (int i = 0; i < items.length; i++) {
+            DocWriteRequest<?> r = bulk.requests().get(i);
+            Exception failure = failBulkItem.apply(r);
+            if (failure != null) {
+                items[i] = new BulkItemResponse(i, r.opType(), new BulkItemResponse.Failure(r.index(), r.id(), failure));
+            } else if (r instanceof IndexRequest index) {
+                items[i] = new BulkItemResponse(i, r.opType(), doIndex(index));
+            } else if (r instanceof DeleteRequest delete) {
+                Map<String, Stored> docs = indices.get(delete.index());
+                boolean found = docs != null && docs.remove(delete.id()) != null;
+                items[i] = new BulkItemResponse(i, r.opType(), new DeleteResponse(shard(delete.index()), delete.id(), ++seqNo, 1, 1, found));
+            } else {
+                throw new UnsupportedOperationException(r.toString());
+            }
+        }
+        return new BulkResponse(items, 1);
+    }
+
+    private IndexResponse doIndex(IndexRequest index) {
+        Map<String, Stored> docs = indices.computeIfAbsent(index.index(), k -> new LinkedHashMap<>());
+        Stored current = docs.get(index.id());
+        if (index.ifSeqNo() != SequenceNumbers.UNASSIGNED_SEQ_NO && (current == null || current.seqNo() != index.ifSeqNo())) {
+            throw new VersionConflictEngineException(shard(index.index()), index.id(), "seq_no changed");
+        }
+        docs.put(index.id(), new Stored(new LinkedHashMap<>(index.sourceAsMap()), ++seqNo));
+        return new IndexResponse(shard(index.index()), index.id(), seqNo, 1, 1, current == null);
+    }
+
+    private MultiGetResponse doMultiGet(MultiGetRequest mget) {
+        MultiGetItemResponse[] items = new MultiGetItemResponse[mget.getItems().size()];
+        for (int i = 0; i < items.length; i++) {
+            MultiGetRequest.Item item = mget.getItems().get(i);
+            Exception failure = failGetItem.apply(item);
+            if (failure == null && !indices.containsKey(item.index())) {
+                failure = new IndexNotFoundException(item.index());
+            }
+            items[i] = failure != null ? new MultiGetItemResponse(null, new MultiGetResponse.Failure(item.index(), item.id(), failure))
+                : new MultiGetItemResponse(getResponse(item.index(), item.id()), null);
+        }
+        return new MultiGetResponse(items);
+    }
+
+    private GetResponse getResponse(String index, String id) {
+        Stored doc = indices.getOrDefault(index, Map.of()).get(id);
+        if (doc == null) {
+            return new GetResponse(new GetResult(index, id, SequenceNumbers.UNASSIGNED_SEQ_NO, 0, -1, false, null, null, null));
+        }
+        return new GetResponse(new GetResult(index, id, doc.seqNo(), 1, 1, true, json(doc.source()), null, null));
+    }
+
+    private SearchResponse doSearch(SearchRequest search) {
+        if (search.indices().length != 1) {
+            throw new UnsupportedOperationException("searches of one index only");
+        }
+        SearchSourceBuilder source = search.source();
+        QueryBuilder query = source == null ? null : source.query();
+        List<Map.Entry<String, Stored>> hits = new ArrayList<>();
+        for (Map.Entry<String, Stored> doc : indices.getOrDefault(search.indices()[0], Map.of()).entrySet()) {
+            if (matches(query, doc.getValue().source())) {
+                hits.add(Map.entry(doc.getKey(), doc.getValue()));
+            }
+        }
+        int size = source == null || source.size() < 0 ? 10 : source.size();
+        Scroll scroll = new Scroll(hits, size, new int[1]);
+        if (search.scroll() == null) {
+            return response(scroll, null);
+        }
+        String id = "scroll-" + scrolls.size();
+        scrolls.put(id, scroll);
+        return page(id);
+    }
+
+    private SearchResponse page(String scrollId) {
+        Scroll scroll = scrolls.get(scrollId);
+        if (scroll == null) {
+            throw new IllegalArgumentException("no scroll [" + scrollId + "]");
+        }
+        return response(scroll, scrollId);
+    }
+
+    private SearchResponse response(Scroll scroll, String scrollId) {
+        int from = scroll.at()[0];
+        int to = Math.min(scroll.hits().size(), from + scroll.size());
+        scroll.at()[0] = to;
+        SearchHit[] hits = new SearchHit[to - from];
+        for (int i = from; i < to; i++) {
+            Map.Entry<String, Stored> doc = scroll.hits().get(i);
+            hits[i - from] = new SearchHit(i, doc.getKey(), Map.of(), Map.of()).sourceRef(json(doc.getValue().source()));
+        }
+        SearchHits searchHits = new SearchHits(hits, new TotalHits(scroll.hits().size(), TotalHits.Relation.EQUAL_TO), 1f);
+        return new SearchResponse(new InternalSearchResponse(searchHits, null, null, null, false, null, 1), scrollId, 1, 1, 0, 1,
+            ShardSearchFailure.EMPTY_ARRAY, SearchResponse.Clusters.EMPTY);
+    }
+
+    private static boolean matches(QueryBuilder query, Map<String, Object> source) {
+        if (query == null || query instanceof MatchAllQueryBuilder) {
+            return true;
+        }
+        if (query instanceof TermQueryBuilder term) {
+            return Objects.equals(valueAt(source, term.fieldName()), term.value());
+        }
+        if (query instanceof ExistsQueryBuilder exists) {
+            return valueAt(source, exists.fieldName()) != null;
+        }
+        throw new UnsupportedOperationException("no in-memory evaluation of " + query);
+    }
+
+    private static Object valueAt(Map<String, Object> source, String path) {
+        Object at = source;
+        for (String key : path.split("\\.")) {
+            if (!(at instanceof Map<?, ?> map)) {
+                return null;
+            }
+            at = map.get(key);
+        }
+        return at;
+    }
+
+    // ---- the cluster manager's side: indices and mappings
+
+    private CreateIndexResponse create(CreateIndexRequest create) {
+        ClusterState state = clusterService.state();
+        if (state.metadata().hasIndex(create.index())) {
+            throw new org.opensearch.ResourceAlreadyExistsException(state.metadata().index(create.index()).getIndex());
+        }
+        IndexMetadata index = TestClusterService.index(create.index(), UUIDs.randomBase64UUID(), parse(create.mappings()),
+            create.settings());
+        clusterService.setState(ClusterState.builder(state).metadata(Metadata.builder(state.metadata()).put(index, false)).build());
+        indices.computeIfAbsent(create.index(), k -> new LinkedHashMap<>());
+        return new CreateIndexResponse(true, true, create.index());
+    }
+
+    /** Replaces the {@code _meta} (as OpenSearch does) and adds the properties; bumps the mapping version. */
+    @SuppressWarnings("unchecked")
+    private AcknowledgedResponse putMapping(PutMappingRequest put) {
+        ClusterState state = clusterService.state();
+        Metadata.Builder metadata = Metadata.builder(state.metadata());
+        for (String name : put.indices()) {
+            IndexMetadata current = state.metadata().index(name);
+            if (current == null) {
+                throw new IndexNotFoundException(name);
+            }
+            Map<String, Object> mapping = current.mapping() == null ? new LinkedHashMap<>()
+                : new LinkedHashMap<>(current.mapping().sourceAsMap());
+            Map<String, Object> update = parse(put.source());
+            if (update.containsKey("_meta")) {
+                mapping.put("_meta", update.get("_meta"));
+            }
+            if (update.get("properties") instanceof Map<?, ?> props) {
+                Map<String, Object> merged = new LinkedHashMap<>((Map<String, Object>) mapping.getOrDefault("properties", Map.of()));
+                merged.putAll((Map<String, Object>) props);
+                mapping.put("properties", merged);
+            }
+            IndexMetadata updated = IndexMetadata.builder(TestClusterService.index(name, current.getIndexUUID(), mapping,
+                current.getSettings())).mappingVersion(current.getMappingVersion() + 1).build();
+            metadata.put(updated, false);
+        }
+        clusterService.setState(ClusterState.builder(state).metadata(metadata).build());
+        return new AcknowledgedResponse(true);
+    }
+
+    private AcknowledgedResponse deleteIndex(DeleteIndexRequest delete) {
+        ClusterState state = clusterService.state();
+        Metadata.Builder metadata = Metadata.builder(state.metadata());
+        for (String name : delete.indices()) {
+            if (!state.metadata().hasIndex(name)) {
+                throw new IndexNotFoundException(name);
+            }
+            metadata.remove(name);
+            indices.remove(name);
+        }
+        clusterService.setState(ClusterState.builder(state).metadata(metadata).build());
+        return new AcknowledgedResponse(true);
+    }
+
+    /** A mapping as a request carries it, with or without the {@code _doc} wrapper. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> parse(String mapping) {
+        if (mapping == null || mapping.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> map = XContentHelper.convertToMap(JsonXContent.jsonXContent, mapping, true);
+        if (map.size() == 1 && map.get(MapperService.SINGLE_MAPPING_NAME) instanceof Map<?, ?> inner) {
+            return (Map<String, Object>) inner;
+        }
+        return map;
+    }
+
+    private static BytesReference json(Map<String, Object> source) {
+        try {
+            return BytesReference.bytes(XContentFactory.jsonBuilder().map(source));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static ShardId shard(String index) {
+        return new ShardId(index, "_na_", 0);
+    }
+}
