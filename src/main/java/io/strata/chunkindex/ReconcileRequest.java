@@ -10,8 +10,8 @@ import org.opensearch.core.common.io.stream.StreamOutput;
 import java.io.IOException;
 
 /** Reconcile one source index (existing, or deleted with its chunk indices left); {@code dryRun} only reports. */
-public final class ReconcileRequest extends ActionRequest implements IndicesRequest {
-    private final String index;
+public final class ReconcileRequest extends ActionRequest implements IndicesRequest.Replaceable {
+    private String index;
     private final boolean dryRun;
 
     public ReconcileRequest(String index, boolean dryRun) {
@@ -44,6 +44,19 @@ public final class ReconcileRequest extends ActionRequest implements IndicesRequ
     @Override
     public String[] indices() {
         return new String[] { index };
+    }
+
+    /**
+     * Replaceable so that the security plugin resolves the one index this request names (a plain {@link IndicesRequest}
+     * of a plugin is evaluated against every index). Only one concrete name can come back.
+     */
+    @Override
+    public ReconcileRequest indices(String... indices) {
+        if (indices == null || indices.length != 1) {
+            throw new IllegalArgumentException("[_reconcile] takes exactly one source index, got " + java.util.Arrays.toString(indices));
+        }
+        this.index = indices[0];
+        return this;
     }
 
     @Override

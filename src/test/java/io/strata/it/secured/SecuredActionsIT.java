@@ -30,10 +30,11 @@ public class SecuredActionsIT extends SecuredRestTestCase {
     private static void grant(String role, List<Endpoint> endpoints) throws Exception {
         List<String> cluster = endpoints.stream().filter(e -> !e.indexLevel()).map(Endpoint::action).toList();
         List<String> index = endpoints.stream().filter(Endpoint::indexLevel).map(Endpoint::action).toList();
-        // _reconcile also reads the source and chunk indices as the caller
+        // _reconcile also refreshes and reads the source and chunk indices as the caller
         List<String> onIndex = new java.util.ArrayList<>(index);
         if (!index.isEmpty()) {
             onIndex.add("read");
+            onIndex.add("indices:admin/refresh");
         }
         putRole(role, cluster, onIndex.isEmpty() ? List.of() : List.of(indexPermission(List.of(SOURCE, "sec-act-chunks"), onIndex)));
         putUser(role, role);

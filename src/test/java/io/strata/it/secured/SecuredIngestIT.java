@@ -109,16 +109,16 @@ public class SecuredIngestIT extends SecuredRestTestCase {
         int chunksOfA = chunksOf(chunks, "a").size();
         int chunksOfB = chunksOf(chunks, "b").size();
         assertTrue(chunksOfA >= 2);
-        List<String> reconcile = List.of("crud", "indices:admin/strata/reconcile");
-        // may delete source documents and reconcile, may only read the chunk index
+        List<String> reconcile = List.of("crud", "indices:admin/strata/reconcile", "indices:admin/refresh");
+        // may delete source documents and reconcile, may only read (and refresh) the chunk index
         putRole("sec-del-reader", WRITER_CLUSTER, List.of(indexPermission(List.of(source), reconcile),
-            indexPermission(List.of(chunks), List.of("read"))));
+            indexPermission(List.of(chunks), List.of("read", "indices:admin/refresh"))));
         putUser("sec-del-reader", "sec-del-reader");
         // may not even read the chunk index
         putRole("sec-del-blind", WRITER_CLUSTER, List.of(indexPermission(List.of(source), reconcile)));
         putUser("sec-del-blind", "sec-del-blind");
         putRole("sec-del-owner", WRITER_CLUSTER, List.of(indexPermission(List.of(source), reconcile),
-            indexPermission(List.of(chunks), WRITE)));
+            indexPermission(List.of(chunks), List.of("crud", "indices:admin/refresh"))));
         putUser("sec-del-owner", "sec-del-owner");
 
         // the source document is deleted (the caller may), its chunks may not be: no silent success, the answer says so

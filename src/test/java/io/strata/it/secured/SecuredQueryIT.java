@@ -125,8 +125,11 @@ public class SecuredQueryIT extends SecuredRestTestCase {
             + ", \"filter\": {\"term\": {\"tenant\": \"red\"}}}}}";
         List<Map<String, Object>> admin = (List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS + "/_search",
             filtered).get("hits")).get("hits");
-        assertEquals(red.stream().map(h -> List.of(h.get("_id"), h.get("_score"))).toList(),
-            admin.stream().map(h -> List.of(h.get("_id"), h.get("_score"))).toList());
+        assertEquals(red.stream().map(h -> h.get("_id")).toList(), admin.stream().map(h -> h.get("_id")).toList());
+        for (int i = 0; i < red.size(); i++) {
+            // float rounding only: the filter's place in the boolean query changes the summation order
+            assertEquals(((Number) admin.get(i).get("_score")).doubleValue(), ((Number) red.get(i).get("_score")).doubleValue(), 1e-5);
+        }
     }
 
     public void testFieldLevelSecurity_hidingTheText_hidesItFromExplainChildAndTheLexicalSide() throws Exception {

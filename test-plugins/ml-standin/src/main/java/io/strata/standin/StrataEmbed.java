@@ -9,6 +9,8 @@ import org.opensearch.core.action.ActionResponse;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.transport.client.Client;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.action.support.ContextPreservingActionListener;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -83,7 +85,13 @@ final class StrataEmbed {
     }
 
     static void call(Client client, Request request, ActionListener<Response> listener) {
-        client.execute(ACTION, request, converting(listener));
+        // the model's own work, as ml-commons runs it: not the caller's (whose predict permission was checked already);
+        // with the security plugin the caller need not hold Strata's embed action
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        ActionListener<Response> inCallersContext = ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
+        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
+            client.execute(ACTION, request, converting(inCallersContext));
+        }
     }
 
     /** {@code T} erases to {@link ActionResponse}: nothing casts Strata's object to our class before conversion. */
