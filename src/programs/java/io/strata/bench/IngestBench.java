@@ -5,10 +5,10 @@ import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.RecursiveStrategy;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
 import io.strata.inference.DjlEmbedder;
 import io.strata.inference.ModelDescriptor;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.ResponseException;
 import org.opensearch.client.RestClient;
@@ -32,14 +32,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * pass on as many threads as cores. The ratio is texts/s of the pipeline over texts/s of the raw model.
  *
  * <pre>bin/strata-bench ingest [URL] [theta=300] [bulk=4] [clients=2] [rounds=2] [model=NAME]</pre>
- * URL defaults to http://127.0.0.1:9800 (a node started with bin/strata-node start --http-port 9800 --plugin …zip;
+ * URL defaults to STRATA_URL, else http://127.0.0.1:9800 (a node started with bin/strata-node start --http-port 9800 --plugin …zip;
  * it should run nothing else meanwhile). Each round ingests into a fresh index (stored vectors would be reused).
  * {@code model=} names another embedded model for the pipeline: a catalogue model must be fetched into target/models
  * ({@code bin/strata-model fetch NAME}) and installed on the node ({@code --model-dir target/models/NAME}).
  */
 public final class IngestBench {
     public static void main(String[] args) throws Exception {
-        String url = "http://127.0.0.1:9800";
+        String url = null;
         int theta = 300, bulk = 4, clients = 2, rounds = 2;
         String model = null;
         for (String a : args) {
@@ -61,7 +61,7 @@ public final class IngestBench {
         }
         String book = Files.readString(Path.of("src/test/resources/eval/datasets/gutenqa-emma/book.txt"));
         List<String> chapters = chapters(book);
-        try (RestClient client = RestClient.builder(HttpHost.create(url))
+        try (RestClient client = Connection.builder(Connection.url(url, "http://127.0.0.1:9800"))
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(1))).build()) {
             new IngestBench(client, chapters, theta, bulk, clients, rounds, model).run();
         }

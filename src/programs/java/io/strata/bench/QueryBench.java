@@ -3,13 +3,13 @@ package io.strata.bench;
 import io.strata.model.ModelInfo;
 import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
 
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
 import io.strata.chunkindex.ChunkDocuments;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
 import org.opensearch.client.RestClient;
@@ -57,9 +57,10 @@ import java.util.stream.IntStream;
  * synthetic ones, so those rows measure cost, not recall.
  *
  * <p>Arguments (any order): a chunk count ({@code 100000}, {@code 100k}, {@code 1m}), a node URL (default
- * {@code http://127.0.0.1:9800}), {@code queries=Q} (default 200), {@code warmup=W} (default 50 per method),
- * {@code dim=D} (default 384), {@code keep} (leave the indices in place), {@code reuse} (skip ingest when the indices
- * already hold the data of this seed and size). Loopback URLs only.
+ * {@code STRATA_URL}, else {@code http://127.0.0.1:9800}; a secured node's CA and credentials from the environment, see
+ * {@link Connection}), {@code queries=Q} (default 200), {@code warmup=W} (default 50 per method), {@code dim=D} (default
+ * 384), {@code keep} (leave the indices in place), {@code reuse} (skip ingest when the indices already hold the data of
+ * this seed and size). Loopback URLs only.
  */
 public final class QueryBench {
     /** Default vector dimension: bge-small's. {@code dim=D} lowers it, e.g. to keep a 1M-chunk HNSW build short on 2 cores. */
@@ -81,7 +82,7 @@ public final class QueryBench {
 
     public static void main(String[] args) throws Exception {
         int chunks = 100_000;
-        String url = "http://127.0.0.1:9800";
+        String url = null;
         int queries = 200;
         int warmup = 50;
         boolean keep = false;
@@ -89,7 +90,7 @@ public final class QueryBench {
         int dim = DEFAULT_DIM;
         for (String a : args) {
             String s = a.toLowerCase(Locale.ROOT);
-            if (s.startsWith("http://")) {
+            if (s.startsWith("http://") || s.startsWith("https://")) {
                 url = a;
             } else if (s.startsWith("queries=")) {
                 queries = Integer.parseInt(s.substring(8));
@@ -110,6 +111,7 @@ public final class QueryBench {
                     + " reuse");
             }
         }
+        url = Connection.url(url, "http://127.0.0.1:9800");
         String host = URI.create(url).getHost();
         if (!"127.0.0.1".equals(host) && !"localhost".equals(host) && !"::1".equals(host)) {
             throw new IllegalArgumentException("loopback nodes only, got [" + url + "]");
@@ -119,7 +121,7 @@ public final class QueryBench {
             throw new IllegalArgumentException("chunks in [700, 2000000], queries in [1, 10000], warmup in [0, 10000], dim in [8, 1024]"
                 + " and a multiple of 4");
         }
-        try (RestClient client = RestClient.builder(HttpHost.create(url))
+        try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(3)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
             .build()) {
             new QueryBench(client, chunks / PER_PARENT, queries, warmup, dim).run(keep, reuse);

@@ -1,7 +1,7 @@
 package io.strata.chaos;
 
+import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.RestClient;
 
@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * Then the same text is sent again: every vector is reused from the stored chunks (read 64 at a time), none embedded,
  * and every chunk document is rewritten, vectors included — the write path at full size, timed and heap-sampled.
  *
- * <p>Arguments ({@code key=value}): {@code port} (10500), {@code mb} (5), {@code book}
+ * <p>Arguments ({@code key=value}): {@code port} (STRATA_URL's, else 10500; a secured node's scheme, CA and credentials
+ * from the environment, see {@link Connection}), {@code mb} (5), {@code book}
  * ({@code src/test/resources/eval/datasets/gutenqa-emma/book.txt}), {@code embed} (true), {@code small_every} (10), {@code granularities}
  * (the processor's option as JSON, e.g. {@code []} for parents only; default: the processor's default [0.5, 0.25]).
  */
@@ -46,7 +47,7 @@ public final class BigDocRun {
             }
             a.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
-        int port = Integer.parseInt(a.getOrDefault("port", "10500"));
+        String url = Connection.nodes(a.get("port"), 10500, 1).get(0);
         double mb = Double.parseDouble(a.getOrDefault("mb", "5"));
         boolean embed = Boolean.parseBoolean(a.getOrDefault("embed", "true"));
         int smallEvery = Integer.parseInt(a.getOrDefault("small_every", "10"));
@@ -63,7 +64,7 @@ public final class BigDocRun {
         String text = sb.substring(0, chars).strip();
         List<String> paragraphs = List.of(source.split("\n\\s*\n")).stream().filter(p -> p.length() > 400).limit(200).toList();
 
-        try (RestClient client = RestClient.builder(new HttpHost("http", "127.0.0.1", port))
+        try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setConnectTimeout(Timeout.ofSeconds(5)).setResponseTimeout(Timeout.ofMinutes(60))).build()) {
             JsonRest.call(client, "PUT", "/_ingest/pipeline/bigdoc", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": "
                 + "\"body\", \"target_index\": \"bigdoc-chunks\"" + granularities + (embed ? "" : ", \"embed\": false") + "}}]}");

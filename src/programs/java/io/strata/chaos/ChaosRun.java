@@ -1,7 +1,7 @@
 package io.strata.chaos;
 
+import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
 import org.opensearch.client.Response;
@@ -41,8 +41,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * again, with back-off, until acknowledged. A whole bulk whose connection died is resent: every item has an
  * explicit {@code _id}, so resending is idempotent.
  *
- * <p>Arguments ({@code key=value}): {@code name} (cluster, default chaos), {@code port} (first HTTP port, 10500),
- * {@code nodes} (3), {@code docs} (10000), {@code batch} (200), {@code kills} (1, during ingest), {@code race_kills}
+ * <p>Arguments ({@code key=value}): {@code name} (cluster, default chaos), {@code port} (first HTTP port: STRATA_URL's,
+ * else 10500; a secured cluster's scheme, CA and credentials from the environment, see {@link Connection}), {@code nodes} (3), {@code docs} (10000), {@code batch} (200), {@code kills} (1, during ingest), {@code race_kills}
  * (1, during the race), {@code hot} (ids in the race,
  * 300), {@code race_ops} (per thread, 400), {@code seed}. Embeddings are off ({@code embed: false}): the test is
  * about keeping chunk documents in step with their sources, which does not depend on vectors, and the machine's
@@ -71,10 +71,10 @@ public final class ChaosRun {
     private final List<String> errorSamples = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger kills = new AtomicInteger();
 
-    private ChaosRun(String name, int port, int nodes) {
+    private ChaosRun(String name, List<String> nodes) {
         this.name = name;
-        for (int i = 0; i < nodes; i++) {
-            clients.add(RestClient.builder(new HttpHost("http", "127.0.0.1", port + i))
+        for (String node : nodes) {
+            clients.add(Connection.builder(node)
                 .setRequestConfigCallback(c -> c.setConnectTimeout(Timeout.ofSeconds(3)).setResponseTimeout(Timeout.ofSeconds(90)))
                 .build());
         }
@@ -97,7 +97,7 @@ public final class ChaosRun {
         int raceKills = Integer.parseInt(a.getOrDefault("race_kills", "1"));
         int nodes = Integer.parseInt(a.getOrDefault("nodes", "3"));
         long seed = Long.parseLong(a.getOrDefault("seed", Long.toString(System.nanoTime())));
-        ChaosRun run = new ChaosRun(a.getOrDefault("name", "chaos"), Integer.parseInt(a.getOrDefault("port", "10500")), nodes);
+        ChaosRun run = new ChaosRun(a.getOrDefault("name", "chaos"), Connection.nodes(a.get("port"), 10500, nodes));
         try {
             System.exit(run.run(docs, batch, kills, raceKills, Math.min(hot, docs), raceOps, seed) ? 0 : 1);
         } finally {

@@ -1,8 +1,8 @@
 package io.strata.chaos;
 
+import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
 import org.apache.hc.core5.http.ContentType;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
@@ -35,8 +35,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * back-pressure, counted apart and retried by the ingest client), and every node's heap sampled every 5 s from
  * {@code _nodes/stats}, with the Strata inference queue's size and rejections from {@code _plugins/_strata/stats}.
  *
- * <p>Arguments ({@code key=value}): {@code port} (10500), {@code nodes} (3), {@code seconds} (120), {@code clients}
- * (20), {@code ingest_threads} (2), {@code batch} (50), {@code seed}.
+ * <p>Arguments ({@code key=value}): {@code port} (first HTTP port: STRATA_URL's, else 10500), {@code nodes} (3),
+ * {@code seconds} (120), {@code clients} (20), {@code ingest_threads} (2), {@code batch} (50), {@code seed}. A secured
+ * cluster's scheme, CA and credentials come from the environment ({@link Connection}).
  */
 public final class LoadRun {
     static final String SOURCE = "load-source";
@@ -49,9 +50,9 @@ public final class LoadRun {
     private final AtomicInteger next = new AtomicInteger();
     private final Map<String, AtomicLong> statuses = new ConcurrentHashMap<>();
 
-    private LoadRun(int port, int nodes) {
-        for (int i = 0; i < nodes; i++) {
-            clients.add(RestClient.builder(new HttpHost("http", "127.0.0.1", port + i))
+    private LoadRun(List<String> nodes) {
+        for (String node : nodes) {
+            clients.add(Connection.builder(node)
                 .setRequestConfigCallback(c -> c.setConnectTimeout(Timeout.ofSeconds(3)).setResponseTimeout(Timeout.ofSeconds(120)))
                 .build());
         }
@@ -71,7 +72,7 @@ public final class LoadRun {
         if (seconds < 5 || seconds > 900 || queryClients < 1 || queryClients > 64) {
             throw new IllegalArgumentException("seconds in [5, 900], clients in [1, 64]");
         }
-        LoadRun run = new LoadRun(Integer.parseInt(a.getOrDefault("port", "10500")), Integer.parseInt(a.getOrDefault("nodes", "3")));
+        LoadRun run = new LoadRun(Connection.nodes(a.get("port"), 10500, Integer.parseInt(a.getOrDefault("nodes", "3"))));
         try {
             System.exit(run.run(seconds, queryClients, Integer.parseInt(a.getOrDefault("ingest_threads", "2")),
                 Integer.parseInt(a.getOrDefault("batch", "50")), Long.parseLong(a.getOrDefault("seed", "11"))) ? 0 : 1);

@@ -1,7 +1,6 @@
 package io.strata.demo;
 
 import io.strata.chunking.TestTexts;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.RestClient;
 import org.opensearch.common.xcontent.json.JsonXContent;
@@ -19,9 +18,9 @@ import java.util.Map;
  */
 public final class Demo {
     public static void main(String[] args) throws Exception {
-        String url = args.length > 0 ? args[0] : "http://127.0.0.1:9200";
+        String url = Connection.url(args.length > 0 ? args[0] : null, "http://127.0.0.1:9200");
         // embedding a few hundred chunks takes seconds on 2 idle cores, minutes on a busy machine: wait for it
-        try (RestClient client = RestClient.builder(HttpHost.create(url))
+        try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofMinutes(10)))
             .build()) {
             new Demo(client).run();

@@ -1,7 +1,7 @@
 package io.strata.eval;
 
+import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
-import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.ResponseException;
 import org.opensearch.client.RestClient;
@@ -61,7 +61,7 @@ public final class RetrievalEval {
                 .toArray(String[]::new);
         }
         Map<String, String> opts = options(args);
-        String url = opts.getOrDefault("url", "http://127.0.0.1:9600");
+        String url = Connection.url(opts.get("url"), "http://127.0.0.1:9600");
         List<EvalDataset> datasets = datasets(opts);
         Path rowsFile = Path.of(opts.getOrDefault("rows", "src/test/resources/eval/rows.json"));
         List<EvalRows.Row> rows = EvalRows.parse(Files.readString(rowsFile), rowsFile.toString(), opts.get("only"), opts.get("baseline"));
@@ -82,7 +82,7 @@ public final class RetrievalEval {
 
         List<EvalReport.DatasetResults> results = new ArrayList<>();
         List<String> notes = new ArrayList<>();
-        try (RestClient client = RestClient.builder(HttpHost.create(url))
+        try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(2)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
             .build(); BufferedWriter runs = Files.newBufferedWriter(runsFile, StandardCharsets.UTF_8)) {
             Map<String, IngestResult> ingests = new LinkedHashMap<>();
