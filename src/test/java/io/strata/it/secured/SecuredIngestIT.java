@@ -157,7 +157,8 @@ public class SecuredIngestIT extends SecuredRestTestCase {
         assertEquals(report.toString(), chunksOfA + chunksOfB + 1, failures.size());
         for (Map<String, Object> f : failures) {
             assertEquals(f.toString(), 403, f.get("status"));
-            assertTrue(f.toString(), String.valueOf(f.get("reason")).contains(chunks));
+            assertEquals(f.toString(), chunks, f.get("index"));
+            assertTrue(f.toString(), String.valueOf(f.get("reason")).contains("no permissions for"));
         }
         Map<String, Object> unchanged = call("POST", path + "&dry_run=true");
         assertEquals(unchanged.toString(), dry.get("orphans"), unchanged.get("orphans"));
