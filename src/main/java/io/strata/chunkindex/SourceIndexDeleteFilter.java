@@ -112,9 +112,9 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
             IndexMetadata sourceMeta = state.metadata().index(source);
             for (String chunkIndex : ChunkIndexMeta.chunkIndicesOf(state.metadata(), source)) {
                 ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(chunkIndex));
-                // only the chunk index of this incarnation: one claimed by another is not this delete's to take
-                boolean ofThisIncarnation = meta != null && sourceMeta != null
-                    && (sourceMeta.getIndexUUID().equals(meta.sourceUuid()) || IndexMetadata.INDEX_UUID_NA_VALUE.equals(meta.sourceUuid()));
+                // only the chunk index of this incarnation, as the janitor decides: one claimed by another (a new UUID, or
+                // "_na_" for a source about to be re-created) is not this delete's to take
+                boolean ofThisIncarnation = meta != null && sourceMeta != null && sourceMeta.getIndexUUID().equals(meta.sourceUuid());
                 if (ofThisIncarnation && !named.contains(chunkIndex)) {
                     out.put(chunkIndex, source);
                 }
