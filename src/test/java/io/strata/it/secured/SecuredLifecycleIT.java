@@ -18,6 +18,16 @@ public class SecuredLifecycleIT extends SecuredRestTestCase {
         assertEquals(false, bulk(name + "-src", name, Map.of("a", Map.of("body", "Emma Woodhouse, handsome, clever, and rich."),
             "b", Map.of("body", "Mr. Knightley was a sensible man about seven or eight-and-thirty."))).get("errors"));
         assertTrue(exists("/" + name + "-chunks"));
+        // the first bulk wrote chunks before its source index existed: wait until the chunk index records the source's
+        // UUID (the janitor's bookkeeping), which is what ties the chunk index to this incarnation of the source
+        String uuid = uuidOf(name + "-src");
+        assertBusy(() -> assertTrue(call("GET", "/" + name + "-chunks/_mapping").toString().contains("source_index_uuid=" + uuid)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String uuidOf(String index) throws Exception {
+        return (String) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET", "/" + index + "/_settings")
+            .get(index)).get("settings")).get("index")).get("uuid");
     }
 
     public void testDeletingASourceIndex_withoutPermissionOnItsChunkIndex_is403AndDeletesNothing() throws Exception {
@@ -59,8 +69,7 @@ public class SecuredLifecycleIT extends SecuredRestTestCase {
             json(Map.of("index", Map.of("_index", "sec-life-c-src", "_id", "a"))) + "\n"
                 + json(Map.of("body", "Emma Woodhouse, handsome, clever, and rich.")) + "\n");
         assertEquals(bodyOf(written), 200, status(written));
-        String uuid = (String) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET",
-            "/sec-life-c-src/_settings").get("sec-life-c-src")).get("settings")).get("index")).get("uuid");
+        String uuid = uuidOf("sec-life-c-src");
         assertBusy(() -> {
             Map<String, Object> mapping = call("GET", "/sec-life-c-chunks/_mapping");
             assertTrue(mapping.toString(), mapping.toString().contains("source_index_uuid=" + uuid));
