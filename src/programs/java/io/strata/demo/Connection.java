@@ -114,8 +114,8 @@ public final class Connection {
         });
     }
 
-    /** An SSL context trusting the certificates of the PEM file {@code caPem} (and only those). */
-    static SSLContext trusting(Path caPem) {
+    /** An SSL context trusting the certificates of the PEM file {@code caPem} (and only those); the secured ITs use it too. */
+    public static SSLContext trusting(Path caPem) {
         try (InputStream in = Files.newInputStream(caPem)) {
             KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
             trust.load(null, null);

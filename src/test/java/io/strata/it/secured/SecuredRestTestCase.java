@@ -1,5 +1,6 @@
 package io.strata.it.secured;
 
+import io.strata.demo.Connection;
 import io.strata.it.StrataRestTestCase;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
@@ -14,15 +15,9 @@ import org.opensearch.client.RestClient;
 import org.opensearch.common.settings.Settings;
 
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -61,21 +56,10 @@ public abstract class SecuredRestTestCase extends StrataRestTestCase {
     }
 
     /** Trusts exactly the cluster's CA (the demo root CA the security plugin's tool installed). */
-    private static SSLContext sslContext() throws IOException {
+    private static SSLContext sslContext() {
         String ca = System.getProperty("strata.security.ca", "");
         assertFalse("strata.security.ca is not set: run the secured ITs through bin/strata-test", ca.isEmpty());
-        try (InputStream in = Files.newInputStream(Path.of(ca))) {
-            KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-            trust.load(null, null);
-            trust.setCertificateEntry("strata-ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(trust);
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, tmf.getTrustManagers(), null);
-            return context;
-        } catch (GeneralSecurityException e) {
-            throw new IOException("cannot trust the CA in " + ca, e);
-        }
+        return Connection.trusting(Path.of(ca));
     }
 
     private static Header authorization(String user, String password) {
