@@ -6,7 +6,7 @@ import java.util.TreeMap;
 
 /**
  * {@code GET _plugins/_strata/stats} summed over the nodes (counters are per node, and the REST client round-robins),
- * by dotted path ({@code ingest.failures.rejected}, {@code inference.models.standin-bge.errors}).
+ * by dotted path ({@code ingest.failures.rejected}, {@code inference.models.standin-embed.errors}).
  */
 @SuppressWarnings("unchecked")
 final class ClusterStats {

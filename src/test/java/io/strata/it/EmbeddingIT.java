@@ -104,15 +104,15 @@ public class EmbeddingIT extends StrataRestTestCase {
     }
 
     public void testMlCommonsModelId_embedsChunksThroughTheMlCommonsPredictAction() throws Exception {
-        // standin-bge is served by the test-only ml-commons stand-in plugin, backed by the embedded model
-        putPipeline("ml", "{\"field\": \"body\", \"target_index\": \"ml-chunks\", \"model_id\": \"standin-bge\"}");
+        // standin-embed is served by the test-only ml-commons stand-in plugin, backed by the embedded model
+        putPipeline("ml", "{\"field\": \"body\", \"target_index\": \"ml-chunks\", \"model_id\": \"standin-embed\"}");
         putPipeline("local", "{\"field\": \"body\", \"target_index\": \"local-chunks\"}");
         String body = emmaChapters().values().iterator().next().substring(0, 3000);
         call("PUT", "/ml-src/_doc/1?pipeline=ml&refresh=true", json(Map.of("body", body)));
         call("PUT", "/local-src/_doc/1?pipeline=local&refresh=true", json(Map.of("body", body)));
         Map<String, Object> meta = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET",
             "/ml-chunks/_mapping").get("ml-chunks")).get("mappings")).get("_meta")).get("strata");
-        assertEquals("standin-bge", ((Map<String, Object>) meta.get("model")).get("model_id"));
+        assertEquals("standin-embed", ((Map<String, Object>) meta.get("model")).get("model_id"));
         List<Map<String, Object>> viaMl = chunksOf("ml-chunks", "1");
         List<Map<String, Object>> local = chunksOf("local-chunks", "1");
         assertEquals(local.size(), viaMl.size());

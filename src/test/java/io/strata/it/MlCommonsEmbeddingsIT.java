@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * {@code model_id}: embeddings through ml-commons' predict action, against the cluster's ml-commons stand-in
- * (test-plugins/ml-standin, its own class loader and copy of ml-commons' classes), whose {@code standin-bge} model is
+ * (test-plugins/ml-standin, its own class loader and copy of ml-commons' classes), whose {@code standin-embed} model is
  * Strata's default embedded model: the same texts must give the same vectors either way.
  */
 public class MlCommonsEmbeddingsIT extends StrataRestTestCase {
@@ -55,12 +55,12 @@ public class MlCommonsEmbeddingsIT extends StrataRestTestCase {
     public void testModelId_givesTheSameVectorsAsTheEmbeddedDefault() throws IOException {
         List<List<Number>> embeddedPassages = embed(null, null, "passage");
         List<List<Number>> embeddedQueries = embed(null, null, "query");
-        assertSameVectors(embeddedPassages, embed("model_id", "standin-bge", "passage"));
+        assertSameVectors(embeddedPassages, embed("model_id", "standin-embed", "passage"));
         // an asymmetric ml-commons model gets the content type: queries carry BGE's query instruction, as embedded
-        assertSameVectors(embeddedQueries, embed("model_id", "standin-bge", "query"));
+        assertSameVectors(embeddedQueries, embed("model_id", "standin-embed", "query"));
         assertTrue("the query instruction changes the vector", cosine(embeddedPassages.get(1), embeddedQueries.get(1)) < 0.999);
         // a symmetric one does not: queries are embedded like passages
-        assertSameVectors(embeddedPassages, embed("model_id", "standin-bge-symmetric", "query"));
+        assertSameVectors(embeddedPassages, embed("model_id", "standin-embed-symmetric", "query"));
     }
 
     private static void assertError(String modelId, int status, String... fragments) {

@@ -16,7 +16,7 @@ import java.util.Map;
  */
 @SuppressWarnings("unchecked")
 public class ModelOutageIT extends StrataRestTestCase {
-    private static final String MODEL_ID = "standin-bge";
+    private static final String MODEL_ID = "standin-embed";
     private static final String SRC = "outage-src";
     private static final String CHUNKS = "outage-chunks";
 

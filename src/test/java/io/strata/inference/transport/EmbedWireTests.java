@@ -34,7 +34,7 @@ public class EmbedWireTests {
         public void writeTo(StreamOutput out) throws IOException {
             super.writeTo(out);
             out.writeOptionalString(null);
-            out.writeOptionalString("standin-bge");
+            out.writeOptionalString("standin-embed");
             out.writeString("QUERY");
             out.writeStringCollection(List.of("what is a cat?", "kittens"));
         }
@@ -43,7 +43,7 @@ public class EmbedWireTests {
     @Test
     public void testFromActionRequest_readsAnotherClassOfTheSameFormat() {
         EmbedRequest r = EmbedRequest.fromActionRequest(new MirrorRequest());
-        assertEquals(new ModelRef(null, "standin-bge"), r.ref());
+        assertEquals(new ModelRef(null, "standin-embed"), r.ref());
         assertEquals(Embedder.Purpose.QUERY, r.purpose());
         assertEquals(List.of("what is a cat?", "kittens"), r.texts());
         assertNull(r.validate());

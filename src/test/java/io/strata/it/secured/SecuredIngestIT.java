@@ -67,7 +67,7 @@ public class SecuredIngestIT extends SecuredRestTestCase {
         pipelines.put("sec-semantic", "\"strategy\": {\"type\": \"semantic\", \"max_words\": 40}"); // chunks and embeds there
         pipelines.put("sec-lm", "\"strategy\": {\"type\": \"logits_guided\", \"max_words\": 40, \"llm\": \"strata-tiny-gpt\"}, "
             + "\"embed\": false"); // a causal LM forward pass per window
-        pipelines.put("sec-remote", "\"strategy\": {\"type\": \"recursive\", \"max_words\": 30}, \"model_id\": \"standin-bge\"");
+        pipelines.put("sec-remote", "\"strategy\": {\"type\": \"recursive\", \"max_words\": 30}, \"model_id\": \"standin-embed\"");
         for (var p : pipelines.entrySet()) {
             String source = p.getKey() + "-src";
             String chunks = p.getKey() + "-chunks";

@@ -17,7 +17,7 @@ public class MlStandinPlugin extends Plugin implements ActionPlugin {
     /**
      * TEST ONLY: model ids that are "down" (an outage switch for ITs). A dynamic cluster setting so that every node's
      * predict action sees the same switch at once: {@code PUT _cluster/settings {"transient": {"standin.down_models":
-     * ["standin-bge"]}}} takes the model down, {@code null} brings it back.
+     * ["standin-embed"]}}} takes the model down, {@code null} brings it back.
      */
     public static final Setting<List<String>> DOWN_MODELS = Setting.listSetting("standin.down_models", List.of(), Function.identity(),
         Setting.Property.Dynamic, Setting.Property.NodeScope);

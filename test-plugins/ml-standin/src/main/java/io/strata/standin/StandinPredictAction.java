@@ -33,10 +33,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * ml-commons' predict action for fixed model ids, with ml-commons 3.4's answers:
  * <ul>
- * <li>{@code standin-bge}: a TEXT_EMBEDDING model registered with query/passage prefixes (asymmetric), computed by
+ * <li>{@code standin-embed}: a TEXT_EMBEDDING model registered with query/passage prefixes (asymmetric), computed by
  *     Strata's default embedded model through Strata's {@code cluster:admin/strata/embed} action. Without the content
  *     type it fails as ml-commons' {@code TextEmbeddingModel} does.</li>
- * <li>{@code standin-bge-symmetric}: the same model registered without prefixes (symmetric: always embedded as a
+ * <li>{@code standin-embed-symmetric}: the same model registered without prefixes (symmetric: always embedded as a
  *     passage); a content type is rejected as ml-commons does.</li>
  * <li>{@code standin-undeployed}: registered, deployed nowhere ({@code MLPredictTaskRunner}'s error).</li>
  * <li>{@code standin-raw-output}: a remote model whose connector has no post-processing (a {@code response} tensor).</li>
@@ -91,7 +91,7 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
             return;
         }
         switch (modelId == null ? "" : modelId) {
-            case "standin-bge" -> {
+            case "standin-embed" -> {
                 if (contentType == null) {
                     listener.onFailure(inferenceFailure(modelId, "The embedding model chosen is asymmetric. To use it, you must declare "
                         + "whether the input is of type `QUERY` or of type `PASSAGE`."));
@@ -99,7 +99,7 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
                 }
                 embed(modelId, docs(input), contentType.getEmbeddingContentType().name(), listener);
             }
-            case "standin-bge-symmetric" -> {
+            case "standin-embed-symmetric" -> {
                 if (contentType != null) {
                     listener.onFailure(inferenceFailure(modelId, "When passing AsymmetricTextEmbeddingParameters, the model requires to "
                         + "be registered with at least one of `query_prefix` or `passage_prefix`."));
