@@ -1,6 +1,7 @@
 package io.strata.chaos;
 
 import io.strata.demo.Connection;
+import io.strata.demo.RunArgs;
 import io.strata.demo.JsonRest;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.RestClient;
@@ -9,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -38,24 +38,16 @@ public final class BigDocRun {
 
     @SuppressWarnings("unchecked")
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (eq < 1) {
-                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: port, mb, book, embed, small_every, "
-                    + "granularities");
-            }
-            a.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        String url = Connection.nodes(a.get("port"), 10500, 1).get(0);
-        double mb = Double.parseDouble(a.getOrDefault("mb", "5"));
-        boolean embed = Boolean.parseBoolean(a.getOrDefault("embed", "true"));
-        int smallEvery = Integer.parseInt(a.getOrDefault("small_every", "10"));
-        String granularities = a.containsKey("granularities") ? ", \"granularities\": " + a.get("granularities") : "";
+        RunArgs a = RunArgs.parse(args, "port", "mb", "book", "embed", "small_every", "granularities");
+        String url = Connection.nodes(a.string("port", null), 10500, 1).get(0);
+        double mb = a.decimal("mb", 5);
+        boolean embed = a.bool("embed", true);
+        int smallEvery = a.integer("small_every", 10);
+        String granularities = a.has("granularities") ? ", \"granularities\": " + a.string("granularities", null) : "";
         if (mb <= 0 || mb > 9.5 || smallEvery < 1) {
             throw new IllegalArgumentException("mb in (0, 9.5] (max_chars is 10M characters), small_every >= 1");
         }
-        String source = Files.readString(Path.of(a.getOrDefault("book", "src/test/resources/eval/datasets/gutenqa-emma/book.txt")));
+        String source = Files.readString(Path.of(a.string("book", "src/test/resources/eval/datasets/gutenqa-emma/book.txt")));
         int chars = (int) (mb * (1 << 20));
         StringBuilder sb = new StringBuilder(chars + source.length());
         for (int part = 1; sb.length() < chars; part++) {
@@ -71,7 +63,7 @@ public final class BigDocRun {
             JsonRest.call(client, "PUT", "/bigdoc-src/_doc/warm?pipeline=bigdoc", JsonRest.json(Map.of("body", paragraphs.get(0))));
             System.out.printf(Locale.ROOT, "bigdoc: %,d characters (%.2f MB of %s, repeated), embed=%s, default strategy (recursive, "
                 + "max_words 300), granularities %s, a small document every %d s%n", text.length(), text.length() / 1048576.0,
-                a.getOrDefault("book", "src/test/resources/eval/datasets/gutenqa-emma/book.txt"), embed, a.getOrDefault("granularities", "[0.5, 0.25]"),
+                a.string("book", "src/test/resources/eval/datasets/gutenqa-emma/book.txt"), embed, a.string("granularities", "[0.5, 0.25]"),
                 smallEvery);
 
             ExecutorService pool = Executors.newFixedThreadPool(2);

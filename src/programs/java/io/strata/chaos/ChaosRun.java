@@ -2,6 +2,7 @@ package io.strata.chaos;
 
 import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
+import io.strata.demo.RunArgs;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
 import org.opensearch.client.Response;
@@ -81,23 +82,16 @@ public final class ChaosRun {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (eq < 1) {
-                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: name, port, nodes, docs, batch, kills, race_kills, hot, race_ops, seed");
-            }
-            a.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        int docs = Integer.parseInt(a.getOrDefault("docs", "10000"));
-        int batch = Integer.parseInt(a.getOrDefault("batch", "200"));
-        int kills = Integer.parseInt(a.getOrDefault("kills", "1"));
-        int hot = Integer.parseInt(a.getOrDefault("hot", "300"));
-        int raceOps = Integer.parseInt(a.getOrDefault("race_ops", "400"));
-        int raceKills = Integer.parseInt(a.getOrDefault("race_kills", "1"));
-        int nodes = Integer.parseInt(a.getOrDefault("nodes", "3"));
-        long seed = Long.parseLong(a.getOrDefault("seed", Long.toString(System.nanoTime())));
-        ChaosRun run = new ChaosRun(a.getOrDefault("name", "chaos"), Connection.nodes(a.get("port"), 10500, nodes));
+        RunArgs a = RunArgs.parse(args, "name", "port", "nodes", "docs", "batch", "kills", "race_kills", "hot", "race_ops", "seed");
+        int docs = a.integer("docs", 10000);
+        int batch = a.integer("batch", 200);
+        int kills = a.integer("kills", 1);
+        int hot = a.integer("hot", 300);
+        int raceOps = a.integer("race_ops", 400);
+        int raceKills = a.integer("race_kills", 1);
+        int nodes = a.integer("nodes", 3);
+        long seed = a.longValue("seed", System.nanoTime());
+        ChaosRun run = new ChaosRun(a.string("name", "chaos"), Connection.nodes(a.string("port", null), 10500, nodes));
         try {
             System.exit(run.run(docs, batch, kills, raceKills, Math.min(hot, docs), raceOps, seed) ? 0 : 1);
         } finally {

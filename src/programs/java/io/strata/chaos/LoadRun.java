@@ -2,6 +2,7 @@ package io.strata.chaos;
 
 import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
+import io.strata.demo.RunArgs;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.apache.hc.core5.util.Timeout;
@@ -16,7 +17,6 @@ import org.opensearch.core.xcontent.MediaTypeRegistry;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -59,23 +59,16 @@ public final class LoadRun {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (eq < 1) {
-                throw new IllegalArgumentException("[" + arg + "] is not key=value; supported: port, nodes, seconds, clients, ingest_threads, batch, seed");
-            }
-            a.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        int seconds = Integer.parseInt(a.getOrDefault("seconds", "120"));
-        int queryClients = Integer.parseInt(a.getOrDefault("clients", "20"));
+        RunArgs a = RunArgs.parse(args, "port", "nodes", "seconds", "clients", "ingest_threads", "batch", "seed");
+        int seconds = a.integer("seconds", 120);
+        int queryClients = a.integer("clients", 20);
         if (seconds < 5 || seconds > 900 || queryClients < 1 || queryClients > 64) {
             throw new IllegalArgumentException("seconds in [5, 900], clients in [1, 64]");
         }
-        LoadRun run = new LoadRun(Connection.nodes(a.get("port"), 10500, Integer.parseInt(a.getOrDefault("nodes", "3"))));
+        LoadRun run = new LoadRun(Connection.nodes(a.string("port", null), 10500, a.integer("nodes", 3)));
         try {
-            System.exit(run.run(seconds, queryClients, Integer.parseInt(a.getOrDefault("ingest_threads", "2")),
-                Integer.parseInt(a.getOrDefault("batch", "50")), Long.parseLong(a.getOrDefault("seed", "11"))) ? 0 : 1);
+            System.exit(run.run(seconds, queryClients, a.integer("ingest_threads", 2),
+                a.integer("batch", 50), a.longValue("seed", 11)) ? 0 : 1);
         } finally {
             for (RestClient c : run.clients) {
                 c.close();

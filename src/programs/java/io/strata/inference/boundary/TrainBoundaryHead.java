@@ -3,6 +3,7 @@ package io.strata.inference.boundary;
 import io.strata.model.TokenEncoder;
 import ai.djl.Device;
 import io.strata.chunking.BoundaryClassifierStrategy;
+import io.strata.demo.RunArgs;
 import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.SentenceSegmenter;
@@ -41,20 +42,13 @@ public final class TrainBoundaryHead {
     private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new LinkedHashMap<>(Map.of("out", "config/models/bertchunker-bge-small", "train", "1500",
-            "heldout", "300", "window", "256", "epochs", "30", "seed", "42", "context", "16"));
-        for (String arg : args) {
-            String[] kv = arg.split("=", 2);
-            if (kv.length != 2 || !a.containsKey(kv[0])) {
-                throw new IllegalArgumentException("unknown argument [" + arg + "]; supported: " + a.keySet() + " as key=value");
-            }
-            a.put(kv[0], kv[1]);
-        }
-        int trainDocs = Integer.parseInt(a.get("train"));
-        int heldOutDocs = Integer.parseInt(a.get("heldout"));
-        int window = Integer.parseInt(a.get("window"));
-        int context = Integer.parseInt(a.get("context"));
-        long seed = Long.parseLong(a.get("seed"));
+        RunArgs a = RunArgs.parse(args, "out", "train", "heldout", "window", "epochs", "seed", "context");
+        int trainDocs = a.integer("train", 1500);
+        int heldOutDocs = a.integer("heldout", 300);
+        int window = a.integer("window", 256);
+        int context = a.integer("context", 16);
+        long seed = a.longValue("seed", 42);
+        int epochs = a.integer("epochs", 30);
         long t0 = System.nanoTime();
 
         List<MixedDocuments.Source> trainSources = MixedDocuments.sources(MixedDocuments.DOC_ROOT, false);
@@ -100,7 +94,7 @@ public final class TrainBoundaryHead {
             for (int i = 0; i < labels.length; i++) {
                 labels[i] = y.get(i);
             }
-            LogisticHead fitted = LogisticHead.fit(features, labels, split, Integer.parseInt(a.get("epochs")), seed);
+            LogisticHead fitted = LogisticHead.fit(features, labels, split, epochs, seed);
             double shift = fitted.bestThresholdLogit(features, labels, split, features.length);
             log("validation: F1-best logit threshold %.3f, folded into the bias", shift);
             BoundaryHead head = new BoundaryHead("bertchunker-bge-small", ENCODER, window, context, fitted.weights(), fitted.bias() - shift);
@@ -112,7 +106,7 @@ public final class TrainBoundaryHead {
             report.put("train_sentence_starts", split);
             report.put("train_chunk_starts", countTrue(labels, 0, split));
             report.put("seed", seed);
-            report.put("epochs", Integer.parseInt(a.get("epochs")));
+            report.put("epochs", epochs);
             // held-out: the real strategy (sliding windows, word snapping), θ high enough never to split
             HeadBoundaryScorer scorer = new HeadBoundaryScorer(encoder, head);
             BoundaryClassifierStrategy strategy = new BoundaryClassifierStrategy(scorer, 0.5, ChunkingConfig.MAX_MAX_WORDS);
@@ -131,7 +125,7 @@ public final class TrainBoundaryHead {
                     report.put("heldout_f1", round(prf[2]));
                 }
             }
-            Path out = Path.of(a.get("out"));
+            Path out = Path.of(a.string("out", "config/models/bertchunker-bge-small"));
             head.write(out, "BertChunker head (linear, chunk-start logit) over the frozen bge-small-en-v1.5 int8 encoder; "
                 + "trained by bin/strata-train-boundary", report);
             log("wrote %s in %d s total", out, (System.nanoTime() - t0) / 1_000_000_000);
