@@ -1,6 +1,6 @@
 package io.strata.ingest;
 
-import org.opensearch.core.xcontent.XContentParser;
+import io.strata.transport.RestBodies;
 import org.opensearch.rest.BaseRestHandler;
 import org.opensearch.rest.RestRequest;
 import org.opensearch.rest.action.RestStatusToXContentListener;
@@ -29,13 +29,7 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        if (!request.hasContent()) {
-            throw new IllegalArgumentException("[_chunk] needs a body: {\"text\": \"...\", \"strategy\": {\"type\": ...}, \"granularities\": [...]}");
-        }
-        Map<String, Object> body;
-        try (XContentParser parser = request.contentParser()) {
-            body = parser.map();
-        }
+        Map<String, Object> body = RestBodies.jsonObject(request, "[_chunk] needs a body: {\"text\": \"...\", \"strategy\": {\"type\": ...}, \"granularities\": [...]}");
         ChunkPreviewRequest preview = new ChunkPreviewRequest(body);
         return channel -> client.execute(ChunkPreviewAction.INSTANCE, preview, new RestStatusToXContentListener<>(channel));
     }

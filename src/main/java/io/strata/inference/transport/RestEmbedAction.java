@@ -3,14 +3,13 @@ package io.strata.inference.transport;
 import io.strata.model.ModelRef;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.Embedder;
-import org.opensearch.core.xcontent.XContentParser;
+import io.strata.transport.RestBodies;
 import org.opensearch.rest.BaseRestHandler;
 import org.opensearch.rest.RestRequest;
 import org.opensearch.rest.action.RestToXContentListener;
 import org.opensearch.transport.client.node.NodeClient;
 
 import java.io.IOException;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,13 +39,7 @@ public final class RestEmbedAction extends BaseRestHandler {
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        if (!request.hasContent()) {
-            throw new IllegalArgumentException("[_embed] needs a body: {\"texts\": [...], \"purpose\": \"query|passage\", \"model\" | \"model_id\": ...}");
-        }
-        Map<String, Object> body;
-        try (XContentParser parser = request.contentParser()) {
-            body = new HashMap<>(parser.map());
-        }
+        Map<String, Object> body = RestBodies.jsonObject(request, "[_embed] needs a body: {\"texts\": [...], \"purpose\": \"query|passage\", \"model\" | \"model_id\": ...}");
         EmbedRequest embed = parse(body);
         return channel -> client.execute(EmbedAction.INSTANCE, embed, new RestToXContentListener<>(channel));
     }
