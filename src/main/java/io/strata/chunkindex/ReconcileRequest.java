@@ -8,6 +8,7 @@ import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 
 import java.io.IOException;
+import java.util.Arrays;
 
 /** Reconcile one source index (existing, or deleted with its chunk indices left); {@code dryRun} only reports. */
 public final class ReconcileRequest extends ActionRequest implements IndicesRequest.Replaceable {
@@ -53,7 +54,7 @@ public final class ReconcileRequest extends ActionRequest implements IndicesRequ
     @Override
     public ReconcileRequest indices(String... indices) {
         if (indices == null || indices.length != 1) {
-            throw new IllegalArgumentException("[_reconcile] takes exactly one source index, got " + java.util.Arrays.toString(indices));
+            throw new IllegalArgumentException("[_reconcile] takes exactly one source index, got " + Arrays.toString(indices));
         }
         this.index = indices[0];
         return this;

@@ -43,6 +43,7 @@ import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.lifecycle.LifecycleComponent;
 import org.opensearch.index.IndexModule;
 import org.opensearch.common.settings.ClusterSettings;
+import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.common.settings.IndexScopedSettings;
 import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
@@ -184,11 +185,10 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
 
     @Override
     public List<ActionFilter> getActionFilters() {
-        return List.of(new ChunkLifecycleFilter(
-            () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get, chunkStore::get,
+        Supplier<ThreadContext> threadContext = () -> threadPool.get() == null ? null : threadPool.get().getThreadContext();
+        return List.of(new ChunkLifecycleFilter(threadContext, clusterService::get, chunkStore::get,
             () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService::get)),
-            new SourceIndexDeleteFilter(() -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), clusterService::get,
-                client::get, resolver::get));
+            new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get));
     }
 
     @Override

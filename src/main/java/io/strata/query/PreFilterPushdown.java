@@ -7,7 +7,6 @@ import org.opensearch.index.query.ParsedQuery;
 import org.opensearch.index.shard.SearchOperationListener;
 import org.opensearch.search.internal.SearchContext;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -42,25 +41,30 @@ public final class PreFilterPushdown implements SearchOperationListener {
 
     /** {@code query} with its restrictions moved into its {@code multi_granular} query; the same instance if none apply. */
     static Query pushDown(Query query) {
+        return pushDown(query, null);
+    }
+
+    /**
+     * One pass down the chain of required clauses that leads to the {@code multi_granular} query, collecting on the way
+     * the restrictions of every boolean query it passes ({@code outer}: those of the enclosing ones, null at the top).
+     */
+    private static Query pushDown(Query query, Query outer) {
+        if (query instanceof MultiGranularQuery mg) {
+            return outer == null ? mg : mg.restrictedTo(outer);
+        }
         if (!(query instanceof BooleanQuery bool)) {
             return query;
         }
-        int target = -1;
         List<BooleanClause> clauses = bool.clauses();
-        for (int i = 0; i < clauses.size(); i++) {
-            BooleanClause c = clauses.get(i);
-            if (c.occur() == BooleanClause.Occur.MUST && holdsMultiGranular(c.query())) {
-                if (target >= 0) {
-                    return query; // two: which one the restriction is for is not ours to pick
-                }
-                target = i;
-            }
-        }
+        int target = target(bool);
         if (target < 0) {
             return query;
         }
         BooleanQuery.Builder restriction = new BooleanQuery.Builder();
-        boolean restricts = false;
+        boolean restricts = outer != null;
+        if (outer != null) {
+            restriction.add(outer, BooleanClause.Occur.FILTER);
+        }
         boolean shoulds = bool.getMinimumNumberShouldMatch() > 0;
         for (int i = 0; i < clauses.size(); i++) {
             BooleanClause c = clauses.get(i);
@@ -87,7 +91,7 @@ public final class PreFilterPushdown implements SearchOperationListener {
             return query;
         }
         restriction.setMinimumNumberShouldMatch(shoulds ? bool.getMinimumNumberShouldMatch() : 0);
-        Query restricted = restrict(clauses.get(target).query(), restriction.build());
+        Query restricted = pushDown(clauses.get(target).query(), restriction.build());
         // the same documents match; required should clauses become one filter, so that they no longer add to the score
         // (DLS would otherwise add its own query's score to every hit)
         BooleanQuery.Builder out = new BooleanQuery.Builder();
@@ -106,23 +110,23 @@ public final class PreFilterPushdown implements SearchOperationListener {
         return out.build();
     }
 
-    private static boolean holdsMultiGranular(Query query) {
-        return query instanceof MultiGranularQuery || (query instanceof BooleanQuery && pushDown(query) != query);
+    /** The one {@code must} clause of {@code bool} that leads to a multi_granular query; -1 if none, or two (not ours to pick). */
+    private static int target(BooleanQuery bool) {
+        int target = -1;
+        List<BooleanClause> clauses = bool.clauses();
+        for (int i = 0; i < clauses.size(); i++) {
+            BooleanClause c = clauses.get(i);
+            if (c.occur() == BooleanClause.Occur.MUST && leadsToMultiGranular(c.query())) {
+                if (target >= 0) {
+                    return -1;
+                }
+                target = i;
+            }
+        }
+        return target;
     }
 
-    /** {@code query} (a multi_granular query, or a boolean one holding it) with {@code restriction} pushed in. */
-    private static Query restrict(Query query, Query restriction) {
-        if (query instanceof MultiGranularQuery mg) {
-            return mg.restrictedTo(restriction);
-        }
-        // a boolean query whose own restrictions were pushed in: add the outer ones as a further filter of its target
-        BooleanQuery inner = (BooleanQuery) pushDown(query);
-        List<BooleanClause> clauses = new ArrayList<>(inner.clauses());
-        BooleanQuery.Builder out = new BooleanQuery.Builder().setMinimumNumberShouldMatch(inner.getMinimumNumberShouldMatch());
-        for (BooleanClause c : clauses) {
-            boolean target = c.occur() == BooleanClause.Occur.MUST && c.query() instanceof MultiGranularQuery;
-            out.add(target ? restrict(c.query(), restriction) : c.query(), c.occur());
-        }
-        return out.build();
+    private static boolean leadsToMultiGranular(Query query) {
+        return query instanceof MultiGranularQuery || (query instanceof BooleanQuery b && target(b) >= 0);
     }
 }

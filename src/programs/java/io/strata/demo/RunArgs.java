@@ -3,6 +3,7 @@ package io.strata.demo;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The {@code key=value} arguments of the programs run by {@code bin/} (chaos, load, big-document runs, the boundary
@@ -47,30 +48,15 @@ public final class RunArgs {
     }
 
     public int integer(String key, int fallback) {
-        String v = string(key, null);
-        try {
-            return v == null ? fallback : Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("[" + key + "] must be an integer, got [" + v + "]");
-        }
+        return parsed(key, fallback, Integer::parseInt, "an integer");
     }
 
     public long longValue(String key, long fallback) {
-        String v = string(key, null);
-        try {
-            return v == null ? fallback : Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("[" + key + "] must be an integer, got [" + v + "]");
-        }
+        return parsed(key, fallback, Long::parseLong, "an integer");
     }
 
     public double decimal(String key, double fallback) {
-        String v = string(key, null);
-        try {
-            return v == null ? fallback : Double.parseDouble(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("[" + key + "] must be a number, got [" + v + "]");
-        }
+        return parsed(key, fallback, Double::parseDouble, "a number");
     }
 
     /** {@code true} or {@code false}, nothing else (Boolean.parseBoolean would read a typo as false). */
@@ -92,5 +78,14 @@ public final class RunArgs {
             throw new IllegalStateException("[" + key + "] is read but not declared");
         }
         return key;
+    }
+
+    private <T> T parsed(String key, T fallback, Function<String, T> parse, String kind) {
+        String v = string(key, null);
+        try {
+            return v == null ? fallback : parse.apply(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("[" + key + "] must be " + kind + ", got [" + v + "]");
+        }
     }
 }

@@ -97,4 +97,18 @@ public class PreFilterPushdownTests {
         assertTrue(restriction, restriction.contains("f:x"));
         assertTrue(restriction, restriction.contains("f:red"));
     }
+
+    @Test
+    public void restrictionsAboveBoolsWithoutOwnOnes_reachTheGraphSearch() {
+        // bool {filter: x, must: bool {must: bool {must: mg}}}: the inner bools restrict nothing themselves
+        BooleanQuery inner = new BooleanQuery.Builder().add(mg(), Occur.MUST).build();
+        BooleanQuery middle = new BooleanQuery.Builder().add(inner, Occur.MUST).build();
+        assertSame(middle, PreFilterPushdown.pushDown(middle));
+        BooleanQuery outer = new BooleanQuery.Builder().add(middle, Occur.MUST).add(term("x"), Occur.FILTER).build();
+        BooleanQuery pushed = (BooleanQuery) PreFilterPushdown.pushDown(outer);
+        BooleanQuery pushedInner = (BooleanQuery) ((BooleanQuery) pushed.clauses().get(0).query()).clauses().get(0).query();
+        String restriction = restrictionOf(mgClause(pushedInner)).toString();
+        assertTrue(restriction, restriction.contains("f:x"));
+        assertTrue(pushed.clauses().contains(new BooleanClause(term("x"), Occur.FILTER)));
+    }
 }
