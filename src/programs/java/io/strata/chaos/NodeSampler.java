@@ -37,6 +37,8 @@ public final class NodeSampler implements AutoCloseable {
     private final long start = System.nanoTime();
     private final Map<String, Long> peakHeap = new ConcurrentHashMap<>();
     private final Map<String, Long> peakOld = new ConcurrentHashMap<>();
+    /** Heap used minus the young generation's eden: what survived young collections (old + survivor), by node. */
+    private final Map<String, Long> peakRetained = new ConcurrentHashMap<>();
     private final Map<String, Long> maxHeap = new ConcurrentHashMap<>();
     private final List<Seen> seen = Collections.synchronizedList(new ArrayList<>());
     private final List<String> errors = Collections.synchronizedList(new ArrayList<>());
@@ -66,6 +68,10 @@ public final class NodeSampler implements AutoCloseable {
                     Map<String, Object> pools = (Map<String, Object>) mem.get("pools");
                     if (pools != null && pools.get("old") instanceof Map<?, ?> old) {
                         peakOld.merge(name, ((Number) old.get("used_in_bytes")).longValue(), Math::max);
+                    }
+                    if (pools != null && pools.get("young") instanceof Map<?, ?> young) {
+                        peakRetained.merge(name, ((Number) mem.get("heap_used_in_bytes")).longValue()
+                            - ((Number) young.get("used_in_bytes")).longValue(), Math::max);
                     }
                 }
                 Map<String, Object> strata = (Map<String, Object>) JsonRest.call(client, "GET", "/_plugins/_strata/stats", null).get("nodes");
@@ -109,6 +115,11 @@ public final class NodeSampler implements AutoCloseable {
     }
 
     /** Peak old-generation use per node name, in bytes (what survived young collections: long-lived data). */
+    /** Peak of heap used outside eden (old + survivor) per node: garbage eden holds until a young collection is left out. */
+    public Map<String, Long> peakRetained() {
+        return Map.copyOf(peakRetained);
+    }
+
     public Map<String, Long> peakOld() {
         return Map.copyOf(peakOld);
     }

@@ -35,14 +35,14 @@ public class LargeDocumentIT extends StrataRestTestCase {
      * Heap bound, as a share of the node's heap (bin/strata-node: 1 GiB). What the book needs at once is far less: its
      * request and source (~5 MB each, as bytes and as a String), its parents and children (~4 × 5 MB of text), one bulk
      * slice (≤ 4 MB, and its copies on the way to the shards) — under 100 MB, against ~40 MB of JSON in one bulk request
-     * before (3× that with vectors). But sampled {@code heap_used} includes garbage that G1 has not collected yet (eden
-     * fills up to its target before a young collection; old regions wait for a marking cycle), so it says little below
-     * the level where it matters: the parent circuit breaker (95 % of the heap, real memory) rejects requests there.
-     * The bound is 90 %: the node never came near rejecting anything. The slicing itself is asserted exactly (bulk
-     * slices of {@link Slicing#bulkDocs()} documents, one model call per embedding slice); the old generation's peak is
-     * only reported (it holds earlier tests' garbage until a mixed collection).
+     * before (3× that with vectors). Sampled {@code heap_used} includes garbage that G1 has not collected yet: eden fills
+     * up to its target before a young collection, and on a busy machine G1 grows eden until the total comes within a few
+     * percent of the heap (seen: 974 of 1,024 MB with the old generation at 391 MB), so the total says nothing about what
+     * the document holds. The bound applies to what survived young collections (heap used minus eden: old generation +
+     * survivors), which is where a document held in memory at once would show; the total is reported. The slicing itself
+     * is asserted exactly (bulk slices of {@link Slicing#bulkDocs()} documents, one model call per embedding slice).
      */
-    static final double HEAP_BOUND = 0.9;
+    static final double HEAP_BOUND = 0.75;
 
     @Override
     protected Settings restClientSettings() {
@@ -123,9 +123,9 @@ public class LargeDocumentIT extends StrataRestTestCase {
             assertEquals("finished documents leave the report", List.of(),
                 ((Map<String, Object>) now.get("ingest")).get("in_progress"));
 
-            logger.info("5 MB book without vectors: {} chars, {} parents, {} children in {} s; heap peak {} MB, old gen peak {} MB, "
-                + "heap {} MB; {} samples; progress {}", text.length(), parents, children, String.format(java.util.Locale.ROOT, "%.1f",
-                    seconds), mb(sampler.peakHeap()), mb(sampler.peakOld()), mb(sampler.maxHeap()), sampler.samples(), timeline);
+            logger.info("5 MB book without vectors: {} chars, {} parents, {} children in {} s; heap peak {} MB, retained "
+                + "(old + survivors) peak {} MB, heap {} MB; {} samples; progress {}", text.length(), parents, children, String.format(java.util.Locale.ROOT, "%.1f",
+                    seconds), mb(sampler.peakHeap()), mb(sampler.peakRetained()), mb(sampler.maxHeap()), sampler.samples(), timeline);
             assertHeapBounded(sampler);
         }
     }
@@ -191,9 +191,9 @@ public class LargeDocumentIT extends StrataRestTestCase {
                 && s.get("texts_embedded") < texts));
             assertTrue("seen writing", seen.stream().anyMatch(s -> s.stage().equals("writing")));
             logger.info("embedded large document: {} chars, {} parents, {} children ({} slices) in {} s = {} texts/s; small documents "
-                + "meanwhile {} s; heap peak {} MB, old gen peak {} MB", text.length(), parents, children, slices,
+                + "meanwhile {} s; heap peak {} MB, retained (old + survivors) peak {} MB", text.length(), parents, children, slices,
                 String.format(java.util.Locale.ROOT, "%.1f", bigSeconds), String.format(java.util.Locale.ROOT, "%.1f", texts / bigSeconds),
-                smallSeconds, mb(sampler.peakHeap()), mb(sampler.peakOld()));
+                smallSeconds, mb(sampler.peakHeap()), mb(sampler.peakRetained()));
             assertHeapBounded(sampler);
         } finally {
             pool.shutdownNow();
@@ -214,10 +214,11 @@ public class LargeDocumentIT extends StrataRestTestCase {
     }
 
     private static void assertHeapBounded(NodeSampler sampler) {
-        assertFalse("heap was sampled", sampler.peakHeap().isEmpty());
-        for (Map.Entry<String, Long> e : sampler.peakHeap().entrySet()) {
+        assertFalse("heap was sampled", sampler.peakRetained().isEmpty());
+        for (Map.Entry<String, Long> e : sampler.peakRetained().entrySet()) {
             long max = sampler.maxHeap().get(e.getKey());
-            assertTrue(e.getKey() + " heap peak " + (e.getValue() >> 20) + " MB of " + (max >> 20), e.getValue() < HEAP_BOUND * max);
+            assertTrue(e.getKey() + " retained heap (old + survivors) peak " + (e.getValue() >> 20) + " MB of " + (max >> 20)
+                + " (total heap peak " + (sampler.peakHeap().get(e.getKey()) >> 20) + " MB)", e.getValue() < HEAP_BOUND * max);
         }
     }
 
