@@ -45,29 +45,42 @@ import java.util.function.BiFunction;
  * The caller runs one lane itself and helper threads owned by this embedder run the others, so a call never waits
  * for a pool it is itself running on; the lanes pull texts longest first from a shared cursor, which balances them.
  *
- * <p>Thread-safe: the engine session is shared, predictors come from a pool sized for every caller's lanes.
+ * <p><b>The query lane.</b> {@link #embedQuery} runs every text on the calling thread with predictors reserved for it,
+ * so a query embedding never waits for a predictor or a helper thread that an ingest call holds; it shares only the
+ * engine session (the same weights: its vectors are bitwise those of {@link #embed}).
+ *
+ * <p>Thread-safe: the engine session is shared, predictors come from pools sized for every caller's lanes.
  */
 public final class DjlEmbedder implements Embedder, Closeable {
     private final ModelDescriptor descriptor;
     private final HuggingFaceTokenizer tokenizer;
     private final Model model;
     private final BlockingQueue<Predictor<NDList, NDList>> predictors;
+    /** Reserved for {@link #embedQuery}: one per query-lane thread. */
+    private final BlockingQueue<Predictor<NDList, NDList>> queryPredictors;
     private final int lanes;
+    private final int ingestPredictorCount;
     private final int predictorCount;
     /** Runs the lanes beyond the caller's own; null with one lane. */
     private final ExecutorService helpers;
     private final LongAdder truncated = new LongAdder();
 
-    private DjlEmbedder(ModelDescriptor descriptor, HuggingFaceTokenizer tokenizer, Model model, int parallelism, int lanes) {
+    private DjlEmbedder(ModelDescriptor descriptor, HuggingFaceTokenizer tokenizer, Model model, int parallelism, int lanes,
+                        int queryParallelism) {
         this.descriptor = descriptor;
         this.tokenizer = tokenizer;
         this.model = model;
         this.lanes = lanes;
         int size = parallelism * lanes;
-        this.predictorCount = size;
+        this.ingestPredictorCount = size;
+        this.predictorCount = size + queryParallelism;
         this.predictors = new ArrayBlockingQueue<>(size);
         for (int i = 0; i < size; i++) {
             predictors.add(model.newPredictor(new NoopTranslator()));
+        }
+        this.queryPredictors = new ArrayBlockingQueue<>(queryParallelism);
+        for (int i = 0; i < queryParallelism; i++) {
+            queryPredictors.add(model.newPredictor(new NoopTranslator()));
         }
         if (lanes > 1) {
             AtomicInteger n = new AtomicInteger();
@@ -81,20 +94,28 @@ public final class DjlEmbedder implements Embedder, Closeable {
         }
     }
 
+    /** Loads the model with one query-lane predictor; see {@link #load(ModelDescriptor, Device, int, int, int, int)}. */
+    public static DjlEmbedder load(ModelDescriptor d, Device device, int parallelism, int lanes, int intraOpThreads)
+        throws Exception {
+        return load(d, device, parallelism, lanes, intraOpThreads, 1);
+    }
+
     /**
      * Loads the model. Call through {@link Privileged} inside the node.
      *
-     * @param parallelism    how many callers may embed at once
-     * @param lanes          forward passes each call runs in parallel (one predictor and one thread each)
-     * @param intraOpThreads engine threads per forward pass; parallelism × lanes × intraOpThreads should not exceed the cores
+     * @param parallelism      how many callers may {@link #embed} at once
+     * @param lanes            forward passes each {@link #embed} call runs in parallel (one predictor and one thread each)
+     * @param intraOpThreads   engine threads per forward pass; parallelism × lanes × intraOpThreads should not exceed the cores
+     * @param queryParallelism how many callers may {@link #embedQuery} at once (one reserved predictor each)
      */
-    public static DjlEmbedder load(ModelDescriptor d, Device device, int parallelism, int lanes, int intraOpThreads)
-        throws Exception {
-        if (parallelism < 1 || lanes < 1 || intraOpThreads < 1) {
-            throw new IllegalArgumentException("parallelism, lanes and intra-op threads must be >= 1");
+    public static DjlEmbedder load(ModelDescriptor d, Device device, int parallelism, int lanes, int intraOpThreads,
+                                   int queryParallelism) throws Exception {
+        if (parallelism < 1 || lanes < 1 || intraOpThreads < 1 || queryParallelism < 1) {
+            throw new IllegalArgumentException("parallelism, lanes, intra-op threads and query parallelism must be >= 1");
         }
         // special tokens added by the tokenizer; truncation is ours, to count what was cut
-        return DjlModels.open(d, device, intraOpThreads, true, (tokenizer, model) -> new DjlEmbedder(d, tokenizer, model, parallelism, lanes));
+        return DjlModels.open(d, device, intraOpThreads, true,
+            (tokenizer, model) -> new DjlEmbedder(d, tokenizer, model, parallelism, lanes, queryParallelism));
     }
 
     public ModelDescriptor descriptor() {
@@ -132,6 +153,18 @@ public final class DjlEmbedder implements Embedder, Closeable {
 
     @Override
     public List<float[]> embed(List<String> texts, Purpose purpose) {
+        return embed(texts, purpose, predictors, helpers == null ? 1 : lanes);
+    }
+
+    /**
+     * Embeds {@code texts} one after the other on the calling thread with a predictor reserved for the query lane (see the
+     * class comment): never waits for the predictors or helper threads of {@link #embed} calls. Meant for a few texts.
+     */
+    public List<float[]> embedQuery(List<String> texts, Purpose purpose) {
+        return embed(texts, purpose, queryPredictors, 1);
+    }
+
+    private List<float[]> embed(List<String> texts, Purpose purpose, BlockingQueue<Predictor<NDList, NDList>> from, int callLanes) {
         int n = texts.size();
         long[][] ids = new long[n][];
         long[][] types = new long[n][];
@@ -151,14 +184,14 @@ public final class DjlEmbedder implements Embedder, Closeable {
             for (int next; (next = cursor.getAndIncrement()) < n; ) {
                 int i = order[next];
                 try {
-                    out[i] = run(ids[i], types[i]);
+                    out[i] = run(from, ids[i], types[i]);
                 } catch (RuntimeException | Error e) {
                     cursor.set(n); // the other lanes stop after their current text
                     throw e;
                 }
             }
         };
-        int extra = helpers == null ? 0 : Math.max(0, Math.min(lanes, n) - 1);
+        int extra = Math.max(0, Math.min(callLanes, n) - 1);
         List<Future<?>> others = new ArrayList<>(extra);
         for (int l = 0; l < extra; l++) {
             others.add(helpers.submit(lane));
@@ -206,16 +239,17 @@ public final class DjlEmbedder implements Embedder, Closeable {
     }
 
     /** One text, one forward pass (no padding, no batch neighbours). */
-    private float[] run(long[] ids, long[] types) {
+    private float[] run(BlockingQueue<Predictor<NDList, NDList>> from, long[] ids, long[] types) {
         int len = ids.length;
         long[] mask = new long[len];
         Arrays.fill(mask, 1L);
-        return forward(ids, mask, types, 1, len, (values, shape) -> pool(values, shape, mask, 1, len)[0]);
+        return forward(from, ids, mask, types, 1, len, (values, shape) -> pool(values, shape, mask, 1, len)[0]);
     }
 
     /** One forward pass; {@code read} turns the first output (the last hidden state) into the result. */
-    private <T> T forward(long[] inputIds, long[] mask, long[] typeIds, int rows, int len, BiFunction<float[], Shape, T> read) {
-        Predictor<NDList, NDList> predictor = takePredictor();
+    private <T> T forward(BlockingQueue<Predictor<NDList, NDList>> from, long[] inputIds, long[] mask, long[] typeIds, int rows, int len,
+                          BiFunction<float[], Shape, T> read) {
+        Predictor<NDList, NDList> predictor = takePredictor(from);
         try (NDManager manager = model.getNDManager().newSubManager()) {
             Shape shape = new Shape(rows, len);
             NDArray a = manager.create(inputIds, shape);
@@ -230,7 +264,7 @@ public final class DjlEmbedder implements Embedder, Closeable {
         } catch (Exception e) {
             throw new IllegalStateException("model [" + descriptor.name() + "] inference failed: " + e.getMessage(), e);
         } finally {
-            predictors.add(predictor);
+            from.add(predictor);
         }
     }
 
@@ -258,7 +292,7 @@ public final class DjlEmbedder implements Embedder, Closeable {
         Arrays.fill(mask, 1L);
         long[] inputIds = ids;
         long[] isSpecial = special;
-        return forward(inputIds, mask, typeIds, 1, len, (values, shape) -> {
+        return forward(predictors, inputIds, mask, typeIds, 1, len, (values, shape) -> {
             int dim = descriptor.dimension();
             if ((int) shape.get(shape.dimension() - 1) != dim || shape.dimension() != 3) {
                 throw new IllegalStateException("model [" + descriptor.name() + "] returned hidden states of shape " + shape
@@ -334,9 +368,9 @@ public final class DjlEmbedder implements Embedder, Closeable {
         }
     }
 
-    private Predictor<NDList, NDList> takePredictor() {
+    private Predictor<NDList, NDList> takePredictor(BlockingQueue<Predictor<NDList, NDList>> from) {
         try {
-            return predictors.take();
+            return from.take();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for model [" + descriptor.name() + "]", e);
@@ -352,18 +386,25 @@ public final class DjlEmbedder implements Embedder, Closeable {
         List<Predictor<NDList, NDList>> all = new ArrayList<>();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         try {
-            while (all.size() < predictorCount) {
-                Predictor<NDList, NDList> p = predictors.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                if (p == null) {
-                    break; // a pass hung: free what we have rather than block the node's shutdown
-                }
-                all.add(p);
-            }
+            drain(predictors, ingestPredictorCount, all, deadline);
+            drain(queryPredictors, predictorCount - ingestPredictorCount, all, deadline);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         all.forEach(Predictor::close);
         model.close();
         tokenizer.close();
+    }
+
+    /** Takes {@code count} predictors back from {@code from} into {@code into}, or as many as come back before the deadline. */
+    private static void drain(BlockingQueue<Predictor<NDList, NDList>> from, int count, List<Predictor<NDList, NDList>> into, long deadline)
+        throws InterruptedException {
+        for (int i = 0; i < count; i++) {
+            Predictor<NDList, NDList> p = from.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (p == null) {
+                return; // a pass hung: free what we have rather than block the node's shutdown
+            }
+            into.add(p);
+        }
     }
 }

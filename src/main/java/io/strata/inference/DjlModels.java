@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.model.ModelRef;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
@@ -64,7 +65,9 @@ final class DjlModels {
             return model;
         } catch (Exception | Error e) {
             model.close();
-            throw new IllegalArgumentException("model [" + d.name() + "] failed to load [" + d.modelFile() + "]: " + e.getMessage(), e);
+            // the engine's message may name the file by its absolute path: name the folder as the docs do
+            String message = String.valueOf(e.getMessage()).replace(d.dir().toString(), ModelRef.shownFolder(d.name()));
+            throw new IllegalArgumentException("model [" + d.name() + "] failed to load [" + d.modelFile() + "]: " + message, e);
         }
     }
 }

@@ -40,7 +40,7 @@ public final class EmbeddedModels implements Closeable {
             // CPU: each call's texts on cores/threads single-threaded lanes (faster than intra-op threads for single-text
             // passes); a GPU runs one pass at a time per caller, the device parallelises inside it
             int lanes = device.isGpu() ? 1 : intraOp;
-            return DjlEmbedder.load(d, device, threads, lanes, 1);
+            return DjlEmbedder.load(d, device, threads, lanes, 1, InferenceSettings.QUERY_THREADS.get(settings));
         });
     }
 

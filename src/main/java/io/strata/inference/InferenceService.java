@@ -13,22 +13,24 @@ import org.opensearch.action.support.PlainActionFuture;
 import org.opensearch.common.CheckedSupplier;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.core.action.ActionListener;
+import org.opensearch.threadpool.ThreadPool;
 
 import java.io.Closeable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * Runs model work for ingest, query and the REST endpoints: embedded models ({@link ModelRegistry} finds and checks them,
- * {@link EmbeddedModels} loads them) on the {@code strata_inference} pool through {@link InferenceExecutor}, ml-commons
- * models ({@code model_id}) through {@link RemoteEmbeddings} and {@link RemoteLlms}. Every model call is counted in
- * {@link StrataStats} under its model. ml-commons calls are not counted against the admission limit (they run on
- * ml-commons' pools, which reject on their own), but are bounded in time by {@link InferenceSettings#REMOTE_TIMEOUT}.
+ * {@link EmbeddedModels} loads them) on the inference pools through {@link InferenceExecutor} (query embeddings on the
+ * query lane, everything else on {@code strata_inference}), ml-commons models ({@code model_id}) through
+ * {@link RemoteEmbeddings} and {@link RemoteLlms}. Every model call is counted in {@link StrataStats} under its model.
+ * ml-commons calls pass through no Strata queue (a query's predict call never waits behind Strata's ingest work; it
+ * shares ml-commons' own predict pool with ingest's) and are not counted against the admission limit (ml-commons'
+ * pools reject on their own), but are bounded in time by {@link InferenceSettings#REMOTE_TIMEOUT}.
  */
 public final class InferenceService implements Closeable {
     /** The boundary model strategies use when their config names none (shipped in the plugin's config folder). */
@@ -42,11 +44,16 @@ public final class InferenceService implements Closeable {
     private final StrataStats stats;
 
     /** @param remote, remoteLlms ml-commons models ({@code model_id}); null where a test needs none */
-    public InferenceService(Settings settings, Path modelsDir, Supplier<ExecutorService> pool, RemoteEmbeddings remote,
+    /**
+     * @param threadPool the node's thread pool with the {@code strata_inference} and {@code strata_inference_query} pools,
+     *                   looked up on use; null where nothing runs on it
+     */
+    public InferenceService(Settings settings, Path modelsDir, Supplier<ThreadPool> threadPool, RemoteEmbeddings remote,
                             RemoteLlms remoteLlms, StrataStats stats) {
         this.registry = new ModelRegistry(settings, modelsDir);
         this.embedded = new EmbeddedModels(settings, registry);
-        this.executor = new InferenceExecutor(pool, InferenceSettings.MAX_PENDING.get(settings), stats);
+        this.executor = new InferenceExecutor(threadPool, InferenceSettings.MAX_PENDING.get(settings),
+            InferenceSettings.QUERY_QUEUE_TIMEOUT.get(settings), stats);
         this.remote = remote;
         this.remoteLlms = remoteLlms;
         this.stats = stats;
@@ -75,7 +82,7 @@ public final class InferenceService implements Closeable {
     }
 
     /**
-     * Runs blocking model work (model-guided chunking) on the {@code strata_inference} pool, never on the caller's
+     * Runs blocking model work (model-guided chunking, previews) on the {@code strata_inference} pool, never on the caller's
      * transport or write thread; beyond the admission limit, or with a full queue, fails the listener with 429.
      */
     public <T> void run(CheckedSupplier<T, Exception> work, ActionListener<T> listener) {
@@ -99,7 +106,8 @@ public final class InferenceService implements Closeable {
 
     /**
      * Embeds {@code texts}; the listener is called on an inference thread (embedded) or a transport thread (remote).
-     * Each call is counted for its model; an embedded call is timed from when an inference thread takes it.
+     * Each call is counted for its model; an embedded call is timed from when an inference thread takes it. Embedded
+     * calls with purpose query and at most {@link InferenceSettings#QUERY_LANE_MAX_TEXTS} texts take the query lane.
      */
     public void embed(ModelRef ref, List<String> texts, Embedder.Purpose purpose, ActionListener<List<float[]>> listener) {
         if (!ref.isEmbedded()) {
@@ -107,6 +115,13 @@ public final class InferenceService implements Closeable {
             return;
         }
         // timed from when an inference thread takes it; a rejected call is not a call of the model
+        if (purpose == Embedder.Purpose.QUERY && texts.size() <= InferenceSettings.QUERY_LANE_MAX_TEXTS) {
+            executor.runQuery(() -> stats.model(ref).count(texts.size(), () -> {
+                DjlEmbedder embedder = embedded.embedder(ref.model());
+                return Privileged.run(() -> embedder.embedQuery(texts, purpose));
+            }), listener);
+            return;
+        }
         executor.run(() -> stats.model(ref).count(texts.size(), () -> {
             DjlEmbedder embedder = embedded.embedder(ref.model());
             return Privileged.run(() -> embedder.embed(texts, purpose));

@@ -9,9 +9,17 @@ import org.opensearch.common.util.concurrent.OpenSearchExecutors;
 import java.util.List;
 import java.util.Locale;
 
-/** Settings of the inference layer: node settings (opensearch.yml), two of them also dynamic (cluster settings). */
+/** Settings of the inference layer: node settings (opensearch.yml), three of them also dynamic (cluster settings). */
 public final class InferenceSettings {
     public static final String THREAD_POOL = "strata_inference";
+    /** The query lane: embeddings of queries, ahead of (beside) the ingest work queued on {@link #THREAD_POOL}. */
+    public static final String QUERY_THREAD_POOL = "strata_inference_query";
+    /**
+     * Embedding calls with purpose query and at most this many texts take the query lane ({@code multi_granular}'s
+     * {@code query_text} is one; {@code _embed} with purpose query may send up to {@code EmbedRequest.MAX_TEXTS}); larger
+     * ones would hold the lane as long as an ingest slice, so they run on {@link #THREAD_POOL}.
+     */
+    public static final int QUERY_LANE_MAX_TEXTS = 16;
 
     public static final Setting<Boolean> EMBEDDED_ENABLED = Setting.boolSetting("plugins.strata.inference.embedded.enabled", true,
         Property.NodeScope);
@@ -34,14 +42,28 @@ public final class InferenceSettings {
     public static final Setting<Integer> QUEUE_SIZE = Setting.intSetting("plugins.strata.inference.queue_size", 1000, 1, 100_000,
         Property.NodeScope);
     /**
-     * Admission limit (dynamic): inference tasks running or queued on this node (embedded embeddings of ingest, queries
-     * and {@code _embed}; model-guided chunking and previews) beyond which new ones are rejected at once with 429, before
-     * they reach the pool. Lower it to shed load early without a restart; the default, threads + queue_size, never
+     * Admission limit (dynamic): inference tasks running or queued on this node's {@code strata_inference} pool (embedded
+     * embeddings of ingest and {@code _embed}; model-guided chunking and previews; not the query lane) beyond which new
+     * ones are rejected at once with 429, before they reach the pool. Lower it to shed load early without a restart; the default, threads + queue_size, never
      * rejects before the pool's own queue would.
      */
     public static final Setting<Integer> MAX_PENDING = new Setting<>("plugins.strata.inference.max_pending",
         s -> Integer.toString(THREADS.get(s) + QUEUE_SIZE.get(s)),
         s -> Setting.parseInt(s, 1, 1_000_000, "plugins.strata.inference.max_pending"), Property.Dynamic, Property.NodeScope);
+    /** Query embeddings that run at once on this node (the {@code strata_inference_query} pool; one engine thread each). */
+    public static final Setting<Integer> QUERY_THREADS = new Setting<>("plugins.strata.inference.query_threads",
+        s -> Integer.toString(Math.max(1, OpenSearchExecutors.allocatedProcessors(s) / 4)),
+        s -> Setting.parseInt(s, 1, 64, "plugins.strata.inference.query_threads"), Property.NodeScope);
+    /** Query embeddings waiting for the query lane beyond which new ones are rejected (429). */
+    public static final Setting<Integer> QUERY_QUEUE_SIZE = Setting.intSetting("plugins.strata.inference.query_queue_size", 1000, 1,
+        100_000, Property.NodeScope);
+    /**
+     * How long a query embedding may wait for a query-lane thread (dynamic): one that has not started by then fails with
+     * 429 naming this setting, so a saturated node sheds queries instead of letting every one of them wait longer.
+     */
+    public static final Setting<TimeValue> QUERY_QUEUE_TIMEOUT = Setting.timeSetting("plugins.strata.inference.query_queue_timeout",
+        TimeValue.timeValueSeconds(2), TimeValue.timeValueMillis(1), TimeValue.timeValueMinutes(10), Property.Dynamic,
+        Property.NodeScope);
     /**
      * How long a call of an ml-commons model ({@code model_id}, {@code llm_model_id}) may take before it fails with 504
      * (dynamic; read per call). The predict request has no timeout of its own; without this a hung connector would hold
@@ -58,7 +80,8 @@ public final class InferenceSettings {
         Property.NodeScope, Property.Deprecated);
 
     public static List<Setting<?>> all() {
-        return List.of(EMBEDDED_ENABLED, DEFAULT_MODEL, DEVICE, THREADS, QUEUE_SIZE, MAX_PENDING, REMOTE_TIMEOUT, BATCH_SIZE);
+        return List.of(EMBEDDED_ENABLED, DEFAULT_MODEL, DEVICE, THREADS, QUEUE_SIZE, MAX_PENDING, QUERY_THREADS, QUERY_QUEUE_SIZE,
+            QUERY_QUEUE_TIMEOUT, REMOTE_TIMEOUT, BATCH_SIZE);
     }
 
     private InferenceSettings() {}

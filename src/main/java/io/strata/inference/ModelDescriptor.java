@@ -64,7 +64,7 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
     public static ModelDescriptor read(String name, Path dir) throws IOException {
         Path json = dir.resolve("model.json");
         if (!Files.isRegularFile(json)) {
-            throw new IllegalArgumentException(err(name, "has no model.json in [" + dir + "]"));
+            throw new IllegalArgumentException(err(name, "has no model.json in [" + ModelRef.shownFolder(dir.getFileName().toString()) + "]"));
         }
         Map<String, Object> map;
         try (InputStream in = Files.newInputStream(json)) {
@@ -129,7 +129,8 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
             throw new IllegalArgumentException(err(name, "[" + key + "] [" + s + "] must name a file inside the model folder"));
         }
         if (required && !Files.isRegularFile(resolved)) {
-            throw new IllegalArgumentException(err(name, "[" + key + "] [" + s + "] does not exist in [" + dir + "]"));
+            throw new IllegalArgumentException(err(name, "[" + key + "] [" + s + "] does not exist in ["
+                + ModelRef.shownFolder(dir.getFileName().toString()) + "]"));
         }
         return s;
     }

@@ -94,7 +94,7 @@ public final class ModelRegistry {
             try {
                 return reader.read(n, dir);
             } catch (java.io.IOException e) {
-                throw new IllegalArgumentException("[model] [" + n + "] cannot be read: " + e.getMessage(), e);
+                throw new IllegalArgumentException("[model] [" + n + "] cannot be read: " + shown(e.toString()), e);
             }
         });
     }
@@ -107,9 +107,14 @@ public final class ModelRegistry {
         Path dir = modelsDir.resolve(name).normalize();
         if (!dir.startsWith(modelsDir) || !Files.isDirectory(dir)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[model] unknown model [%s]: no folder [%s]; available: %s", name, dir, available(null)));
+                "[model] unknown model [%s]: no folder [%s]; available: %s", name, ModelRef.shownFolder(name), available(null)));
         }
         return dir;
+    }
+
+    /** {@code message} with this node's models directory named as the docs name it, never by its absolute path. */
+    String shown(String message) {
+        return message.replace(modelsDir.toString(), ModelRef.SHOWN_MODELS_DIR);
     }
 
     /** Model folders with a model.json; {@code causalLm} null for all, else only those whose task matches. */

@@ -8,7 +8,6 @@ import org.opensearch.transport.client.node.NodeClient;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Map;
 
 /**
  * {@code POST _plugins/_strata/_chunk}: the REST face of {@link ChunkPreviewAction} ({@value ChunkPreviewAction#NAME}); see
@@ -29,8 +28,9 @@ public final class RestChunkPreviewAction extends BaseRestHandler {
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        Map<String, Object> body = RestBodies.jsonObject(request, "[_chunk] needs a body: {\"text\": \"...\", \"strategy\": {\"type\": ...}, \"granularities\": [...]}");
-        ChunkPreviewRequest preview = new ChunkPreviewRequest(body);
+        // parsed by the action on its pool: the body may hold a million characters
+        ChunkPreviewRequest preview = new ChunkPreviewRequest(RestBodies.content(request, ChunkPreviewRequest.USAGE),
+            request.getMediaType());
         return channel -> client.execute(ChunkPreviewAction.INSTANCE, preview, new RestStatusToXContentListener<>(channel));
     }
 }

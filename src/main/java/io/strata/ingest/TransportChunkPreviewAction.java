@@ -10,6 +10,7 @@ import io.strata.chunking.TextIndex;
 import io.strata.inference.Chunkers;
 import io.strata.model.ModelRef;
 import io.strata.transport.RenderedResponse;
+import org.opensearch.action.ActionRunnable;
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
 import org.opensearch.common.inject.Inject;
@@ -19,6 +20,7 @@ import org.opensearch.core.common.bytes.BytesReference;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.tasks.Task;
+import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.transport.TransportService;
 
 import java.io.IOException;
@@ -31,7 +33,9 @@ import java.util.TreeSet;
  * {@code POST _plugins/_strata/_chunk}: cuts a text the way a {@code multi_granular_chunking} processor with the same
  * {@code strategy} and {@code granularities} would, and answers with the parents, their children and the boundary
  * evidence (EOS probabilities, similarities, perplexities, margins) so users can tune θ and thresholds without indexing.
- * Nothing is written. Model-guided strategies run on the inference pool of the node that receives the request.
+ * Nothing is written. The work (parsing the body, cutting up to {@value #MAX_CHARS} characters, rendering every chunk)
+ * runs on the node's {@code analyze} pool, as {@code _analyze} does, never on the transport or HTTP thread that receives
+ * the request; model-guided strategies then run on the inference pool of that node.
  * <pre>
  * {"text": "...", "strategy": {"type": "semantic", "max_words": 300}, "granularities": [0.5, 0.25],
  *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model)}
@@ -42,17 +46,34 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
     static final int MAX_CHARS = 1_000_000;
     private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "strategy", "granularities", "model", "model_id"));
 
+    /** Where previews run: text analysis for a user to look at, like {@code _analyze} (a small fixed pool with a queue). */
+    static final String EXECUTOR = ThreadPool.Names.ANALYZE;
+
     private final Chunkers chunkers;
+    private final ThreadPool threadPool;
 
     @Inject
-    public TransportChunkPreviewAction(TransportService transportService, ActionFilters actionFilters, Chunkers chunkers) {
+    public TransportChunkPreviewAction(TransportService transportService, ActionFilters actionFilters, Chunkers chunkers,
+                                       ThreadPool threadPool) {
         super(ChunkPreviewAction.NAME, transportService, actionFilters, ChunkPreviewRequest::new);
         this.chunkers = chunkers;
+        this.threadPool = threadPool;
     }
 
     @Override
     protected void doExecute(Task task, ChunkPreviewRequest request, ActionListener<RenderedResponse> listener) {
-        Map<String, Object> body = request.body();
+        // a full queue answers 429 (the pool's rejection) through the listener
+        threadPool.executor(EXECUTOR).execute(ActionRunnable.wrap(listener, l -> preview(request, l)));
+    }
+
+    private void preview(ChunkPreviewRequest request, ActionListener<RenderedResponse> listener) {
+        Map<String, Object> body;
+        try {
+            body = request.body();
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
         String text;
         MultiGranularChunker chunker;
         try {

@@ -13,6 +13,17 @@ public record ModelRef(String model, String modelId) {
     /** An embedded model's folder name under the plugin's config directory: no separators, so no path leaves it. */
     public static final Pattern FOLDER_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,99}");
 
+    /**
+     * How messages name the folder of embedded model {@code name}: relative to the node's home, as the docs do, never the
+     * node's absolute path (which callers have no business learning).
+     */
+    public static String shownFolder(String name) {
+        return SHOWN_MODELS_DIR + "/" + name;
+    }
+
+    /** How messages name the node's models directory (see {@link #shownFolder}). */
+    public static final String SHOWN_MODELS_DIR = "config/strata/models";
+
     public ModelRef {
         if ((model == null) == (modelId == null)) {
             throw new IllegalArgumentException("exactly one of [model] and [model_id]");

@@ -34,6 +34,7 @@ import io.strata.query.FusedParentsQueryBuilder;
 import io.strata.query.MultiGranularQueryBuilder;
 import io.strata.query.PreFilterPushdown;
 import io.strata.query.QueryServices;
+import io.strata.stats.InferenceGauges;
 import io.strata.stats.StrataStats;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.support.ActionFilter;
@@ -115,7 +116,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public List<ExecutorBuilder<?>> getExecutorBuilders(Settings settings) {
         return List.of(new FixedExecutorBuilder(settings, InferenceSettings.THREAD_POOL, InferenceSettings.THREADS.get(settings),
-            InferenceSettings.QUEUE_SIZE.get(settings), "plugins.strata.inference.thread_pool"));
+                InferenceSettings.QUEUE_SIZE.get(settings), "plugins.strata.inference.thread_pool"),
+            new FixedExecutorBuilder(settings, InferenceSettings.QUERY_THREAD_POOL, InferenceSettings.QUERY_THREADS.get(settings),
+                InferenceSettings.QUERY_QUEUE_SIZE.get(settings), "plugins.strata.inference.query_thread_pool"));
     }
 
     @Override
@@ -132,9 +135,12 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         InferenceService inference = inference(environment, client);
         ClusterSettings dynamic = clusterService.getClusterSettings();
         dynamic.addSettingsUpdateConsumer(InferenceSettings.MAX_PENDING, inference.executor()::setMaxPending);
+        dynamic.addSettingsUpdateConsumer(InferenceSettings.QUERY_QUEUE_TIMEOUT, inference.executor()::setQueryQueueTimeout);
         dynamic.addSettingsUpdateConsumer(InferenceSettings.REMOTE_TIMEOUT, t -> remoteTimeout = t);
         ChunkProcessors writers = new ChunkProcessors(clusterService, ingestService::get);
-        return List.of(chunkStore(client, clusterService), inference, stats, new Chunkers(inference, segmenter),
+        InferenceGauges gauges = new InferenceGauges(InferenceSettings.THREAD_POOL, InferenceSettings.QUERY_THREAD_POOL,
+            () -> inference.embedded().truncations());
+        return List.of(chunkStore(client, clusterService), inference, stats, gauges, new Chunkers(inference, segmenter),
             new Reconciler(client, clusterService, writers));
     }
 
@@ -149,7 +155,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
 
     @Override
     public List<ActionHandler<?, ?>> getActions() {
-        // the transport actions get their services (InferenceService, StrataStats, Chunkers, Reconciler) injected from createComponents
+        // the transport actions get their services (InferenceService, StrataStats, InferenceGauges, Chunkers, Reconciler) injected
+        // from createComponents
         return List.of(new ActionHandler<>(EmbedAction.INSTANCE, TransportEmbedAction.class),
             new ActionHandler<>(StatsAction.INSTANCE, TransportStatsAction.class),
             new ActionHandler<>(ChunkPreviewAction.INSTANCE, TransportChunkPreviewAction.class),
@@ -210,7 +217,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         if (inference.get() == null) {
             configureDjl(environment.tmpDir());
             Path models = environment.configDir().resolve("strata").resolve("models");
-            inference.set(new InferenceService(settings, models, () -> threadPool.get().executor(InferenceSettings.THREAD_POOL),
+            inference.set(new InferenceService(settings, models, threadPool::get,
                 new MlCommonsEmbeddings(client, () -> remoteTimeout), MlCommonsLlm.models(client, () -> remoteTimeout), stats));
         }
         return inference.get();

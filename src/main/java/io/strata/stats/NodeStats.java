@@ -19,14 +19,14 @@ import java.util.TreeMap;
  *            "vectors_reused", "failures": {"bad_input", "rejected", "model", "write", "other"},
  *            "in_progress": [{"index", "id", "chars", "stage", "texts", "texts_reused", "texts_embedded", "chunk_documents",
  *                             "chunk_documents_written", "elapsed_ms"}]},
- * "inference": {"queue": {"size", "active", "rejected"},
+ * "inference": {"queue": {"size", "active", "rejected"}, "query_lane": {"size", "active", "rejected", "timed_out"},
  *               "models": {"&lt;name or model_id&gt;": {"type", "calls", "texts", "errors", "time_ms"[, "truncated", "loaded"]}}},
  * "query": {"multi_granular", "embedded_queries"}
  * </pre>
  * Every count is since the node started; {@code in_progress} lists the large documents in flight now (see
  * {@link StrataStats#track}), oldest first. Wire format: the fields in this order (all nodes run the same plugin version).
  */
-public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Query query, List<InProgress> inProgress)
+public record NodeStats(Ingest ingest, Queue queue, QueryLane queryLane, Map<String, Model> models, Query query, List<InProgress> inProgress)
     implements Writeable, ToXContentFragment {
 
     public NodeStats {
@@ -35,14 +35,15 @@ public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Q
     }
 
     public static NodeStats read(StreamInput in) throws IOException {
-        return new NodeStats(Ingest.read(in), Queue.read(in), in.readMap(StreamInput::readString, Model::read), Query.read(in),
-            in.readList(InProgress::read));
+        return new NodeStats(Ingest.read(in), Queue.read(in), QueryLane.read(in), in.readMap(StreamInput::readString, Model::read),
+            Query.read(in), in.readList(InProgress::read));
     }
 
     @Override
     public void writeTo(StreamOutput out) throws IOException {
         ingest.writeTo(out);
         queue.writeTo(out);
+        queryLane.writeTo(out);
         out.writeMap(models, StreamOutput::writeString, (o, m) -> m.writeTo(o));
         query.writeTo(out);
         out.writeList(inProgress);
@@ -60,6 +61,8 @@ public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Q
         builder.endObject();
         builder.startObject("inference");
         builder.startObject("queue").field("size", queue.size).field("active", queue.active).field("rejected", queue.rejected).endObject();
+        builder.startObject("query_lane").field("size", queryLane.size).field("active", queryLane.active)
+            .field("rejected", queryLane.rejected).field("timed_out", queryLane.timedOut).endObject();
         builder.startObject("models");
         for (Map.Entry<String, Model> e : new TreeMap<>(models).entrySet()) {
             builder.startObject(e.getKey());
@@ -125,6 +128,24 @@ public record NodeStats(Ingest ingest, Queue queue, Map<String, Model> models, Q
             out.writeVInt(size);
             out.writeVInt(active);
             out.writeVLong(rejected);
+        }
+    }
+
+    /**
+     * The query lane ({@code strata_inference_query} thread pool): query embeddings waiting, running, rejected by its full
+     * queue, and timed out before a thread took them ({@code plugins.strata.inference.query_queue_timeout}), since start.
+     */
+    public record QueryLane(int size, int active, long rejected, long timedOut) implements Writeable {
+        static QueryLane read(StreamInput in) throws IOException {
+            return new QueryLane(in.readVInt(), in.readVInt(), in.readVLong(), in.readVLong());
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            out.writeVInt(size);
+            out.writeVInt(active);
+            out.writeVLong(rejected);
+            out.writeVLong(timedOut);
         }
     }
 

@@ -35,6 +35,8 @@ public final class StrataStats {
     private final Model uncounted = new Model();
     /** Inference tasks refused by the admission limit (the pool counts its own rejections). */
     private final LongAdder inferenceRejected = new LongAdder();
+    /** Query embeddings that waited for the query lane longer than its time-out. */
+    private final LongAdder queryLaneTimedOut = new LongAdder();
     /** Large documents in flight on this node, by tracking number (start order). */
     private final Map<Long, Progress> inProgress = new ConcurrentHashMap<>();
     private final AtomicLong tracked = new AtomicLong();
@@ -64,11 +66,17 @@ public final class StrataStats {
         inferenceRejected.increment();
     }
 
+    /** A query embedding that no query-lane thread took within {@code plugins.strata.inference.query_queue_timeout} (429). */
+    public void queryLaneTimedOut() {
+        queryLaneTimedOut.increment();
+    }
+
     /**
-     * The counters as they are now, with what only the caller knows: the {@code strata_inference} thread pool's
-     * stats (null when there is none) and, for each embedded model loaded on this node, its truncation count.
+     * The counters as they are now, with what only the caller knows: the stats of the {@code strata_inference} thread pool
+     * and of the query lane's (null when there is none) and, for each embedded model loaded on this node, its truncation
+     * count.
      */
-    public NodeStats snapshot(ThreadPoolStats.Stats pool, Map<String, Long> loadedTruncations) {
+    public NodeStats snapshot(ThreadPoolStats.Stats pool, ThreadPoolStats.Stats queryPool, Map<String, Long> loadedTruncations) {
         Map<String, NodeStats.Model> byName = new TreeMap<>();
         models.forEach((ref, m) -> byName.put(ref.isEmbedded() ? ref.model() : ref.modelId(),
             m.snapshot(ref.isEmbedded(), ref.isEmbedded() ? loadedTruncations.get(ref.model()) : null)));
@@ -76,9 +84,11 @@ public final class StrataStats {
         // rejected: by the pool's full queue or, before it, by the admission limit
         NodeStats.Queue queue = pool == null ? new NodeStats.Queue(0, 0, inferenceRejected.sum())
             : new NodeStats.Queue(pool.getQueue(), pool.getActive(), pool.getRejected() + inferenceRejected.sum());
+        NodeStats.QueryLane lane = queryPool == null ? new NodeStats.QueryLane(0, 0, 0, queryLaneTimedOut.sum())
+            : new NodeStats.QueryLane(queryPool.getQueue(), queryPool.getActive(), queryPool.getRejected(), queryLaneTimedOut.sum());
         long now = System.nanoTime();
         List<NodeStats.InProgress> inFlight = new TreeMap<>(inProgress).values().stream().map(p -> p.snapshot(now)).toList();
-        return new NodeStats(ingest.snapshot(), queue, byName, new NodeStats.Query(query.multiGranular.sum(), query.embedded.sum()),
+        return new NodeStats(ingest.snapshot(), queue, lane, byName, new NodeStats.Query(query.multiGranular.sum(), query.embedded.sum()),
             inFlight);
     }
 

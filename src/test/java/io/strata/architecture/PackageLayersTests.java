@@ -32,9 +32,9 @@ public class PackageLayersTests {
         layer(0, "chunking");
         layer(1, "model", "transport");
         layer(2, "stats");
-        layer(3, "inference.boundary");
+        layer(3, "inference.boundary", "stats.transport");
         layer(4, "inference");
-        layer(5, "inference.mlcommons", "inference.transport", "stats.transport", "chunkindex");
+        layer(5, "inference.mlcommons", "inference.transport", "chunkindex");
         layer(6, "ingest", "query", "studio");
         layer(7, "plugin");
     }
@@ -52,12 +52,7 @@ public class PackageLayersTests {
         List<String> violations = new ArrayList<>();
         for (Path file : javaFiles()) {
             String from = packageOf(file);
-            String text = Files.readString(file);
-            Matcher m = USE.matcher(text);
-            TreeSet<String> used = new TreeSet<>();
-            while (m.find()) {
-                used.add(m.group(1));
-            }
+            TreeSet<String> used = used(file);
             used.remove(from);
             for (String to : used) {
                 Integer toRank = LAYERS.get(to);
@@ -68,6 +63,35 @@ public class PackageLayersTests {
             }
         }
         assertEquals("uses of a same or higher layer", List.of(), violations);
+    }
+
+    /**
+     * A subpackage is part of its parent's layer family: besides its parent, it uses only what its parent may use (layers
+     * below the parent's). Without this, a subpackage ranked high (e.g. {@code stats.transport} above {@code inference})
+     * would let a low package's family reach up through it.
+     */
+    @Test
+    public void everySubpackageUsesOnlyItsParentAndWhatItsParentMayUse() throws IOException {
+        List<String> violations = new ArrayList<>();
+        for (Path file : javaFiles()) {
+            String from = packageOf(file);
+            int dot = from.lastIndexOf('.');
+            if (dot < 0) {
+                continue;
+            }
+            String parent = from.substring(0, dot);
+            for (String to : used(file)) {
+                if (to.equals(from) || to.equals(parent)) {
+                    continue;
+                }
+                Integer toRank = LAYERS.get(to);
+                if (toRank == null || toRank >= LAYERS.get(parent)) {
+                    violations.add(SOURCES.relativize(file) + ": " + from + " (under " + parent + ", layer " + LAYERS.get(parent) + ") uses "
+                        + to + " (layer " + toRank + ")");
+                }
+            }
+        }
+        assertEquals("uses by a subpackage of a layer at or above its parent's", List.of(), violations);
     }
 
     @Test
@@ -90,6 +114,16 @@ public class PackageLayersTests {
                 assertTrue(file + " imports DJL", !text.contains("import ai.djl."));
             }
         }
+    }
+
+    /** The Strata packages a source file names (imports and fully qualified names alike). */
+    private static TreeSet<String> used(Path file) throws IOException {
+        Matcher m = USE.matcher(Files.readString(file));
+        TreeSet<String> used = new TreeSet<>();
+        while (m.find()) {
+            used.add(m.group(1));
+        }
+        return used;
     }
 
     private static List<Path> javaFiles() throws IOException {

@@ -60,7 +60,7 @@ public class DjlEmbedderTests {
     /**
      * The issue this guards: the int8 model quantises activations per batch tensor, so with batching a text's vector
      * moved with its neighbours (cosine ≈ 0.995). One pass per text makes it bitwise the same alone, in a mixed-length
-     * call of either purpose order, and from concurrent callers whose lanes interleave.
+     * call of either purpose order, from concurrent callers whose lanes interleave, and on the query lane's predictors.
      */
     @Test
     public void testEmbed_vectorIsBitwiseTheSameAloneInAMixedBatchAndUnderConcurrency() throws Exception {
@@ -80,9 +80,15 @@ public class DjlEmbedderTests {
         try {
             var a = pool.submit(() -> embedder.embed(texts, Embedder.Purpose.PASSAGE));
             var b = pool.submit(() -> embedder.embed(texts.subList(3, texts.size()), Embedder.Purpose.PASSAGE));
+            // the query lane's own predictors, one text at a time, while those calls run on the others
+            List<float[]> queryLane = new java.util.ArrayList<>();
+            for (String t : texts) {
+                queryLane.add(embedder.embedQuery(List.of(t), Embedder.Purpose.PASSAGE).get(0));
+            }
             List<float[]> fromA = a.get();
             List<float[]> fromB = b.get();
             for (int i = 0; i < texts.size(); i++) {
+                org.junit.Assert.assertArrayEquals(texts.get(i), alone.get(i), queryLane.get(i), 0f);
                 org.junit.Assert.assertArrayEquals(texts.get(i), alone.get(i), batched.get(i), 0f);
                 org.junit.Assert.assertArrayEquals(texts.get(i), alone.get(i), reversed.get(texts.size() - 1 - i), 0f);
                 org.junit.Assert.assertArrayEquals(texts.get(i), alone.get(i), fromA.get(i), 0f);
@@ -96,6 +102,7 @@ public class DjlEmbedderTests {
         float[] query = embedder.embed(List.of(texts.get(1)), Embedder.Purpose.QUERY).get(0);
         List<float[]> queries = embedder.embed(texts, Embedder.Purpose.QUERY);
         org.junit.Assert.assertArrayEquals(query, queries.get(1), 0f);
+        org.junit.Assert.assertArrayEquals(query, embedder.embedQuery(texts, Embedder.Purpose.QUERY).get(1), 0f);
     }
 
     @Test

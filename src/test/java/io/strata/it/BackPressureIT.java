@@ -146,6 +146,18 @@ public class BackPressureIT extends StrataRestTestCase {
         assertEquals("no orphan or duplicate chunk documents", parents, count(CHUNKS));
     }
 
+    public void testQueryQueueTimeout_isDynamic_andAnInvalidValueIsRefusedWith400() throws Exception {
+        ResponseException e = callFailing("PUT", "/_cluster/settings",
+            "{\"transient\": {\"plugins.strata.inference.query_queue_timeout\": \"0ms\"}}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("plugins.strata.inference.query_queue_timeout"));
+        try {
+            call("PUT", "/_cluster/settings", "{\"transient\": {\"plugins.strata.inference.query_queue_timeout\": \"5s\"}}");
+        } finally {
+            call("PUT", "/_cluster/settings", "{\"transient\": {\"plugins.strata.inference.query_queue_timeout\": null}}");
+        }
+    }
+
     public void testMaxPending_invalidValue_isRefusedWith400() {
         ResponseException e = callFailing("PUT", "/_cluster/settings",
             "{\"transient\": {\"plugins.strata.inference.max_pending\": 0}}");

@@ -37,6 +37,26 @@ public class ChunkPreviewIT extends StrataRestTestCase {
         assertEquals("rule-based strategies have no model evidence", List.of(), r.get("evidence"));
     }
 
+    /**
+     * Chunking up to a million characters is CPU work: it runs on the node's {@code analyze} pool (as {@code _analyze} does),
+     * not on the HTTP thread that received the request. Each node's pool counts the preview it ran.
+     */
+    public void testPreview_runsOnTheAnalyzePool_notOnTheNetworkThread() throws Exception {
+        long before = analyzeTasksCompleted();
+        call("POST", PATH, json(Map.of("text", emmaChapters().values().iterator().next(), "strategy", Map.of("type", "recursive"))));
+        assertBusy(() -> assertEquals("the preview ran as one analyze-pool task", before + 1, analyzeTasksCompleted()));
+    }
+
+    /** The {@code analyze} thread pool's completed tasks, summed over the nodes. */
+    private static long analyzeTasksCompleted() throws Exception {
+        long sum = 0;
+        for (Object node : ((Map<String, Object>) call("GET", "/_nodes/stats/thread_pool").get("nodes")).values()) {
+            Map<String, Object> pools = (Map<String, Object>) ((Map<String, Object>) node).get("thread_pool");
+            sum += ((Number) ((Map<String, Object>) pools.get("analyze")).get("completed")).longValue();
+        }
+        return sum;
+    }
+
     public void testPreview_badInput_gets400NamingTheField() {
         assertBad("{\"strategy\": {\"type\": \"recursive\"}}", "[_chunk] [text] must be a non-empty string");
         assertBad("{\"text\": \"Some text.\", \"colour\": 1}", "[_chunk] unknown field [colour]");
@@ -46,6 +66,9 @@ public class ChunkPreviewIT extends StrataRestTestCase {
         assertBad("{\"text\": \"Some text.\", \"granularities\": [0.2, 0.4]}", "strictly decreasing");
         assertBad("{\"text\": \"Some text.\", \"strategy\": null}", "[strategy] must be an object");
         assertBad("{\"text\": \"Some text.\", \"model\": \"no-such-model\"}", "unknown model [no-such-model]");
+        // (the response body escapes the quotes of the usage it quotes)
+        assertBad("[\"not an object\"]", "\"[_chunk] needs a body: {\\\"text\\\": ");
+        assertBad("{\"text\": ", "\"granularities\\\": [...]}; the body is not valid: ");
     }
 
     private static void assertBad(String body, String expected) {

@@ -134,6 +134,10 @@ public class EmbeddingIT extends StrataRestTestCase {
             assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
             assertTrue(e.getMessage(), e.getMessage().contains("unknown model [no-such-model]") || e.getMessage().contains(
                 "must be the name of a model folder in the plugin's config directory"));
+            if (model.equals("no-such-model")) {
+                // the folder relative to the node, never the node's absolute path
+                assertTrue(e.getMessage(), e.getMessage().contains("no folder [config/strata/models/no-such-model]"));
+            }
         }
     }
 }

@@ -43,6 +43,17 @@ public class StatsIT extends StrataRestTestCase {
         }
     }
 
+    /** Tasks completed by thread pool {@code pool}, summed over the nodes. */
+    private static long tasksCompleted(String pool) throws Exception {
+        long sum = 0;
+        for (Object node : ((Map<String, Object>) call("GET", "/_nodes/stats/thread_pool").get("nodes")).values()) {
+            Map<String, Object> stats = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) node).get("thread_pool")).get(pool);
+            assertNotNull("no thread pool [" + pool + "]", stats);
+            sum += ((Number) stats.get("completed")).longValue();
+        }
+        return sum;
+    }
+
     private static long delta(Map<String, Long> before, Map<String, Long> after, String key) {
         return after.getOrDefault(key, 0L) - before.getOrDefault(key, 0L);
     }
@@ -69,6 +80,8 @@ public class StatsIT extends StrataRestTestCase {
         assertEquals(Set.of("bad_input", "rejected", "model", "write", "other"), ((Map<String, Object>) ingest.get("failures")).keySet());
         Map<String, Object> queue = (Map<String, Object>) ((Map<String, Object>) node.get("inference")).get("queue");
         assertEquals(Set.of("size", "active", "rejected"), queue.keySet());
+        Map<String, Object> lane = (Map<String, Object>) ((Map<String, Object>) node.get("inference")).get("query_lane");
+        assertEquals(Set.of("size", "active", "rejected", "timed_out"), lane.keySet());
         assertEquals(Set.of("multi_granular", "embedded_queries"), ((Map<String, Object>) node.get("query")).keySet());
 
         for (String path : List.of("/_plugins/_strata/" + id + "/stats", "/_plugins/_strata/stats?nodes=" + id)) {
@@ -91,9 +104,12 @@ public class StatsIT extends StrataRestTestCase {
 
         Map<String, Long> before = summed();
         assertEquals(false, bulk("stats-src", "stats", docs).get("errors"));
+        long queryLaneBefore = tasksCompleted("strata_inference_query");
         Map<String, Object> search = call("POST", "/stats-chunks/_search", "{\"size\": 3, \"query\": {\"multi_granular\": "
             + "{\"query_text\": \"Who is Miss Taylor?\", \"k\": 3}}}");
         assertEquals(3, ((List<Object>) ((Map<String, Object>) search.get("hits")).get("hits")).size());
+        // the query's text was embedded on the query lane, not behind ingest work on strata_inference
+        assertBusy(() -> assertEquals(queryLaneBefore + 1, tasksCompleted("strata_inference_query")));
         Map<String, Long> after = summed();
 
         int parentsA = summary("stats-src", "a", "parents");

@@ -60,6 +60,8 @@ public class StatsWireTests {
         stats.model(ML).counting(4, ActionListener.<String>wrap(r -> {}, e -> {})).onFailure(new IllegalStateException("down"));
         stats.query().received();
         stats.query().embedded();
+        stats.queryLaneTimedOut();
+        stats.queryLaneTimedOut();
         StrataStats.Progress book = stats.track("books", "emma", 5_000_000);
         book.planned(3000, 21000, 1000);
         book.stage(StrataStats.Stage.EMBEDDING);
@@ -69,6 +71,10 @@ public class StatsWireTests {
 
     private static ThreadPoolStats.Stats pool() {
         return new ThreadPoolStats.Stats("strata_inference", 2, 7, 1, 3, 2, 100, 0);
+    }
+
+    private static ThreadPoolStats.Stats queryPool() {
+        return new ThreadPoolStats.Stats("strata_inference_query", 1, 4, 1, 6, 1, 50, 0);
     }
 
     private static NodeStats roundTrip(NodeStats stats) throws IOException {
@@ -94,10 +100,11 @@ public class StatsWireTests {
 
     @Test
     public void testSnapshot_countsDocumentsChunksVectorsFailuresModelsAndQueries() {
-        NodeStats s = busy().snapshot(pool(), Map.of("bge-small-en-v15-q", 2L));
+        NodeStats s = busy().snapshot(pool(), queryPool(), Map.of("bge-small-en-v15-q", 2L));
         assertEquals(new NodeStats.Ingest(2, 3, 5, 3, 1, 5, 3, Map.of("bad_input", 1L, "rejected", 1L, "model", 0L, "write", 0L,
             "other", 0L)), s.ingest());
         assertEquals(new NodeStats.Queue(7, 1, 3), s.queue());
+        assertEquals(new NodeStats.QueryLane(4, 1, 6, 2), s.queryLane());
         NodeStats.Model bge = s.models().get("bge-small-en-v15-q");
         assertEquals(List.of(2L, 9L, 0L, 2L, true), List.of(bge.calls(), bge.texts(), bge.errors(), bge.truncated(), bge.loaded()));
         NodeStats.Model ml = s.models().get("aBcD1234");
@@ -122,16 +129,16 @@ public class StatsWireTests {
         first.planned(10, 0, 0);
         first.stage(StrataStats.Stage.WRITING);
         first.written(4);
-        List<NodeStats.InProgress> shown = stats.snapshot(null, Map.of()).inProgress();
+        List<NodeStats.InProgress> shown = stats.snapshot(null, null, Map.of()).inProgress();
         assertEquals(List.of("a", "b"), shown.stream().map(NodeStats.InProgress::id).toList());
         assertEquals(List.of("writing", 10, 4), List.of(shown.get(0).stage(), shown.get(0).chunkDocuments(),
             shown.get(0).chunkDocumentsWritten()));
         assertEquals("chunking", shown.get(1).stage());
         first.done();
         first.done();
-        assertEquals(List.of("b"), stats.snapshot(null, Map.of()).inProgress().stream().map(NodeStats.InProgress::id).toList());
+        assertEquals(List.of("b"), stats.snapshot(null, null, Map.of()).inProgress().stream().map(NodeStats.InProgress::id).toList());
         second.done();
-        assertEquals(List.of(), stats.snapshot(null, Map.of()).inProgress());
+        assertEquals(List.of(), stats.snapshot(null, null, Map.of()).inProgress());
     }
 
     @Test
@@ -142,14 +149,15 @@ public class StatsWireTests {
         }
         StrataStats.Progress extra = stats.track("src", "extra", StrataStats.PROGRESS_MIN_CHARS);
         assertFalse(extra.isTracked());
-        assertEquals(StrataStats.MAX_IN_PROGRESS, stats.snapshot(null, Map.of()).inProgress().size());
+        assertEquals(StrataStats.MAX_IN_PROGRESS, stats.snapshot(null, null, Map.of()).inProgress().size());
     }
 
     @Test
     public void testSnapshot_listsLoadedModelsNeverCalled_andZerosWithoutThePool() {
-        NodeStats s = new StrataStats().snapshot(null, Map.of("other-model", 0L));
+        NodeStats s = new StrataStats().snapshot(null, null, Map.of("other-model", 0L));
         assertEquals(new NodeStats.Model(true, 0, 0, 0, 0, 0, true), s.models().get("other-model"));
         assertEquals(new NodeStats.Queue(0, 0, 0), s.queue());
+        assertEquals(new NodeStats.QueryLane(0, 0, 0, 0), s.queryLane());
         assertEquals(0, s.ingest().documents());
     }
 
@@ -162,7 +170,7 @@ public class StatsWireTests {
         }
         stats.model(new ModelRef(null, "late-id")).counting(1, ActionListener.<String>wrap(r -> {}, e -> {})).onResponse("ok");
         stats.model(BGE).counting(1, ActionListener.<String>wrap(r -> {}, e -> {})).onResponse("ok");
-        NodeStats s = stats.snapshot(null, Map.of());
+        NodeStats s = stats.snapshot(null, null, Map.of());
         assertEquals(StrataStats.MAX_MODELS + 1, s.models().size());
         assertNull(s.models().get("late-id"));
         assertEquals(1, s.models().get("bge-small-en-v15-q").calls());
@@ -170,7 +178,7 @@ public class StatsWireTests {
 
     @Test
     public void testNodeStats_wireRoundTrip() throws IOException {
-        NodeStats s = busy().snapshot(pool(), Map.of("bge-small-en-v15-q", 2L));
+        NodeStats s = busy().snapshot(pool(), queryPool(), Map.of("bge-small-en-v15-q", 2L));
         NodeStats back = roundTrip(s);
         assertEquals(s, back);
         assertEquals("failures keep their order", List.of("bad_input", "rejected", "model", "write", "other"),
@@ -179,7 +187,7 @@ public class StatsWireTests {
 
     @Test
     public void testNodeStats_json() throws IOException {
-        Map<String, Object> m = json(busy().snapshot(pool(), Map.of("bge-small-en-v15-q", 2L)), true);
+        Map<String, Object> m = json(busy().snapshot(pool(), queryPool(), Map.of("bge-small-en-v15-q", 2L)), true);
         Map<String, Object> ingest = (Map<String, Object>) m.get("ingest");
         assertEquals(2, ingest.get("documents"));
         assertEquals(3, ingest.get("chunk_documents_written"));
@@ -187,6 +195,7 @@ public class StatsWireTests {
         assertEquals(1, ((Map<String, Object>) ingest.get("failures")).get("bad_input"));
         Map<String, Object> inference = (Map<String, Object>) m.get("inference");
         assertEquals(Map.of("size", 7, "active", 1, "rejected", 3), inference.get("queue"));
+        assertEquals(Map.of("size", 4, "active", 1, "rejected", 6, "timed_out", 2), inference.get("query_lane"));
         Map<String, Object> models = (Map<String, Object>) inference.get("models");
         Map<String, Object> bge = (Map<String, Object>) models.get("bge-small-en-v15-q");
         assertEquals(Set.of("type", "calls", "texts", "errors", "time_ms", "truncated", "loaded"), bge.keySet());
@@ -210,8 +219,8 @@ public class StatsWireTests {
         TransportAddress address = new TransportAddress(InetAddress.getLoopbackAddress(), 9300);
         DiscoveryNode n0 = new DiscoveryNode("node-0", "id0", address, Map.of(), Set.of(), Version.CURRENT);
         DiscoveryNode n1 = new DiscoveryNode("node-1", "id1", address, Map.of(), Set.of(), Version.CURRENT);
-        NodeStats s0 = busy().snapshot(pool(), Map.of());
-        NodeStats s1 = new StrataStats().snapshot(null, Map.of());
+        NodeStats s0 = busy().snapshot(pool(), queryPool(), Map.of());
+        NodeStats s1 = new StrataStats().snapshot(null, null, Map.of());
         StatsResponse response = new StatsResponse(new ClusterName("it"), List.of(new StatsNodeResponse(n0, s0),
             new StatsNodeResponse(n1, s1)), List.of(new FailedNodeException("id2", "timed out", new IllegalStateException("slow"))));
         StatsResponse back;

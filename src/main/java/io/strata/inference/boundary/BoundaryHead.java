@@ -1,5 +1,6 @@
 package io.strata.inference.boundary;
 
+import io.strata.model.ModelRef;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.common.xcontent.json.JsonXContent;
 import org.opensearch.core.xcontent.XContentBuilder;
@@ -112,7 +113,7 @@ public record BoundaryHead(String name, String encoder, int windowTokens, int co
     public static BoundaryHead read(String name, Path dir) throws IOException {
         Path json = dir.resolve("model.json");
         if (!Files.isRegularFile(json)) {
-            throw new IllegalArgumentException(err(name, "has no model.json in [" + dir + "]"));
+            throw new IllegalArgumentException(err(name, "has no model.json in [" + ModelRef.shownFolder(dir.getFileName().toString()) + "]"));
         }
         Map<String, Object> map = readJson(json);
         for (String key : map.keySet()) {
@@ -134,7 +135,7 @@ public record BoundaryHead(String name, String encoder, int windowTokens, int co
         }
         Path headFile = dir.resolve(file).normalize();
         if (!dir.normalize().equals(headFile.getParent()) || !Files.isRegularFile(headFile)) {
-            throw new IllegalArgumentException(err(name, "[head_file] [" + file + "] must name a file inside [" + dir + "]"));
+            throw new IllegalArgumentException(err(name, "[head_file] [" + file + "] must name a file inside [" + ModelRef.shownFolder(dir.getFileName().toString()) + "]"));
         }
         Map<String, Object> head = readJson(headFile);
         Object context = head.getOrDefault("context_tokens", 0);

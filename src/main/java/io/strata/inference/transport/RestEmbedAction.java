@@ -4,6 +4,13 @@ import io.strata.model.ModelRef;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.Embedder;
 import io.strata.transport.RestBodies;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.opensearch.common.util.concurrent.AbstractRunnable;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.xcontent.MediaType;
+import org.opensearch.rest.BytesRestResponse;
+import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.rest.BaseRestHandler;
 import org.opensearch.rest.RestRequest;
 import org.opensearch.rest.action.RestToXContentListener;
@@ -26,6 +33,8 @@ import java.util.TreeSet;
 public final class RestEmbedAction extends BaseRestHandler {
     public static final String PATH = "/_plugins/_strata/_embed";
     private static final Set<String> KEYS = new TreeSet<>(Set.of("texts", "purpose", "model", "model_id"));
+    private static final String USAGE = "[_embed] needs a body: {\"texts\": [...], \"purpose\": \"query|passage\", \"model\" | \"model_id\": ...}";
+    private static final Logger LOGGER = LogManager.getLogger(RestEmbedAction.class);
 
     @Override
     public String getName() {
@@ -38,10 +47,27 @@ public final class RestEmbedAction extends BaseRestHandler {
     }
 
     @Override
-    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        Map<String, Object> body = RestBodies.jsonObject(request, "[_embed] needs a body: {\"texts\": [...], \"purpose\": \"query|passage\", \"model\" | \"model_id\": ...}");
-        EmbedRequest embed = parse(body);
-        return channel -> client.execute(EmbedAction.INSTANCE, embed, new RestToXContentListener<>(channel));
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
+        // parsed on a generic thread, not this network thread: up to 1,000 texts of any length
+        BytesReference content = RestBodies.content(request, USAGE);
+        MediaType mediaType = request.getMediaType();
+        return channel -> client.threadPool().executor(ThreadPool.Names.GENERIC).execute(new AbstractRunnable() {
+            @Override
+            protected void doRun() {
+                EmbedRequest embed = parse(RestBodies.map(content, mediaType, USAGE));
+                client.execute(EmbedAction.INSTANCE, embed, new RestToXContentListener<>(channel));
+            }
+
+            @Override
+            public void onFailure(Exception e) {
+                try {
+                    channel.sendResponse(new BytesRestResponse(channel, e));
+                } catch (IOException inner) {
+                    e.addSuppressed(inner);
+                    LOGGER.warn("[_embed] could not send the error response", e);
+                }
+            }
+        });
     }
 
     static EmbedRequest parse(Map<String, Object> body) {

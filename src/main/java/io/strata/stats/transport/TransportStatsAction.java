@@ -1,7 +1,6 @@
 package io.strata.stats.transport;
 
-import io.strata.inference.InferenceService;
-import io.strata.inference.InferenceSettings;
+import io.strata.stats.InferenceGauges;
 import io.strata.stats.StrataStats;
 import org.opensearch.action.FailedNodeException;
 import org.opensearch.action.support.ActionFilters;
@@ -17,16 +16,17 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * Asks every selected node for its {@link StrataStats}, with its {@code strata_inference} thread pool and the truncation
- * counts of its loaded models. Runs on the management pool, as {@code _nodes/stats} does; answering costs no I/O.
+ * Asks every selected node for its {@link StrataStats}, with its inference thread pools and the truncation counts of its
+ * loaded models ({@link InferenceGauges}). Runs on the management pool, as {@code _nodes/stats} does; answering costs no
+ * I/O.
  */
 public final class TransportStatsAction extends TransportNodesAction<StatsRequest, StatsResponse, StatsNodeRequest, StatsNodeResponse> {
     private final StrataStats stats;
-    private final InferenceService inference;
+    private final InferenceGauges inference;
 
     @Inject
     public TransportStatsAction(ThreadPool threadPool, ClusterService clusterService, TransportService transportService,
-                                ActionFilters actionFilters, StrataStats stats, InferenceService inference) {
+                                ActionFilters actionFilters, StrataStats stats, InferenceGauges inference) {
         super(StatsAction.NAME, threadPool, clusterService, transportService, actionFilters, StatsRequest::new, StatsNodeRequest::new,
             ThreadPool.Names.MANAGEMENT, StatsNodeResponse.class);
         this.stats = stats;
@@ -51,11 +51,14 @@ public final class TransportStatsAction extends TransportNodesAction<StatsReques
     @Override
     protected StatsNodeResponse nodeOperation(StatsNodeRequest request) {
         ThreadPoolStats.Stats pool = null;
+        ThreadPoolStats.Stats queryPool = null;
         for (ThreadPoolStats.Stats s : threadPool.stats()) {
-            if (s.getName().equals(InferenceSettings.THREAD_POOL)) {
+            if (s.getName().equals(inference.pool())) {
                 pool = s;
+            } else if (s.getName().equals(inference.queryPool())) {
+                queryPool = s;
             }
         }
-        return new StatsNodeResponse(clusterService.localNode(), stats.snapshot(pool, inference.embedded().truncations()));
+        return new StatsNodeResponse(clusterService.localNode(), stats.snapshot(pool, queryPool, inference.truncations().get()));
     }
 }
