@@ -2,6 +2,7 @@ package io.strata.query;
 
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.Query;
 import org.opensearch.index.query.ParsedQuery;
 import org.opensearch.index.shard.SearchOperationListener;
@@ -10,11 +11,13 @@ import org.opensearch.search.internal.SearchContext;
 import java.util.List;
 
 /**
- * Moves the restrictions around a semantic {@code multi_granular} query into its graph search, on each shard just before
- * the query phase. A {@code multi_granular} query keeps the k best parents of its graph search; a restriction applied
- * after that (a {@code bool}'s {@code filter} around it, or the security plugin's document-level security, which wraps
- * the shard's query in {@code bool {should: DLS queries, minimum_should_match: 1, must: the query}}) would leave fewer
- * than k parents, or none when the best ones are all excluded. Pushed into the search, the k best are k of the parents
+ * Moves the restrictions that wrap the dense per-shard {@code multi_granular} form on a shard into its graph search, just
+ * before the query phase: the security plugin's document-level security (it wraps the shard's query in
+ * {@code bool {should: DLS queries, minimum_should_match: 1, must: the query}}), an alias filter and the nested filter
+ * OpenSearch adds ({@code bool {must: the query, filter: …}}), and a {@code bool} of a query rewritten without a
+ * coordinator. (The restrictions a user writes around {@code multi_granular} are planned on the coordinator instead:
+ * {@link Restrictions}.) The per-shard form keeps the k best parents of its graph search; a restriction applied after
+ * that would leave fewer than k parents, or none when the best ones are all excluded. Pushed into the search, the k best are k of the parents
  * that may be returned. Nothing is admitted that the outer query would not admit: the outer query still applies, with its
  * required {@code should} clauses as a filter, so a hit's score is its {@code multi_granular} score with or without DLS.
  *
@@ -62,6 +65,7 @@ public final class PreFilterPushdown implements SearchOperationListener {
         }
         BooleanQuery.Builder restriction = new BooleanQuery.Builder();
         boolean restricts = outer != null;
+        boolean positive = outer != null;
         if (outer != null) {
             restriction.add(outer, BooleanClause.Occur.FILTER);
         }
@@ -73,6 +77,7 @@ public final class PreFilterPushdown implements SearchOperationListener {
                     if (i != target) {
                         restriction.add(c.query(), BooleanClause.Occur.FILTER);
                         restricts = true;
+                        positive = true;
                     }
                 }
                 case MUST_NOT -> {
@@ -83,12 +88,17 @@ public final class PreFilterPushdown implements SearchOperationListener {
                     if (shoulds) {
                         restriction.add(c.query(), BooleanClause.Occur.SHOULD);
                         restricts = true;
+                        positive = true;
                     }
                 }
             }
         }
         if (!restricts) {
             return query;
+        }
+        if (!positive) {
+            // only must_not clauses: a pure-negative boolean query matches nothing, so it needs all documents to subtract from
+            restriction.add(new MatchAllDocsQuery(), BooleanClause.Occur.FILTER);
         }
         restriction.setMinimumNumberShouldMatch(shoulds ? bool.getMinimumNumberShouldMatch() : 0);
         Query restricted = pushDown(clauses.get(target).query(), restriction.build());

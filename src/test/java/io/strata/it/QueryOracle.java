@@ -70,7 +70,7 @@ public final class QueryOracle {
         return (List<Object>) ((Map<String, Object>) response.get("hits")).get("hits");
     }
 
-    static float[] floats(List<Number> v) {
+    public static float[] floats(List<Number> v) {
         float[] out = new float[v.size()];
         for (int i = 0; i < out.length; i++) {
             out[i] = v.get(i).floatValue();
