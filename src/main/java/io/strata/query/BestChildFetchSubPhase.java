@@ -31,7 +31,9 @@ import java.util.Map;
  * score}).
  *
  * <p>Dense side: the best chunk is found from the vectors the shard holds (the parent's block), scored by the vector
- * format's own scorer — the one the graph search scores with — so its score is the dense {@code _score} bit for bit. Lexical side: the chunk the coordinator's lexical search found (its best inner hit, or the
+ * format's own scorer in float; its {@code score} is the one the planned search computed for the parent (its MAX, so that
+ * chunk's score), equal to the dense {@code _score} bit for bit. (Recomputed, a score differed from the graph search's by
+ * one ulp in MultiGranularQueryIT: Lucene's HNSW search scores candidates through its bulk-scoring path.) Lexical side: the chunk the coordinator's lexical search found (its best inner hit, or the
  * parent's own text when that scored higher). Dense and lexical modes: that side's chunk, {@code score} = {@code _score}.
  * Hybrid mode: the chunk of the side that added more to the fused score ({@code side}), with {@code score} the fused score
  * (= {@code _score}), and under {@code dense} and {@code lexical} each side's own best chunk, raw score and share of the
@@ -111,6 +113,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                         Map<String, Object> out = new LinkedHashMap<>();
                         out.put("side", "dense");
                         out.putAll(best);
+                        out.put("score", parent.fused().dense()); // the search's own score of that chunk: see the class comment
                         yield out;
                     }
                     case LEXICAL -> {
@@ -136,6 +139,9 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         Fusion.Fused f = parent.fused();
         if (dense != null) {
             dense.remove(ChunkDocuments.TEXT);
+            if (!Float.isNaN(f.dense())) {
+                dense.put("score", f.dense()); // the search's own score of that chunk: see the class comment
+            }
             dense.put("share", f.denseShare());
         }
         Map<String, Object> lexical = null;

@@ -1,6 +1,7 @@
 package io.strata.it;
 
 import io.strata.it.QueryOracle.Scored;
+import org.opensearch.client.Request;
 import org.opensearch.client.ResponseException;
 
 import java.io.IOException;
@@ -464,6 +465,58 @@ public class QueryConformanceIT extends StrataRestTestCase {
             assertTrue(mode + ": " + e.getMessage(), e.getMessage().contains("[multi_granular]"));
             assertTrue(mode + ": " + e.getMessage(), e.getMessage().contains("no partial result"));
         }
+    }
+
+    /**
+     * The sub-searches are child tasks of the user's search, so a cancel of the search reaches them. A slow filter (a
+     * script looping on every parent, evaluated only in the dense sub-search's pre-filter) keeps the sub-search running long
+     * enough to be seen in the tasks API.
+     */
+    @SuppressWarnings("BusyWait")
+    public void testSubSearches_areChildTasksOfTheUsersSearch_andACancelReachesThem() throws Exception {
+        ingestOnce();
+        String slow = "{\"script\": {\"script\": {\"lang\": \"painless\", \"source\": \"long s = 0; for (int i = 0; i < 999000; ++i)"
+            + " { s += Integer.toString(i).length(); } return s > 0;\"}}}";
+        Request request = new Request("POST", "/qc1-chunks/_search");
+        request.setJsonEntity("{\"query\": {\"multi_granular\": {\"vector\": " + java.util.Arrays.toString(questionVector)
+            + ", \"k\": 3, \"filter\": " + slow + "}}}");
+        java.util.concurrent.CompletableFuture<Object> outcome = new java.util.concurrent.CompletableFuture<>();
+        client().performRequestAsync(request, new org.opensearch.client.ResponseListener() {
+            @Override
+            public void onSuccess(org.opensearch.client.Response response) {
+                outcome.complete(response);
+            }
+
+            @Override
+            public void onFailure(Exception e) {
+                outcome.complete(e);
+            }
+        });
+        String parent = null;
+        String child = null;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (child == null && !outcome.isDone() && System.nanoTime() < deadline) {
+            Map<String, Object> tasks = call("GET", "/_tasks?actions=indices:data/read/search&detailed=true");
+            Map<String, Map<String, Object>> byId = new HashMap<>();
+            for (Object node : ((Map<String, Object>) tasks.get("nodes")).values()) {
+                for (Map.Entry<String, Object> t : ((Map<String, Object>) ((Map<String, Object>) node).get("tasks")).entrySet()) {
+                    byId.put(t.getKey(), (Map<String, Object>) t.getValue());
+                }
+            }
+            for (Map.Entry<String, Map<String, Object>> t : byId.entrySet()) {
+                Object p = t.getValue().get("parent_task_id");
+                if (p != null && byId.containsKey((String) p) && String.valueOf(byId.get((String) p).get("description")).contains("qc1-chunks")) {
+                    parent = (String) p;
+                    child = t.getKey();
+                }
+            }
+            Thread.sleep(5);
+        }
+        assertNotNull("a search task with a search task of the user's request as its parent (done: " + outcome.isDone() + ")", child);
+        call("POST", "/_tasks/" + parent + "/_cancel");
+        Object result = outcome.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue("the cancelled search fails: " + result, result instanceof ResponseException);
+        assertTrue(String.valueOf(result), String.valueOf(result).contains("cancel"));
     }
 
     public void testVector_ofZerosOrNonFinite_is400NamingTheVector() throws Exception {
