@@ -36,10 +36,66 @@ public final class PreFilterPushdown implements SearchOperationListener {
             return;
         }
         Query pushed = pushDown(parsed.query());
+        if (pushed == parsed.query() && context.request().source() != null && context.request().source().query() != null) {
+            boolean subSearch = context.groupStats() != null && context.groupStats().contains(SubSearches.STATS_GROUP);
+            pushed = unscoredWrapper(parsed.query(), subSearch, () -> context.getQueryShardContext()
+                .toQuery(context.request().source().query()).query());
+        }
         if (pushed != parsed.query()) {
             context.parsedQuery(new ParsedQuery(pushed, parsed));
             context.preProcess(true); // rebuilds the query the phase runs from the parsed one
         }
+    }
+
+    /**
+     * The security plugin's document-level security wraps the request's query in {@code bool {should: DLS queries,
+     * minimum_should_match: n, must: the query}}, which adds its queries' scores to every hit. For a planned
+     * {@code multi_granular} lookup ({@link PlannedParentsQuery}, planned under DLS already) and for the planning's own
+     * sub-searches ({@code subSearch}: their scores are the planned ones), such a wrapper — one must clause, which is the
+     * request's own query (rebuilt by {@code original}), and required should clauses only — gets its should clauses as one
+     * filter: the same hits, the query's own scores. The same instance otherwise (a user's own bool is the request's query
+     * itself, never a wrapper around it).
+     */
+    static Query unscoredWrapper(Query query, boolean subSearch, java.util.function.Supplier<Query> original) {
+        if (!(query instanceof BooleanQuery bool) || bool.getMinimumNumberShouldMatch() < 1) {
+            return query;
+        }
+        Query must = null;
+        BooleanQuery.Builder shoulds = new BooleanQuery.Builder().setMinimumNumberShouldMatch(bool.getMinimumNumberShouldMatch());
+        for (BooleanClause c : bool.clauses()) {
+            switch (c.occur()) {
+                case MUST -> {
+                    if (must != null) {
+                        return query;
+                    }
+                    must = c.query();
+                }
+                case SHOULD -> shoulds.add(c.query(), BooleanClause.Occur.SHOULD);
+                default -> {
+                    return query;
+                }
+            }
+        }
+        if (must == null || !(subSearch || holdsPlannedParents(must)) || !must.equals(original.get())) {
+            return query;
+        }
+        return new BooleanQuery.Builder().add(must, BooleanClause.Occur.MUST).add(shoulds.build(), BooleanClause.Occur.FILTER).build();
+    }
+
+    private static boolean holdsPlannedParents(Query query) {
+        boolean[] found = { false };
+        query.visit(new org.apache.lucene.search.QueryVisitor() {
+            @Override
+            public void visitLeaf(Query q) {
+                found[0] |= q instanceof PlannedParentsQuery;
+            }
+
+            @Override
+            public org.apache.lucene.search.QueryVisitor getSubVisitor(BooleanClause.Occur occur, Query parent) {
+                return this;
+            }
+        });
+        return found[0];
     }
 
     /** {@code query} with its restrictions moved into its {@code multi_granular} query; the same instance if none apply. */

@@ -39,6 +39,9 @@ import java.util.Locale;
  * failure or a time-out fails the query with an error naming the side, whatever the user's own setting.
  */
 final class SubSearches {
+    /** The search-stats group of the sub-searches: shows them in index stats, and tells the shards what they are. */
+    static final String STATS_GROUP = "strata_multi_granular_planning";
+
     private final IndicesRequest original;
     private final SearchRequest search;
     private final PointInTimeBuilder pit;
@@ -84,7 +87,8 @@ final class SubSearches {
 
     /** A search for the top {@code size} of {@code query}: ids and scores, plus what {@code source} adds (inner hits). */
     SearchRequest request(QueryBuilder query, int size, SearchType type) {
-        SearchSourceBuilder source = new SearchSourceBuilder().query(query).size(size).fetchSource(false).trackTotalHits(false);
+        SearchSourceBuilder source = new SearchSourceBuilder().query(query).size(size).fetchSource(false).trackTotalHits(false)
+            .stats(List.of(STATS_GROUP));
         SearchRequest request;
         if (pit != null) {
             request = new SearchRequest();

@@ -352,6 +352,26 @@ public class QueryConformanceIT extends StrataRestTestCase {
         assertPage(label + " timeout", expected, hits(timed), 0, 100);
     }
 
+    /** {@code _count}, {@code _explain} and {@code _validate} plan the query on their coordinator too. */
+    public void testCountExplainAndValidate_seeTheSameKParents() throws Exception {
+        ingestOnce();
+        String index = "qc3-chunks";
+        for (String mode : MODES) {
+            String query = "{\"bool\": {\"must\": " + mg(mode) + ", \"filter\": {\"term\": {\"topic\": \"b\"}}}}";
+            List<Map<String, Object>> hits = hits(search("/" + index + "/_search", "{\"size\": 100, \"query\": " + query + "}"));
+            assertEquals(mode, K, hits.size());
+            assertEquals(mode, K, ((Number) call("POST", "/" + index + "/_count", "{\"query\": " + query + "}").get("count")).intValue());
+            Map<String, Object> in = call("POST", "/" + index + "/_explain/" + hits.get(0).get("_id"), "{\"query\": " + query + "}");
+            assertEquals(mode + ": " + in, true, in.get("matched"));
+            assertEquals(mode, score(hits.get(0)), ((Number) ((Map<String, Object>) in.get("explanation")).get("value")).floatValue(),
+                2e-5f * Math.max(1f, score(hits.get(0))));
+            String outsider = QueryOracle.load(index).matching("{\"term\": {\"topic\": \"b\"}}").stream()
+                .filter(id -> hits.stream().noneMatch(h -> id.equals(h.get("_id")))).findFirst().orElseThrow();
+            assertEquals(mode, false, call("POST", "/" + index + "/_explain/" + outsider, "{\"query\": " + query + "}").get("matched"));
+            assertEquals(mode, true, call("POST", "/" + index + "/_validate/query", "{\"query\": " + query + "}").get("valid"));
+        }
+    }
+
     /** Issue 25, first row: a pure-negative restriction around the dense mode. */
     public void testDenseMode_underBoolMustNot_returnsKParents_notNone() throws Exception {
         ingestOnce();

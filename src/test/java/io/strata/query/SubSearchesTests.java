@@ -47,6 +47,7 @@ public class SubSearchesTests {
         assertFalse(sub.allowPartialSearchResults());
         assertEquals(SearchType.DFS_QUERY_THEN_FETCH, sub.searchType());
         assertEquals(5, sub.source().size());
+        assertEquals(java.util.List.of(SubSearches.STATS_GROUP), sub.source().stats());
         // one generated preference for the sub-searches and the user's lookup: the same shard copies
         assertNotNull(user.preference());
         assertEquals(user.preference(), sub.preference());
