@@ -30,11 +30,13 @@ import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
 import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
-import io.strata.query.FusedParentsQueryBuilder;
+import io.strata.query.DenseParentsQueryBuilder;
 import io.strata.query.MultiGranularQueryBuilder;
+import io.strata.query.PlannedParentsQueryBuilder;
 import io.strata.query.PreFilterPushdown;
 import io.strata.query.QueryServices;
 import io.strata.stats.InferenceGauges;
+import io.strata.query.SearchTaskFilter;
 import io.strata.stats.StrataStats;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.support.ActionFilter;
@@ -92,7 +94,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final SetOnce<IngestService> ingestService = new SetOnce<>();
     /** The dynamic {@link InferenceSettings#REMOTE_TIMEOUT}, read by every ml-commons call. */
     private volatile TimeValue remoteTimeout;
-    private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats);
+    private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats,
+        () -> threadPool.get() == null ? null : threadPool.get().getThreadContext());
 
     public StrataPlugin(Settings settings) {
         this.settings = settings;
@@ -176,7 +179,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     public List<QuerySpec<?>> getQueries() {
         return List.of(new QuerySpec<>(MultiGranularQueryBuilder.NAME, in -> new MultiGranularQueryBuilder(in, queryServices),
             parser -> MultiGranularQueryBuilder.fromXContent(parser, queryServices)),
-            new QuerySpec<>(FusedParentsQueryBuilder.NAME, FusedParentsQueryBuilder::new, FusedParentsQueryBuilder::fromXContent));
+            new QuerySpec<>(PlannedParentsQueryBuilder.NAME, PlannedParentsQueryBuilder::new, PlannedParentsQueryBuilder::fromXContent),
+            new QuerySpec<>(DenseParentsQueryBuilder.NAME, DenseParentsQueryBuilder::new, DenseParentsQueryBuilder::fromXContent));
     }
 
     @Override
@@ -184,7 +188,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         return List.of(new BestChildFetchSubPhase());
     }
 
-    /** Restrictions around a multi_granular query (bool filters, document-level security) join its graph search. */
+    /** Restrictions around the dense per-shard form on a shard (document-level security, alias filters) join its graph search. */
     @Override
     public void onIndexModule(IndexModule indexModule) {
         indexModule.addSearchOperationListener(new PreFilterPushdown());
@@ -195,7 +199,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         Supplier<ThreadContext> threadContext = () -> threadPool.get() == null ? null : threadPool.get().getThreadContext();
         return List.of(new ChunkLifecycleFilter(threadContext, clusterService::get, chunkStore::get,
             () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService::get)),
-            new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get));
+            new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get),
+            new SearchTaskFilter(threadContext));
     }
 
     @Override

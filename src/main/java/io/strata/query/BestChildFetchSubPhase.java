@@ -1,29 +1,44 @@
 package io.strata.query;
 
 import io.strata.chunkindex.ChunkDocuments;
+import org.apache.lucene.index.DocValues;
+import org.apache.lucene.index.FieldInfo;
+import org.apache.lucene.index.FloatVectorValues;
+import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.SortedNumericDocValues;
+import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
+import org.apache.lucene.search.VectorScorer;
+import org.apache.lucene.search.join.BitSetProducer;
+import org.apache.lucene.util.BitSet;
 import org.opensearch.common.document.DocumentField;
+import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.search.fetch.FetchContext;
 import org.opensearch.search.fetch.FetchSubPhase;
 import org.opensearch.search.fetch.FetchSubPhaseProcessor;
 
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * {@code explain_child}: for every returned parent, the chunk that gave it its score — the parent itself
- * (level 0) or one of its children at the counted levels — as the hit field {@value #FIELD}
- * ({@code side, level, ordinal, text, start, end, score}).
+ * {@code explain_child}: for every returned parent, the chunk that gave it its score — the parent itself (level 0) or one
+ * of its children at the counted levels — as the hit field {@value #FIELD} ({@code side, level, ordinal, text, start, end,
+ * score}).
  *
- * <p>Dense mode: computed exactly from the stored vectors of the hit's own source, with the query's scoring
- * ((1 + cos) / 2), so it agrees with {@code _score}. Hybrid mode: the chunk of the side that added more to the fused
- * score ({@code side}), with {@code score} the fused score (= {@code _score}), and under {@code dense} and {@code lexical}
- * each side's own best chunk, raw score and share of the fused score: the dense one computed here from the vectors, the
- * lexical one found by the coordinator's lexical search (a side that did not have the parent in its window has a share
- * of 0; the lexical side then has no chunk to show). Lexical mode answers with the inner hit {@value #FIELD} instead.
+ * <p>Dense side: the best chunk is found from the vectors the shard holds (the parent's block), scored by the vector
+ * format's own scorer in float; its {@code score} is the one the planned search computed for the parent (its MAX, so that
+ * chunk's score), equal to the dense {@code _score} bit for bit. (Recomputed, a score differed from the graph search's by
+ * one ulp in MultiGranularQueryIT: Lucene's HNSW search scores candidates through its bulk-scoring path.) Lexical side: the chunk the coordinator's lexical search found (its best inner hit, or the
+ * parent's own text when that scored higher). Dense and lexical modes: that side's chunk, {@code score} = {@code _score}.
+ * Hybrid mode: the chunk of the side that added more to the fused score ({@code side}), with {@code score} the fused score
+ * (= {@code _score}), and under {@code dense} and {@code lexical} each side's own best chunk, raw score and share of the
+ * fused score (a side that did not have the parent in its window has a share of 0; the lexical side then has no chunk).
+ * Text and offsets come from the hit's {@code _source}.
  */
 public final class BestChildFetchSubPhase implements FetchSubPhase {
     public static final String FIELD = "strata_best_child";
@@ -31,61 +46,106 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
     @Override
     public FetchSubPhaseProcessor getProcessor(FetchContext context) {
         Query parsed = context.parsedQuery() == null ? null : context.parsedQuery().query();
-        FusedParentsQuery fused = find(parsed, FusedParentsQuery.class);
-        if (fused != null) {
-            return fused.explainChild() ? fusedProcessor(fused) : null;
+        BitSetProducer roots = context.getQueryShardContext().bitsetFilter(Queries.newNonNestedFilter());
+        PlannedParentsQuery planned = find(parsed, PlannedParentsQuery.class);
+        if (planned != null) {
+            return planned.explainChild() ? plannedProcessor(planned, roots) : null;
         }
         MultiGranularQuery query = find(parsed, MultiGranularQuery.class);
         if (query == null || !query.explainChild()) {
             return null;
         }
-        return new FetchSubPhaseProcessor() {
+        return new Processor(roots) {
             @Override
-            public void setNextReader(LeafReaderContext readerContext) {}
-
-            @Override
-            public void process(HitContext hit) {
-                Map<String, Object> source = hit.sourceLookup().loadSourceIfNeeded();
-                Map<String, Object> best = bestChunk(source, query.vector(), query.levels());
-                if (best != null) {
-                    Map<String, Object> out = new LinkedHashMap<>();
-                    out.put("side", "dense");
-                    out.putAll(best);
-                    hit.hit().setDocumentField(FIELD, new DocumentField(FIELD, List.of(out)));
+            Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet blockStarts) throws IOException {
+                Map<String, Object> best = bestChunk(hit.reader(), hit.docId(), blockStarts, source, query.vector(), query.levels());
+                if (best == null) {
+                    return null;
                 }
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("side", "dense");
+                out.putAll(best);
+                return out;
             }
         };
     }
 
-    private static FetchSubPhaseProcessor fusedProcessor(FusedParentsQuery query) {
-        return new FetchSubPhaseProcessor() {
-            @Override
-            public void setNextReader(LeafReaderContext readerContext) {}
+    /** Reads the parents of each segment once, then explains each hit. */
+    private abstract static class Processor implements FetchSubPhaseProcessor {
+        private final BitSetProducer roots;
+        private BitSet parents;
 
+        Processor(BitSetProducer roots) {
+            this.roots = roots;
+        }
+
+        @Override
+        public void setNextReader(LeafReaderContext readerContext) throws IOException {
+            parents = roots.getBitSet(readerContext);
+        }
+
+        @Override
+        public void process(HitContext hit) throws IOException {
+            Map<String, Object> source = hit.sourceLookup().loadSourceIfNeeded();
+            Map<String, Object> out = explain(hit, source, parents);
+            if (out != null) {
+                hit.hit().setDocumentField(FIELD, new DocumentField(FIELD, List.of(out)));
+            }
+        }
+
+        abstract Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException;
+    }
+
+    private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots) {
+        return new Processor(roots) {
             @Override
-            public void process(HitContext hit) {
-                FusedParentsQueryBuilder.Parent parent = query.parent(hit.hit().getId());
+            Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
+                PlannedParentsQueryBuilder.Parent parent = query.parent(hit.hit().getId());
                 if (parent == null) {
-                    return;
+                    return null;
                 }
-                Map<String, Object> source = hit.sourceLookup().loadSourceIfNeeded();
-                Map<String, Object> best = explainFused(source, parent, query.vector(), query.levels());
-                hit.hit().setDocumentField(FIELD, new DocumentField(FIELD, List.of(best)));
+                return switch (query.mode()) {
+                    case DENSE -> {
+                        Map<String, Object> best = bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels());
+                        if (best == null) {
+                            yield null;
+                        }
+                        Map<String, Object> out = new LinkedHashMap<>();
+                        out.put("side", "dense");
+                        out.putAll(best);
+                        out.put("score", parent.fused().dense()); // the search's own score of that chunk: see the class comment
+                        yield out;
+                    }
+                    case LEXICAL -> {
+                        PlannedParentsQueryBuilder.SideChunk chunk = parent.lexicalChunk();
+                        Map<String, Object> c = chunk == null ? null : chunkAt(source, chunk.level(), chunk.ordinal(), parent.fused().score());
+                        if (c == null) {
+                            yield null;
+                        }
+                        Map<String, Object> out = new LinkedHashMap<>();
+                        out.put("side", "lexical");
+                        out.putAll(c);
+                        yield out;
+                    }
+                    case HYBRID -> explainFused(bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels()),
+                        source, parent);
+                };
             }
         };
     }
 
-    /** The hybrid explanation of one fused parent (see the class comment). */
-    static Map<String, Object> explainFused(Map<String, Object> source, FusedParentsQueryBuilder.Parent parent, float[] vector,
-                                            List<Integer> levels) {
+    /** The hybrid explanation of one fused parent (see the class comment), given the dense side's best chunk (or null). */
+    static Map<String, Object> explainFused(Map<String, Object> dense, Map<String, Object> source, PlannedParentsQueryBuilder.Parent parent) {
         Fusion.Fused f = parent.fused();
-        Map<String, Object> dense = vector == null ? null : bestChunk(source, vector, levels);
         if (dense != null) {
             dense.remove(ChunkDocuments.TEXT);
+            if (!Float.isNaN(f.dense())) {
+                dense.put("score", f.dense()); // the search's own score of that chunk: see the class comment
+            }
             dense.put("share", f.denseShare());
         }
         Map<String, Object> lexical = null;
-        FusedParentsQueryBuilder.SideChunk chunk = parent.lexicalChunk();
+        PlannedParentsQueryBuilder.SideChunk chunk = parent.lexicalChunk();
         if (chunk != null && !Float.isNaN(f.lexical())) {
             lexical = chunkAt(source, chunk.level(), chunk.ordinal(), chunk.score());
             if (lexical != null) {
@@ -111,7 +171,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
 
     /** The chunk of a chunk document at {@code level} (0: the parent) and {@code ordinal}, described with {@code score}. */
     @SuppressWarnings("unchecked")
-    static Map<String, Object> chunkAt(Map<String, Object> source, int level, int ordinal, double score) {
+    static Map<String, Object> chunkAt(Map<String, Object> source, int level, int ordinal, float score) {
         if (level == 0) {
             return describe(source, 0, score);
         }
@@ -126,71 +186,94 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         return null;
     }
 
-    /** The best-scoring chunk of a chunk document among {@code levels}, or null without vectors. */
-    @SuppressWarnings("unchecked")
-    static Map<String, Object> bestChunk(Map<String, Object> source, float[] vector, List<Integer> levels) {
-        Map<String, Object> best = null;
-        double bestScore = -1;
-        if (levels.contains(0) && source.get(ChunkDocuments.EMBEDDING) instanceof List<?> v) {
-            bestScore = score(vector, v);
-            best = describe(source, 0, bestScore);
+    /**
+     * The best-scoring chunk of the parent document {@code parentDoc} (segment-relative) among {@code levels}, scored from
+     * the segment's vectors with the field's similarity, as the graph search scores them; null without vectors. The block
+     * of a parent is its nested children, then itself: the documents after the previous parent.
+     */
+    static Map<String, Object> bestChunk(LeafReader reader, int parentDoc, BitSet parents, Map<String, Object> source, float[] vector,
+                                         List<Integer> levels) throws IOException {
+        if (vector == null || parents == null) {
+            return null;
         }
-        if (source.get(ChunkDocuments.CHILDREN) instanceof List<?> children) {
-            for (Object c : children) {
-                if (ChunkDocuments.isSelfEntry(c)) {
-                    continue; // the parent's own vector again (format 2), scored above with the parent's text and offsets
+        float bestScore = Float.NEGATIVE_INFINITY;
+        int bestLevel = -1;
+        int bestOrdinal = -1;
+        FieldInfo childField = reader.getFieldInfos().fieldInfo(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING);
+        FloatVectorValues childVectors = childField == null ? null : reader.getFloatVectorValues(childField.name);
+        boolean selfInChildren = false;
+        if (childVectors != null) {
+            SortedNumericDocValues level = DocValues.getSortedNumeric(reader, ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
+            SortedNumericDocValues ordinal = DocValues.getSortedNumeric(reader, ChunkDocuments.CHILDREN + "." + ChunkDocuments.ORDINAL);
+            // the format's own scorer, the one the graph search and its exact fallback score with: the same float arithmetic
+            VectorScorer scorer = childVectors.scorer(vector);
+            DocIdSetIterator it = scorer == null ? DocIdSetIterator.empty() : scorer.iterator();
+            int first = parentDoc == 0 ? 0 : parents.prevSetBit(parentDoc - 1) + 1;
+            for (int doc = first; doc < parentDoc; doc++) {
+                int at = it.docID() < doc ? it.advance(doc) : it.docID();
+                if (at != doc || !level.advanceExact(doc)) {
+                    continue;
                 }
-                Map<String, Object> child = (Map<String, Object>) c;
-                if (child.get(ChunkDocuments.LEVEL) instanceof Number level && levels.contains(level.intValue())
-                    && child.get(ChunkDocuments.EMBEDDING) instanceof List<?> v) {
-                    double s = score(vector, v);
+                int l = (int) level.nextValue();
+                selfInChildren |= l == 0;
+                if (!levels.contains(l)) {
+                    continue;
+                }
+                float s = scorer.score();
+                if (s > bestScore) {
+                    bestScore = s;
+                    bestLevel = l;
+                    bestOrdinal = l == 0 || !ordinal.advanceExact(doc) ? 0 : (int) ordinal.nextValue();
+                }
+            }
+        }
+        if (!selfInChildren && levels.contains(0)) {
+            // format 1: the parent's own vector lives only in [embedding]
+            FieldInfo parentField = reader.getFieldInfos().fieldInfo(ChunkDocuments.EMBEDDING);
+            FloatVectorValues parentVectors = parentField == null ? null : reader.getFloatVectorValues(parentField.name);
+            VectorScorer scorer = parentVectors == null ? null : parentVectors.scorer(vector);
+            if (scorer != null) {
+                DocIdSetIterator it = scorer.iterator();
+                if (it.advance(parentDoc) == parentDoc) {
+                    float s = scorer.score();
                     if (s > bestScore) {
                         bestScore = s;
-                        best = describe(child, level.intValue(), s);
+                        bestLevel = 0;
+                        bestOrdinal = 0;
                     }
                 }
             }
         }
-        return best;
+        return bestLevel < 0 ? null : chunkAt(source, bestLevel, bestOrdinal, bestScore);
     }
 
-    private static Map<String, Object> describe(Map<String, Object> chunk, int level, double score) {
+    private static Map<String, Object> describe(Map<String, Object> chunk, int level, float score) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put(ChunkDocuments.LEVEL, level);
         out.put(ChunkDocuments.ORDINAL, chunk.get(ChunkDocuments.ORDINAL));
         out.put(ChunkDocuments.TEXT, chunk.get(ChunkDocuments.TEXT));
         out.put(ChunkDocuments.START, chunk.get(ChunkDocuments.START));
         out.put(ChunkDocuments.END, chunk.get(ChunkDocuments.END));
-        out.put("score", (float) score);
+        out.put("score", score);
         return out;
-    }
-
-    /** Lucene's cosine score: (1 + cos) / 2. */
-    static double score(float[] q, List<?> v) {
-        double dot = 0;
-        double nq = 0;
-        double nv = 0;
-        for (int i = 0; i < q.length && i < v.size(); i++) {
-            double x = ((Number) v.get(i)).doubleValue();
-            dot += q[i] * x;
-            nq += q[i] * q[i];
-            nv += x * x;
-        }
-        double cos = nq == 0 || nv == 0 ? 0 : dot / Math.sqrt(nq * nv);
-        return (1 + cos) / 2;
     }
 
     private static <T extends Query> T find(Query query, Class<T> type) {
         if (query == null) {
             return null;
         }
-        List<T> found = new java.util.ArrayList<>(1);
+        List<T> found = new ArrayList<>(1);
         query.visit(new QueryVisitor() {
             @Override
             public void visitLeaf(Query q) {
                 if (type.isInstance(q) && found.isEmpty()) {
                     found.add(type.cast(q));
                 }
+            }
+
+            @Override
+            public QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur, Query parent) {
+                return this;
             }
         });
         return found.isEmpty() ? null : found.get(0);

@@ -4,6 +4,7 @@ import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DocIdSetIterator;
+import org.apache.lucene.search.FilterWeight;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
@@ -22,10 +23,15 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * The Lucene form of a semantic {@code multi_granular} query: rewrites to its engine-native delegate (the diversified
- * nested k-NN, joined to parents with MAX) and, when the graph search collected more candidates than k, to the k best
- * of them on this shard. Keeps the query vector and levels visible to {@link BestChildFetchSubPhase}, which finds the
- * child that matched.
+ * The Lucene form of the dense per-shard {@code multi_granular} query ({@link DenseParentsQueryBuilder}): its engine-native
+ * delegate (the diversified nested k-NN, joined to parents with MAX) and, when the graph search collects more candidates
+ * than k, the k best of them on this shard.
+ *
+ * <p>The graph search runs once per shard and reader, lazily, when the search creates the query's weight — not in
+ * {@link #rewrite}: OpenSearch rewrites a shard's query again each time something re-prepares it ({@link PreFilterPushdown}
+ * and the security plugin's document-level security each do), and a search in rewrite would run each time. Its result
+ * (the top parents of this reader) is kept for the reader; the weight is not cacheable, since a top-k set depends on the
+ * whole reader, not on one segment. Keeps the query vector and levels visible to {@link BestChildFetchSubPhase}.
  */
 final class MultiGranularQuery extends Query {
     private final Query delegate;
@@ -36,6 +42,11 @@ final class MultiGranularQuery extends Query {
     private final boolean explainChild;
     /** The delegate for the parents that also match a restriction (see {@link PreFilterPushdown}); null: not supported. */
     private final Function<Query, Query> restricted;
+    /** The reader the graph search ran on, and what it found there (the top parents); guarded by this. */
+    private Object searchedReader;
+    private Query searched;
+    /** Graph searches run by this instance (one per reader it is searched on). */
+    private int graphSearches;
 
     MultiGranularQuery(Query delegate, int k, int candidates, float[] vector, List<Integer> levels, boolean explainChild) {
         this(delegate, k, candidates, vector, levels, explainChild, null);
@@ -89,18 +100,54 @@ final class MultiGranularQuery extends Query {
         return new MultiGranularQuery(restricted.apply(restriction), k, candidates, vector, levels, explainChild, further);
     }
 
+    /** Nothing to rewrite: the graph search runs in {@link #createWeight}, once per reader. */
     @Override
-    public Query rewrite(IndexSearcher searcher) throws IOException {
-        if (candidates <= k) {
-            return delegate;
+    public Query rewrite(IndexSearcher searcher) {
+        return this;
+    }
+
+    @Override
+    public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
+        Weight top = topParents(searcher).createWeight(searcher, scoreMode, boost);
+        return new FilterWeight(this, top) {
+            @Override
+            public boolean isCacheable(LeafReaderContext ctx) {
+                return false;
+            }
+        };
+    }
+
+    /** Graph searches this instance ran (tests count them). */
+    synchronized int graphSearches() {
+        return graphSearches;
+    }
+
+    /**
+     * The top parents of the searcher's reader: the graph search (run the first time this reader is searched), cut to the
+     * k best when it collected more candidates.
+     */
+    private synchronized Query topParents(IndexSearcher searcher) throws IOException {
+        Object reader = searcher.getIndexReader().getContext().id();
+        if (searched != null && searchedReader == reader) {
+            return searched;
         }
-        // the graph searches run in the delegate's rewrite (Lucene's loop, not the searcher's, whose profiler does not nest);
-        // what is left matches at most a few times `candidates` parents, so keeping the best k is one pass over them
-        Query searched = delegate;
-        for (Query next = searched.rewrite(searcher); next != searched; next = searched.rewrite(searcher)) {
-            searched = next;
+        graphSearches++;
+        // the graph searches run in the delegate's rewrite (Lucene's loop, not the searcher's, whose profiler does not nest)
+        Query result = delegate;
+        for (Query next = result.rewrite(searcher); next != result; next = result.rewrite(searcher)) {
+            result = next;
         }
-        Weight weight = searched.createWeight(searcher, ScoreMode.COMPLETE, 1f);
+        if (candidates > k) {
+            result = best(searcher, result);
+        }
+        searchedReader = reader;
+        searched = result;
+        return result;
+    }
+
+    /** The k best parents of what the graph search found: at most a few times {@code candidates} parents, one pass. */
+    private ScoredDocsQuery best(IndexSearcher searcher, Query found) throws IOException {
+        Weight weight = found.createWeight(searcher, ScoreMode.COMPLETE, 1f);
         List<ScoreDoc> hits = new ArrayList<>();
         for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
             ScorerSupplier supplier = weight.scorerSupplier(leaf);

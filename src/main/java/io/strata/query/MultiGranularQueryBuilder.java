@@ -1,81 +1,53 @@
 package io.strata.query;
 
 import io.strata.model.ModelRef;
-import io.strata.chunking.Embedder;
-import io.strata.chunkindex.ChunkDocuments;
-import io.strata.chunkindex.ChunkIndexMeta;
-import org.apache.lucene.document.IntPoint;
-import org.apache.lucene.index.LeafReaderContext;
-import org.apache.lucene.index.PointValues;
 import org.apache.lucene.search.BooleanClause;
-import org.apache.lucene.search.BooleanQuery;
-import org.apache.lucene.search.DisjunctionMaxQuery;
-import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
-import org.apache.lucene.search.join.BitSetProducer;
-import org.apache.lucene.search.join.DiversifyingChildrenFloatKnnVectorQuery;
-import org.apache.lucene.search.join.ScoreMode;
-import org.apache.lucene.search.join.ToChildBlockJoinQuery;
-import org.apache.lucene.search.join.ToParentBlockJoinQuery;
-import org.apache.lucene.util.SetOnce;
-import org.opensearch.action.IndicesRequest;
-import org.opensearch.cluster.ClusterState;
-import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.core.ParseField;
-import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
-import org.opensearch.core.index.Index;
 import org.opensearch.core.xcontent.ObjectParser;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
-import org.opensearch.index.mapper.MappedFieldType;
-import org.opensearch.index.mapper.ObjectMapper;
 import org.opensearch.index.query.AbstractQueryBuilder;
-import org.opensearch.index.query.BoolQueryBuilder;
-import org.opensearch.index.query.DisMaxQueryBuilder;
-import org.opensearch.index.query.InnerHitBuilder;
-import org.opensearch.index.query.NestedQueryBuilder;
 import org.opensearch.index.query.QueryBuilder;
-import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.index.query.QueryBuilderVisitor;
 import org.opensearch.index.query.QueryCoordinatorContext;
 import org.opensearch.index.query.QueryRewriteContext;
 import org.opensearch.index.query.QueryShardContext;
-import org.opensearch.index.query.QueryShardException;
-import org.opensearch.search.fetch.subphase.FetchSourceContext;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Function;
-import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * {@code multi_granular}: scores every parent chunk by the MAX over itself and its children at the chosen
- * levels (LGMGC §3.2) and returns the best parents, not the best children.
+ * {@code multi_granular}: scores every parent chunk by the MAX over itself and its children at the chosen levels (LGMGC
+ * §3.2) and returns the {@code k} best parents, not the best children — {@code k} parents for the whole request, whatever
+ * the shard count.
  *
  * <pre>
  * {"multi_granular": {"query_text": "…", "k": 10, "levels": [0, 1, 2], "filter": {…}, "explain_child": true}}
  * </pre>
  * Exactly one of {@code query_text}, {@code vector} (the dense mode with a precomputed vector) or {@code match} (the
  * lexical mode). With {@code query_text} the {@code mode} chooses: {@code hybrid} (the default on a chunk index with
- * vectors: the dense and the lexical MAX fused into one ranking by {@link HybridSearch} and {@link Fusion}),
- * {@code dense} (the paper's raw dense MAX: the text is embedded on the coordinator with the model recorded in the chunk
- * index mapping unless {@code model}/{@code model_id} names one) or {@code lexical} (BM25 over parent and child texts,
- * same MAX; the default on a chunk index without vectors).
+ * vectors: the dense and the lexical MAX fused by {@link Fusion}), {@code dense} (the paper's dense MAX: the text is
+ * embedded on the coordinator with the model recorded in the chunk index mapping unless {@code model}/{@code model_id}
+ * names one) or {@code lexical} (BM25 over parent and child texts, same MAX; the default on a chunk index without vectors).
  *
- * <p>Semantic form, per shard, on a format-2 chunk index (every parent also its own level-0 child): a
- * {@link ToParentBlockJoinQuery} (score mode MAX) over ONE {@link DiversifyingChildrenFloatKnnVectorQuery} on
- * {@code children.embedding}, which finds the k parents with the best chunk at the counted levels — no client-side
- * grouping. {@code levels: [0]} searches the parents' own {@code embedding} graph; a format-1 index gets the
- * {@link DisjunctionMaxQuery} (tie breaker 0) of the parent's k-NN and the nested one (two HNSW searches).
- * Lucene engine of k-NN, cosine scores (1 + cos) / 2.
+ * <p>This class holds the parameters, their parsing and validation. What the query becomes:
+ * <ul>
+ *   <li>on the coordinator of a request ({@code _search}, {@code _count}, {@code _explain}, {@code _validate}): planned by
+ *   {@link QueryPlanner} — sub-searches compute the global top {@code k} parents under the restrictions around the query
+ *   ({@link Restrictions}), and the shards of the request only look them up ({@link PlannedParentsQueryBuilder});</li>
+ *   <li>without a coordinator (a rewrite on a shard): the per-shard forms, whose {@code k} is per shard — the graph search
+ *   {@link DenseParentsQueryBuilder} for {@code vector}, {@link LexicalForm} for {@code match}. The sub-searches of the
+ *   planning run these forms.</li>
+ * </ul>
  */
 public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiGranularQueryBuilder> {
     public static final String NAME = "multi_granular";
@@ -140,7 +112,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     /** Null: {@link Fusion#DEFAULT}. Hybrid mode only. */
     private Fusion fusion;
     private final QueryServices services;
-    /** What this query becomes once the coordinator's async rewrite (embedding, the hybrid searches) has answered. */
+    /** What this query becomes once the coordinator has planned it ({@link QueryPlanner}); null while it has not. */
     private final Supplier<QueryBuilder> pending;
 
     private MultiGranularQueryBuilder(String queryText, float[] vector, String match, int k, List<Integer> levels, QueryBuilder filter,
@@ -167,8 +139,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         if (queryText != null && queryText.isBlank() || match != null && match.isBlank()) {
             throw new IllegalArgumentException("[" + NAME + "] [" + (queryText != null ? "query_text" : "match") + "] must not be empty");
         }
-        if (vector != null && vector.length == 0) {
-            throw new IllegalArgumentException("[" + NAME + "] [vector] must not be empty");
+        if (vector != null) {
+            checkVector(vector);
         }
         if (model != null && queryText == null) {
             throw new IllegalArgumentException("[" + NAME + "] [model] and [model_id] go with [query_text] only");
@@ -186,6 +158,24 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         }
         return new MultiGranularQueryBuilder(queryText, vector, match, kk, levels, filter, explainChild != null && explainChild, model,
             services, null);
+    }
+
+    /** Cosine needs a direction: at least one non-zero component, and every component finite. */
+    private static void checkVector(float[] vector) {
+        if (vector.length == 0) {
+            throw new IllegalArgumentException("[" + NAME + "] [vector] must not be empty");
+        }
+        boolean nonZero = false;
+        for (int i = 0; i < vector.length; i++) {
+            if (!Float.isFinite(vector[i])) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [vector] must hold finite numbers, got [%s] at [%d]",
+                    NAME, vector[i], i));
+            }
+            nonZero |= vector[i] != 0;
+        }
+        if (!nonZero) {
+            throw new IllegalArgumentException("[" + NAME + "] [vector] must not be all zeros: a cosine needs a direction");
+        }
     }
 
     /**
@@ -428,263 +418,80 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             QueryBuilder done = pending.get();
             return done == null ? this : done;
         }
-        QueryBuilder rewrittenFilter = filter == null ? null : filter.rewrite(context);
-        if (match != null) {
-            return lexical(match, rewrittenFilter);
+        QueryCoordinatorContext coordinator = context == null ? null : context.convertToCoordinatorContext();
+        if (coordinator != null) {
+            return QueryPlanner.plan(this, coordinator, context, services);
         }
+        // no coordinator (a rewrite on a shard): the per-shard forms, whose k is per shard
         if (vector != null) {
-            return rewrittenFilter == filter ? this : copy(vector, rewrittenFilter);
+            return perShardDense(vector, k, candidates(), filter, explainChild).boost(boost).queryName(queryName);
         }
-        QueryCoordinatorContext coordinator = context.convertToCoordinatorContext();
-        if (coordinator == null) {
-            // e.g. _explain of one document: rewritten on the shard, where nothing can embed or search both sides
-            throw new IllegalArgumentException("[" + NAME + "] [query_text] must be embedded on the coordinating node of a search "
-                + "request; here, use [vector] or [match]");
+        if (match != null || mode == Mode.LEXICAL) {
+            return LexicalForm.of(match != null ? match : queryText, levels, filter, explainChild).boost(boost).queryName(queryName);
         }
-        if (mode == Mode.LEXICAL) {
-            return lexical(queryText, rewrittenFilter);
-        }
-        ModelRef indexModel = indexModel(coordinator.getSearchRequest(), mode != null || fusion != null);
-        if (indexModel == null) {
-            return lexical(queryText, rewrittenFilter); // no mode asked for, and the chunk indices hold no vectors
-        }
-        ModelRef ref = model != null ? model : indexModel;
-        services.inference().get().validate("[" + NAME + "]", ref);
-        SetOnce<QueryBuilder> done = new SetOnce<>();
-        if (mode == Mode.DENSE) {
-            context.registerAsyncAction((client, listener) -> services.inference().get().embed(ref, List.of(queryText),
-                Embedder.Purpose.QUERY, ActionListener.wrap(vectors -> {
-                    services.stats().query().embedded();
-                    done.set(copy(vectors.get(0), rewrittenFilter));
-                    listener.onResponse(null);
-                }, listener::onFailure)));
-        } else {
-            HybridSearch hybrid = new HybridSearch(queryText, ref, levels, rewrittenFilter, k, numCandidates,
-                fusion == null ? Fusion.DEFAULT : fusion, explainChild, services);
-            context.registerAsyncAction((client, listener) -> hybrid.run(client, coordinator.getSearchRequest(),
-                ActionListener.wrap(fused -> {
-                    done.set(fused.boost(boost).queryName(queryName));
-                    listener.onResponse(null);
-                }, listener::onFailure)));
-        }
-        return new MultiGranularQueryBuilder(queryText, null, null, k, levels, rewrittenFilter, explainChild, model, services, done::get)
-            .mode(mode).fusion(fusion).numCandidates(numCandidates).boost(boost).queryName(queryName);
+        throw new IllegalArgumentException("[" + NAME + "] [query_text] must be embedded on the coordinating node of a request; here, "
+            + "use [vector] or [match]");
     }
 
-    /** The dense form with its vector, ready for the shards. */
-    private MultiGranularQueryBuilder copy(float[] v, QueryBuilder f) {
-        return new MultiGranularQueryBuilder(null, v, null, k, levels, f, explainChild, null, services, null)
-            .numCandidates(numCandidates).boost(boost).queryName(queryName);
+    /** The dense form a shard runs: the graph search for this shard's {@code perShardK} best parents (raw scores). */
+    DenseParentsQueryBuilder perShardDense(float[] v, int perShardK, int graphCandidates, QueryBuilder parentFilter, boolean explain) {
+        return new DenseParentsQueryBuilder(v, perShardK, graphCandidates, levels, parentFilter, explain);
     }
 
-    /**
-     * The model recorded in the mappings of the searched chunk indices (they must agree), or null when none of them holds
-     * vectors and {@code vectorsRequired} is false.
-     */
-    private ModelRef indexModel(IndicesRequest request, boolean vectorsRequired) {
-        ClusterState state = services.clusterService().get().state();
-        Index[] indices = services.resolver().get().concreteIndices(state, request);
-        Set<Object> models = new HashSet<>();
-        List<String> withoutVectors = new ArrayList<>();
-        for (Index index : indices) {
-            ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(index));
-            if (meta == null) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
-                        + "multi_granular_chunking pipeline", NAME, index.getName()));
-            }
-            if (meta.hasVectors()) {
-                models.add(meta.model());
-            } else {
-                withoutVectors.add(index.getName());
-            }
-        }
-        if (models.isEmpty() && withoutVectors.isEmpty()) {
-            throw new IllegalArgumentException("[" + NAME + "] the request searches no index");
-        }
-        if (!withoutVectors.isEmpty() && (vectorsRequired || !models.isEmpty())) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[%s] chunk index %s holds no vectors (its pipeline has [embed: false]); use [mode: lexical] or [match]", NAME,
-                withoutVectors));
-        }
-        if (models.isEmpty()) {
-            return null;
-        }
-        if (models.size() > 1) {
-            throw new IllegalArgumentException("[" + NAME + "] the searched indices were embedded by different models " + models
-                + "; search them separately or name one with [model] or [model_id]");
-        }
-        Map<?, ?> m = (Map<?, ?>) models.iterator().next();
-        return m.get("model") != null ? ModelRef.embedded((String) m.get("model")) : new ModelRef(null, (String) m.get("model_id"));
+    /** This query, waiting for the coordinator's planning ({@code done} answers null until it has finished). */
+    MultiGranularQueryBuilder pending(Supplier<QueryBuilder> done) {
+        MultiGranularQueryBuilder b = new MultiGranularQueryBuilder(queryText, vector, match, k, levels, filter, explainChild, model,
+            services, done);
+        b.mode = mode;
+        b.fusion = fusion;
+        b.numCandidates = numCandidates;
+        return b.boost(boost).queryName(queryName);
     }
 
-    private boolean counts(int level) {
-        return levels == null || levels.contains(level);
+    String queryText() {
+        return queryText;
     }
 
-    private List<Integer> childLevels() {
-        if (levels == null) {
-            List<Integer> all = new ArrayList<>();
-            for (int l = 1; l <= MAX_LEVEL; l++) {
-                all.add(l);
-            }
-            return all;
-        }
-        return levels.stream().filter(l -> l > 0).toList();
+    float[] vector() {
+        return vector;
     }
 
-    /** BM25 over parent and child texts with the same MAX; the best child comes back as inner hit. */
-    private QueryBuilder lexical(String text, QueryBuilder rewrittenFilter) {
-        DisMaxQueryBuilder max = QueryBuilders.disMaxQuery().tieBreaker(0f);
-        if (counts(0)) {
-            max.add(QueryBuilders.matchQuery(ChunkDocuments.TEXT, text));
+    String match() {
+        return match;
+    }
+
+    int k() {
+        return k;
+    }
+
+    List<Integer> levels() {
+        return levels;
+    }
+
+    QueryBuilder filter() {
+        return filter;
+    }
+
+    boolean explainChild() {
+        return explainChild;
+    }
+
+    ModelRef model() {
+        return model;
+    }
+
+    /** Restrictions and wrappers are found by walking the request's query tree: the filter is this query's child. */
+    @Override
+    public void visit(QueryBuilderVisitor visitor) {
+        visitor.accept(this);
+        if (filter != null) {
+            filter.visit(visitor.getChildVisitor(BooleanClause.Occur.FILTER));
         }
-        List<Integer> childLevels = childLevels();
-        if (!childLevels.isEmpty()) {
-            BoolQueryBuilder child = QueryBuilders.boolQuery()
-                .must(QueryBuilders.matchQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, text))
-                .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
-            NestedQueryBuilder nested = QueryBuilders.nestedQuery(ChunkDocuments.CHILDREN, child, ScoreMode.Max);
-            if (explainChild) {
-                nested.innerHit(new InnerHitBuilder(BestChildFetchSubPhase.FIELD).setSize(1)
-                    .setFetchSourceContext(new FetchSourceContext(true, new String[] { "children.level", "children.ordinal",
-                        "children.text", "children.start", "children.end" }, null)));
-            }
-            max.add(nested);
-        }
-        QueryBuilder q = rewrittenFilter == null ? max : QueryBuilders.boolQuery().must(max).filter(rewrittenFilter);
-        // boost and _name go on the outermost query itself: a wrapper added only for _name would change the Lucene query
-        return q.boost(boost).queryName(queryName);
     }
 
     @Override
-    protected Query doToQuery(QueryShardContext context) throws IOException {
-        if (vector == null) {
-            throw new IllegalStateException("[" + NAME + "] was not rewritten: no query vector");
-        }
-        MappedFieldType parentField = context.fieldMapper(ChunkDocuments.EMBEDDING);
-        ObjectMapper children = context.getObjectMapper(ChunkDocuments.CHILDREN);
-        if (parentField == null || children == null || children.nested().isNested() == false) {
-            throw new QueryShardException(context, String.format(Locale.ROOT,
-                "[%s] index [%s] is not a Strata chunk index with vectors (no [embedding] field or nested [children])", NAME,
-                context.index().getName()));
-        }
-        ChunkIndexMeta meta = ChunkIndexMeta.ofMeta(context.getMapperService().documentMapper().meta());
-        Integer dim = meta == null ? null : meta.dimension();
-        if (dim != null && dim != vector.length) {
-            throw new QueryShardException(context, String.format(Locale.ROOT,
-                "[%s] the query vector has %d dimensions but index [%s] holds vectors of %d", NAME, vector.length,
-                context.index().getName(), dim));
-        }
-        Query userFilter = filter == null ? null : filter.toQuery(context);
-        List<Integer> childLevels = childLevels();
-        List<Integer> effective = new ArrayList<>();
-        if (counts(0)) {
-            effective.add(0);
-        }
-        effective.addAll(childLevels);
-        // a restriction from around the query (a bool's filters, document-level security) joins the user's filter before the
-        // graph search: see PreFilterPushdown
-        Function<Query, Query> search = restriction -> {
-            Query restrictedFilter = restriction == null ? userFilter : userFilter == null ? restriction
-                : new BooleanQuery.Builder().add(userFilter, BooleanClause.Occur.FILTER).add(restriction, BooleanClause.Occur.FILTER).build();
-            return graphSearch(context, meta, childLevels, effective, restrictedFilter);
-        };
-        return new MultiGranularQuery(search.apply(null), k, candidates(), vector, effective, explainChild, search);
-    }
-
-    /** The graph search (MAX over parent and children) for the parents that match {@code parentFilter} (null: all). */
-    private Query graphSearch(QueryShardContext context, ChunkIndexMeta meta, List<Integer> childLevels, List<Integer> effective,
-                              Query userFilter) {
-        Query parentFilter = Queries.newNonNestedFilter();
-        Query parentCandidates = userFilter == null ? null
-            : new BooleanQuery.Builder().add(parentFilter, BooleanClause.Occur.FILTER).add(userFilter, BooleanClause.Occur.FILTER).build();
-        if (childLevels.isEmpty()) {
-            // levels [0]: the parents' own graph, which holds only parents: no level filter needed
-            return new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates(), parentCandidates);
-        } else if (meta != null && meta.selfInChildren()) {
-            return oneNestedSearch(context, effective, parentFilter, parentCandidates);
-        }
-        return parentOrChildSearch(context, childLevels, parentFilter, userFilter, parentCandidates);
-    }
-
-    /**
-     * Format 2: every parent is also its own level-0 child, so ONE diversified HNSW search over {@code children.embedding}
-     * finds the k parents with the best chunk at any counted level, and the block join (MAX) scores each by it — the
-     * LGMGC MAX with one graph search instead of two (QueryBench, 100k chunks: 1.25-1.45x a plain k-NN against 1.58x for
-     * the two-search form in the same run). Filters cost a pass over every matching child per query, so a level filter
-     * is added only when this shard holds a level that does not count, and the user's parent filter is moved onto the
-     * children (the children of matching parents) so that the search still finds k parents that match it.
-     */
-    private Query oneNestedSearch(QueryShardContext context, List<Integer> counted, Query parentFilter, Query parentCandidates) {
-        BitSetProducer parents = context.bitsetFilter(parentFilter);
-        String levelName = ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL;
-        boolean all = levels == null || counted.size() == MAX_LEVEL + 1;
-        Query levelFilter = all || everyLevelPresentCounts(context, levelName, counted) ? null
-            : context.fieldMapper(levelName).termsQuery(counted, context);
-        Query ofMatchingParents = parentCandidates == null ? null : new ToChildBlockJoinQuery(parentCandidates, parents);
-        Query childFilter;
-        if (levelFilter == null || ofMatchingParents == null) {
-            childFilter = levelFilter == null ? ofMatchingParents : levelFilter;
-        } else {
-            childFilter = new BooleanQuery.Builder().add(levelFilter, BooleanClause.Occur.FILTER)
-                .add(ofMatchingParents, BooleanClause.Occur.FILTER).build();
-        }
-        Query best = new DiversifyingChildrenFloatKnnVectorQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING, vector,
-            childFilter, candidates(), parents);
-        return new ToParentBlockJoinQuery(best, parents, ScoreMode.Max);
-    }
-
-    /**
-     * Whether every level this shard holds is counted, read from the level field's point ranges (no pass over documents);
-     * false when the shard cannot tell (no reader), so a filter is kept.
-     */
-    private static boolean everyLevelPresentCounts(QueryShardContext context, String levelField, List<Integer> counted) {
-        if (context.getIndexReader() == null) {
-            return false;
-        }
-        int min = Integer.MAX_VALUE;
-        int max = Integer.MIN_VALUE;
-        try {
-            for (LeafReaderContext leaf : context.getIndexReader().leaves()) {
-                PointValues points = leaf.reader().getPointValues(levelField);
-                if (points != null && points.size() > 0) {
-                    min = Math.min(min, IntPoint.decodeDimension(points.getMinPackedValue(), 0));
-                    max = Math.max(max, IntPoint.decodeDimension(points.getMaxPackedValue(), 0));
-                }
-            }
-        } catch (IOException e) {
-            return false;
-        }
-        for (int level = min; level <= max; level++) {
-            if (!counted.contains(level)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Format 1 (no level-0 entries): a {@link DisjunctionMaxQuery} (tie breaker 0, the MAX) of the parent's own k-NN and a
-     * block join (MAX) over a diversified k-NN of the children — two HNSW searches. Only the parent field needs no filter
-     * pass (only parents have [embedding]); the user filter restricts the parent k-NN and the joined parents.
-     */
-    private Query parentOrChildSearch(QueryShardContext context, List<Integer> childLevels, Query parentFilter, Query userFilter,
-                                      Query parentCandidates) {
-        List<Query> clauses = new ArrayList<>(2);
-        if (counts(0)) {
-            clauses.add(new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates(), parentCandidates));
-        }
-        BitSetProducer parents = context.bitsetFilter(parentFilter);
-        MappedFieldType levelField = context.fieldMapper(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
-        // a format-1 index may hold level-0 entries written since: they count only when every level does
-        Query childFilter = levels == null || levels.size() == MAX_LEVEL + 1 ? null : levelField.termsQuery(childLevels, context);
-        Query best = new DiversifyingChildrenFloatKnnVectorQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING, vector,
-            childFilter, candidates(), parents);
-        Query join = new ToParentBlockJoinQuery(best, parents, ScoreMode.Max);
-        clauses.add(userFilter == null ? join
-            : new BooleanQuery.Builder().add(join, BooleanClause.Occur.MUST).add(userFilter, BooleanClause.Occur.FILTER).build());
-        return clauses.size() == 1 ? clauses.get(0) : new DisjunctionMaxQuery(clauses, 0f);
+    protected Query doToQuery(QueryShardContext context) {
+        throw new IllegalStateException("[" + NAME + "] was not rewritten");
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.strata.query;
 
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.Query;
 import org.opensearch.index.query.ParsedQuery;
 import org.opensearch.index.shard.SearchOperationListener;
@@ -10,11 +11,13 @@ import org.opensearch.search.internal.SearchContext;
 import java.util.List;
 
 /**
- * Moves the restrictions around a semantic {@code multi_granular} query into its graph search, on each shard just before
- * the query phase. A {@code multi_granular} query keeps the k best parents of its graph search; a restriction applied
- * after that (a {@code bool}'s {@code filter} around it, or the security plugin's document-level security, which wraps
- * the shard's query in {@code bool {should: DLS queries, minimum_should_match: 1, must: the query}}) would leave fewer
- * than k parents, or none when the best ones are all excluded. Pushed into the search, the k best are k of the parents
+ * Moves the restrictions that wrap the dense per-shard {@code multi_granular} form on a shard into its graph search, just
+ * before the query phase: the security plugin's document-level security (it wraps the shard's query in
+ * {@code bool {should: DLS queries, minimum_should_match: 1, must: the query}}), an alias filter and the nested filter
+ * OpenSearch adds ({@code bool {must: the query, filter: …}}), and a {@code bool} of a query rewritten without a
+ * coordinator. (The restrictions a user writes around {@code multi_granular} are planned on the coordinator instead:
+ * {@link Restrictions}.) The per-shard form keeps the k best parents of its graph search; a restriction applied after
+ * that would leave fewer than k parents, or none when the best ones are all excluded. Pushed into the search, the k best are k of the parents
  * that may be returned. Nothing is admitted that the outer query would not admit: the outer query still applies, with its
  * required {@code should} clauses as a filter, so a hit's score is its {@code multi_granular} score with or without DLS.
  *
@@ -33,10 +36,66 @@ public final class PreFilterPushdown implements SearchOperationListener {
             return;
         }
         Query pushed = pushDown(parsed.query());
+        if (pushed == parsed.query() && context.request().source() != null && context.request().source().query() != null) {
+            boolean subSearch = context.groupStats() != null && context.groupStats().contains(SubSearches.STATS_GROUP);
+            pushed = unscoredWrapper(parsed.query(), subSearch, () -> context.getQueryShardContext()
+                .toQuery(context.request().source().query()).query());
+        }
         if (pushed != parsed.query()) {
             context.parsedQuery(new ParsedQuery(pushed, parsed));
             context.preProcess(true); // rebuilds the query the phase runs from the parsed one
         }
+    }
+
+    /**
+     * The security plugin's document-level security wraps the request's query in {@code bool {should: DLS queries,
+     * minimum_should_match: n, must: the query}}, which adds its queries' scores to every hit. For a planned
+     * {@code multi_granular} lookup ({@link PlannedParentsQuery}, planned under DLS already) and for the planning's own
+     * sub-searches ({@code subSearch}: their scores are the planned ones), such a wrapper — one must clause, which is the
+     * request's own query (rebuilt by {@code original}), and required should clauses only — gets its should clauses as one
+     * filter: the same hits, the query's own scores. The same instance otherwise (a user's own bool is the request's query
+     * itself, never a wrapper around it).
+     */
+    static Query unscoredWrapper(Query query, boolean subSearch, java.util.function.Supplier<Query> original) {
+        if (!(query instanceof BooleanQuery bool) || bool.getMinimumNumberShouldMatch() < 1) {
+            return query;
+        }
+        Query must = null;
+        BooleanQuery.Builder shoulds = new BooleanQuery.Builder().setMinimumNumberShouldMatch(bool.getMinimumNumberShouldMatch());
+        for (BooleanClause c : bool.clauses()) {
+            switch (c.occur()) {
+                case MUST -> {
+                    if (must != null) {
+                        return query;
+                    }
+                    must = c.query();
+                }
+                case SHOULD -> shoulds.add(c.query(), BooleanClause.Occur.SHOULD);
+                default -> {
+                    return query;
+                }
+            }
+        }
+        if (must == null || !(subSearch || holdsPlannedParents(must)) || !must.equals(original.get())) {
+            return query;
+        }
+        return new BooleanQuery.Builder().add(must, BooleanClause.Occur.MUST).add(shoulds.build(), BooleanClause.Occur.FILTER).build();
+    }
+
+    private static boolean holdsPlannedParents(Query query) {
+        boolean[] found = { false };
+        query.visit(new org.apache.lucene.search.QueryVisitor() {
+            @Override
+            public void visitLeaf(Query q) {
+                found[0] |= q instanceof PlannedParentsQuery;
+            }
+
+            @Override
+            public org.apache.lucene.search.QueryVisitor getSubVisitor(BooleanClause.Occur occur, Query parent) {
+                return this;
+            }
+        });
+        return found[0];
     }
 
     /** {@code query} with its restrictions moved into its {@code multi_granular} query; the same instance if none apply. */
@@ -62,6 +121,7 @@ public final class PreFilterPushdown implements SearchOperationListener {
         }
         BooleanQuery.Builder restriction = new BooleanQuery.Builder();
         boolean restricts = outer != null;
+        boolean positive = outer != null;
         if (outer != null) {
             restriction.add(outer, BooleanClause.Occur.FILTER);
         }
@@ -73,6 +133,7 @@ public final class PreFilterPushdown implements SearchOperationListener {
                     if (i != target) {
                         restriction.add(c.query(), BooleanClause.Occur.FILTER);
                         restricts = true;
+                        positive = true;
                     }
                 }
                 case MUST_NOT -> {
@@ -83,12 +144,17 @@ public final class PreFilterPushdown implements SearchOperationListener {
                     if (shoulds) {
                         restriction.add(c.query(), BooleanClause.Occur.SHOULD);
                         restricts = true;
+                        positive = true;
                     }
                 }
             }
         }
         if (!restricts) {
             return query;
+        }
+        if (!positive) {
+            // only must_not clauses: a pure-negative boolean query matches nothing, so it needs all documents to subtract from
+            restriction.add(new MatchAllDocsQuery(), BooleanClause.Occur.FILTER);
         }
         restriction.setMinimumNumberShouldMatch(shoulds ? bool.getMinimumNumberShouldMatch() : 0);
         Query restricted = pushDown(clauses.get(target).query(), restriction.build());

@@ -312,7 +312,7 @@ async function runCompare() {
   setStatus(status, 'done');
 }
 
-/** The matched chunk of a hit: hybrid/dense give fields.strata_best_child, lexical the inner hit of that name. */
+/** The matched chunk of a hit: fields.strata_best_child (every mode); older nodes answered the lexical mode with an inner hit. */
 function bestChild(hit) {
   if (hit.fields && hit.fields.strata_best_child) return hit.fields.strata_best_child[0];
   const inner = hit.inner_hits && hit.inner_hits.strata_best_child;

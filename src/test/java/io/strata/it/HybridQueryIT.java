@@ -114,7 +114,7 @@ public class HybridQueryIT extends StrataRestTestCase {
             List<Map<String, Object>> dense = search("hf-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
                 + ", \"mode\": \"dense\", \"k\": 100}}", 100);
             List<Map<String, Object>> lexical = hits(searchResponse("hf-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
-                + ", \"mode\": \"lexical\"}}", 100, "?search_type=dfs_query_then_fetch"));
+                + ", \"mode\": \"lexical\", \"k\": 100}}", 100, "?search_type=dfs_query_then_fetch"));
             assertEquals(100, dense.size());
             assertTrue("parents sharing a word with the question: " + lexical.size(), lexical.size() >= 10);
             List<Map.Entry<String, Double>> expected = minMax(dense, lexical, 0.5);
@@ -136,7 +136,7 @@ public class HybridQueryIT extends StrataRestTestCase {
         List<Map<String, Object>> dense = search("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
             + ", \"mode\": \"dense\", \"k\": 30}}", 30);
         List<Map<String, Object>> lexical = hits(searchResponse("hr-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
-            + ", \"mode\": \"lexical\"}}", 30, "?search_type=dfs_query_then_fetch"));
+            + ", \"mode\": \"lexical\", \"k\": 30}}", 30, "?search_type=dfs_query_then_fetch"));
         Map<String, Double> rrf = new HashMap<>();
         for (int r = 0; r < dense.size(); r++) {
             rrf.merge((String) dense.get(r).get("_id"), 0.3 / (10 + r + 1), Double::sum);
@@ -214,7 +214,7 @@ public class HybridQueryIT extends StrataRestTestCase {
         List<Map<String, Object>> dense = search("hl-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
             + ", \"mode\": \"dense\", \"k\": 100, \"levels\": [0], \"filter\": {\"term\": {\"chapter\": 2}}}}", 100);
         List<Map<String, Object>> lexical = hits(searchResponse("hl-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
-            + ", \"mode\": \"lexical\", \"levels\": [0], \"filter\": {\"term\": {\"chapter\": 2}}}}", 100,
+            + ", \"mode\": \"lexical\", \"k\": 100, \"levels\": [0], \"filter\": {\"term\": {\"chapter\": 2}}}}", 100,
             "?search_type=dfs_query_then_fetch"));
         List<Map.Entry<String, Double>> expected = minMax(dense, lexical, 0.5);
         assertEquals(expected.subList(0, 8).stream().map(Map.Entry::getKey).toList(), ids(hits));

@@ -74,7 +74,7 @@ import static org.hamcrest.Matchers.not;
 public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<MultiGranularQueryBuilder> {
     /** The dimension recorded in the test index's {@code _meta.strata.model}, as the processor records it. */
     private static final int DIMENSION = 8;
-    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null, new StrataStats());
+    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null, new StrataStats(), () -> null);
     private static final String CHILD_TEXT = ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT;
     private static final String CHILD_LEVEL = ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL;
     private static final String CHILD_EMBEDDING = ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING;
@@ -340,14 +340,20 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         return fields;
     }
 
-    /** A semantic builder becomes a Lucene query directly; a lexical one must be rewritten into core queries first. */
+    /**
+     * Every builder must be rewritten first: without a coordinator into its per-shard form (the dense graph search, or the
+     * lexical core queries), which then becomes a Lucene query.
+     */
     @Override
     public void testMustRewrite() throws IOException {
         QueryShardContext context = createShardContext();
         context.setAllowUnmappedFields(true);
-        assertNotNull(randomBuilder(true).toQuery(context));
-        IllegalStateException e = expectThrows(IllegalStateException.class, () -> randomBuilder(false).toQuery(context));
-        assertThat(e.getMessage(), containsString("was not rewritten"));
+        for (boolean semantic : new boolean[] { true, false }) {
+            MultiGranularQueryBuilder b = randomBuilder(semantic);
+            IllegalStateException e = expectThrows(IllegalStateException.class, () -> b.toQuery(context));
+            assertThat(e.getMessage(), containsString("was not rewritten"));
+            assertNotNull(b.rewrite(context).toQuery(context));
+        }
     }
 
     public void testRewrite_ofQueryText_onAShardContext_isRefusedWithTheReason() throws IOException {
@@ -371,9 +377,10 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
     }
 
     public void testToQuery_whenVectorDimensionDiffersFromTheIndex_failsNamingBoth() throws IOException {
-        MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of(null, new float[DIMENSION + 1], null, null, null, null, null, null,
-            SERVICES);
-        QueryShardException e = expectThrows(QueryShardException.class, () -> b.toQuery(createShardContext()));
+        float[] v = new float[DIMENSION + 1];
+        v[0] = 1;
+        MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of(null, v, null, null, null, null, null, null, SERVICES);
+        QueryShardException e = expectThrows(QueryShardException.class, () -> b.rewrite(createShardContext()).toQuery(createShardContext()));
         assertThat(e.getMessage(), containsString("has " + (DIMENSION + 1) + " dimensions"));
         assertThat(e.getMessage(), containsString("vectors of " + DIMENSION));
     }

@@ -28,7 +28,7 @@ public class MultiGranularQueryBuilderTests {
     private static final SearchModule SEARCH = new SearchModule(Settings.EMPTY, List.of());
     private static final NamedWriteableRegistry WRITEABLES = new NamedWriteableRegistry(SEARCH.getNamedWriteables());
     private static final NamedXContentRegistry XCONTENT = new NamedXContentRegistry(SEARCH.getNamedXContents());
-    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null, new StrataStats());
+    private static final QueryServices SERVICES = new QueryServices(() -> null, () -> null, () -> null, new StrataStats(), () -> null);
 
     private static MultiGranularQueryBuilder parse(String json) throws Exception {
         try (XContentParser p = JsonXContent.jsonXContent.createParser(XCONTENT, DeprecationHandler.THROW_UNSUPPORTED_OPERATION, json)) {

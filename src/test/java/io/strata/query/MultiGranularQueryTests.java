@@ -14,10 +14,13 @@ import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.VectorSimilarityFunction;
+import org.apache.lucene.search.BooleanClause.Occur;
+import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.FieldExistsQuery;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchAllDocsQuery;
 import org.apache.lucene.search.Query;
+import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
@@ -25,6 +28,7 @@ import org.apache.lucene.search.join.BitSetProducer;
 import org.apache.lucene.search.join.DiversifyingChildrenFloatKnnVectorQuery;
 import org.apache.lucene.search.join.QueryBitSetProducer;
 import org.apache.lucene.search.join.ScoreMode;
+import org.apache.lucene.search.join.ToChildBlockJoinQuery;
 import org.apache.lucene.search.join.ToParentBlockJoinQuery;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.tests.index.RandomIndexWriter;
@@ -90,7 +94,7 @@ public class MultiGranularQueryTests extends LuceneTestCase {
             docs.add(d);
         }
         Document parent = new Document();
-        parent.add(new StringField("block", Integer.toString(block), Field.Store.NO));
+        parent.add(new StringField("block", Integer.toString(block), Field.Store.YES));
         parent.add(new NumericDocValuesField("parent_key", block));
         parent.add(new KnnFloatVectorField("embedding", own, SIMILARITY));
         docs.add(parent);
@@ -198,7 +202,7 @@ public class MultiGranularQueryTests extends LuceneTestCase {
         }
     }
 
-    public void testRewrite_withMoreCandidatesThanK_keepsExactlyTheKBestParentsOfTheReader_withTheirBestChildsScore()
+    public void testSearch_withMoreCandidatesThanK_keepsExactlyTheKBestParentsOfTheReader_withTheirBestChildsScore()
         throws IOException {
         for (int iter = 0; iter < 3; iter++) {
             try (ChunkIndex index = randomIndex(TestUtil.nextInt(random(), 30, 120))) {
@@ -212,8 +216,7 @@ public class MultiGranularQueryTests extends LuceneTestCase {
                 List<ScoreDoc> all = bruteForce(index, vector, levels);
                 List<ScoreDoc> best = all.subList(0, Math.min(k, all.size()));
 
-                Query rewritten = searcher.rewrite(query);
-                assertTrue("rewritten to the kept parents: " + rewritten, rewritten instanceof ScoredDocsQuery);
+                assertSame("nothing to rewrite: the graph search runs when the weight is made", query, searcher.rewrite(query));
                 TopDocs top = searcher.search(query, k + 5 + random().nextInt(20));
                 assertHits(best, top.scoreDocs);
                 assertEquals(best.size(), top.totalHits.value());
@@ -221,7 +224,8 @@ public class MultiGranularQueryTests extends LuceneTestCase {
                 for (ScoreDoc hit : top.scoreDocs) {
                     assertEquals(hit.score, searcher.explain(query, hit.doc).getValue().floatValue(), 0f);
                 }
-                CheckHits.checkExplanations(rewritten, "", searcher, true);
+                CheckHits.checkExplanations(query, "", searcher, true);
+                assertEquals("one graph search for the reader, however often it is searched", 1, query.graphSearches());
                 // the k best of the whole reader: the brute force's next parent, if any, is not found
                 if (all.size() > k) {
                     assertFalse(searcher.explain(query, all.get(k).doc).isMatch());
@@ -230,7 +234,7 @@ public class MultiGranularQueryTests extends LuceneTestCase {
         }
     }
 
-    public void testRewrite_withCandidatesAtMostK_isTheDelegate_whoseHitsAreEveryMatchingParent() throws IOException {
+    public void testSearch_withCandidatesAtMostK_isTheDelegates_whoseHitsAreEveryMatchingParent() throws IOException {
         try (ChunkIndex index = randomIndex(TestUtil.nextInt(random(), 30, 80))) {
             IndexSearcher searcher = newSearcher(index.reader());
             float[] vector = randomVector();
@@ -239,13 +243,12 @@ public class MultiGranularQueryTests extends LuceneTestCase {
             Query delegate = delegate(vector, levels, k);
             MultiGranularQuery query = new MultiGranularQuery(delegate, k, k, vector, levels, false);
 
-            assertSame(delegate, query.rewrite(searcher));
             TopDocs top = searcher.search(query, k);
             assertHits(bruteForce(index, vector, levels), top.scoreDocs);
         }
     }
 
-    public void testRewrite_onAReaderWithoutMatches_keepsNothing() throws IOException {
+    public void testSearch_onAReaderWithoutMatches_keepsNothing() throws IOException {
         try (ChunkIndex index = randomIndex(10)) {
             IndexSearcher searcher = newSearcher(index.reader());
             float[] vector = randomVector();
@@ -254,6 +257,122 @@ public class MultiGranularQueryTests extends LuceneTestCase {
 
             assertEquals(0, searcher.count(query));
             assertEquals(0, searcher.search(query, 10).scoreDocs.length);
+        }
+    }
+
+    /** Counts the runs of a query's rewrite, where Lucene's k-NN queries run their graph search. */
+    private static final class CountingQuery extends Query {
+        private final Query in;
+        private final int[] runs;
+
+        CountingQuery(Query in, int[] runs) {
+            this.in = in;
+            this.runs = runs;
+        }
+
+        @Override
+        public Query rewrite(IndexSearcher searcher) throws IOException {
+            runs[0]++;
+            return in.rewrite(searcher);
+        }
+
+        @Override
+        public void visit(QueryVisitor visitor) {
+            in.visit(visitor);
+        }
+
+        @Override
+        public String toString(String field) {
+            return "counting(" + in.toString(field) + ")";
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return sameClassAs(o) && in.equals(((CountingQuery) o).in);
+        }
+
+        @Override
+        public int hashCode() {
+            return in.hashCode();
+        }
+    }
+
+    /** The graph search for the parents that match a restriction (null: all), as DenseParentsQueryBuilder builds it. */
+    private static Query restrictedSearch(float[] vector, List<Integer> levels, int candidates, Query restriction, int[] runs) {
+        Query levelFilter = IntField.newSetQuery(CHILD_LEVEL, levels.stream().mapToInt(Integer::intValue).toArray());
+        Query childFilter = levelFilter;
+        if (restriction != null) {
+            Query parentCandidates = new BooleanQuery.Builder().add(new FieldExistsQuery("parent_key"), Occur.FILTER)
+                .add(restriction, Occur.FILTER).build();
+            childFilter = new BooleanQuery.Builder().add(levelFilter, Occur.FILTER)
+                .add(new ToChildBlockJoinQuery(parentCandidates, parents()), Occur.FILTER).build();
+        }
+        Query best = new DiversifyingChildrenFloatKnnVectorQuery(CHILD_VECTOR, vector, childFilter, candidates, parents());
+        return new CountingQuery(new ToParentBlockJoinQuery(best, parents(), ScoreMode.Max), runs);
+    }
+
+    private static MultiGranularQuery restrictable(float[] vector, List<Integer> levels, int k, int candidates, int[] runs) {
+        return new MultiGranularQuery(restrictedSearch(vector, levels, candidates, null, runs), k, candidates, vector, levels, false,
+            r -> restrictedSearch(vector, levels, candidates, r, runs));
+    }
+
+    /** The blocks whose parent is live and not in {@code excluded}. */
+    private static List<ScoreDoc> without(ChunkIndex index, List<ScoreDoc> ranked, String excluded) throws IOException {
+        List<ScoreDoc> out = new ArrayList<>();
+        for (ScoreDoc sd : ranked) {
+            if (!excluded.equals(index.reader().storedFields().document(sd.doc).get("block"))) {
+                out.add(sd);
+            }
+        }
+        return out;
+    }
+
+    public void testShardQuery_rewrittenAndPushedDownAsOpenSearchPreparesIt_runsTheGraphSearchOnce() throws IOException {
+        try (ChunkIndex index = randomIndex(TestUtil.nextInt(random(), 40, 80))) {
+            IndexSearcher searcher = newSearcher(index.reader());
+            float[] vector = randomVector();
+            List<Integer> levels = List.of(0, 1, 2, 3);
+            int[] runs = { 0 };
+            int candidates = index.reader().maxDoc() + 1;
+            MultiGranularQuery mg = restrictable(vector, levels, 5, candidates, runs);
+            // as a shard prepares its query: the parsed query bool {must: the query, filter: [nested filter]} is rewritten
+            // (preProcess), wrapped by the security plugin's DLS and rewritten again, pushed down (PreFilterPushdown) and
+            // rewritten again; each time from the parsed, unrewritten query
+            Query parsed = new BooleanQuery.Builder().add(mg, Occur.MUST).add(new FieldExistsQuery("parent_key"), Occur.FILTER).build();
+            searcher.rewrite(parsed);
+            parsed = new BooleanQuery.Builder().setMinimumNumberShouldMatch(1).add(new FieldExistsQuery("parent_key"), Occur.SHOULD)
+                .add(parsed, Occur.MUST).build();
+            searcher.rewrite(parsed);
+            parsed = PreFilterPushdown.pushDown(parsed);
+            Query prepared = searcher.rewrite(parsed);
+            TopDocs top = searcher.search(prepared, 10);
+            assertEquals("graph searches", 1, runs[0]);
+            List<ScoreDoc> all = bruteForce(index, vector, levels);
+            assertEquals(Math.min(5, all.size()), top.scoreDocs.length);
+            for (int i = 0; i < top.scoreDocs.length; i++) {
+                assertEquals(all.get(i).doc, top.scoreDocs[i].doc);
+            }
+        }
+    }
+
+    public void testPushDown_ofOnlyMustNotClauses_keepsKOfTheOtherParents() throws IOException {
+        try (ChunkIndex index = randomIndex(TestUtil.nextInt(random(), 40, 80))) {
+            IndexSearcher searcher = newSearcher(index.reader());
+            float[] vector = randomVector();
+            List<Integer> levels = List.of(0, 1, 2, 3);
+            int candidates = index.reader().maxDoc() + 1;
+            List<ScoreDoc> all = bruteForce(index, vector, levels);
+            // exclude the block of the best parent, as bool {must: multi_granular, must_not: term} does
+            String best = index.reader().storedFields().document(all.get(0).doc).get("block");
+            Query bool = new BooleanQuery.Builder().add(restrictable(vector, levels, 5, candidates, new int[1]), Occur.MUST)
+                .add(new TermQuery(new Term("block", best)), Occur.MUST_NOT).build();
+            TopDocs top = searcher.search(PreFilterPushdown.pushDown(bool), 10);
+            List<ScoreDoc> expected = without(index, all, best);
+            assertEquals(Math.min(5, expected.size()), top.scoreDocs.length);
+            for (int i = 0; i < top.scoreDocs.length; i++) {
+                assertEquals("rank " + i, expected.get(i).doc, top.scoreDocs[i].doc);
+                assertEquals("rank " + i, expected.get(i).score, top.scoreDocs[i].score, 0f);
+            }
         }
     }
 

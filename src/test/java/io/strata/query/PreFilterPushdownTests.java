@@ -111,4 +111,32 @@ public class PreFilterPushdownTests {
         assertTrue(restriction, restriction.contains("f:x"));
         assertTrue(pushed.clauses().contains(new BooleanClause(term("x"), Occur.FILTER)));
     }
+
+    private static Query planned() {
+        return new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.DENSE, java.util.Map.of("a:0",
+            PlannedParentsQueryBuilder.Parent.dense("i", "a:0", 0.9f)), new org.apache.lucene.search.join.QueryBitSetProducer(term("root")),
+            null, List.of(0, 1), false);
+    }
+
+    @Test
+    public void dlsWrapper_aroundAPlannedLookup_scoresNoMore_butTheUsersOwnBoolKeepsItsScoring() {
+        Query user = new BooleanQuery.Builder().add(planned(), Occur.MUST).add(term("x"), Occur.SHOULD).setMinimumNumberShouldMatch(1)
+            .build();
+        // the security plugin's wrapper around the request's query: its should clauses become a filter
+        BooleanQuery dls = new BooleanQuery.Builder().setMinimumNumberShouldMatch(1).add(term("red"), Occur.SHOULD)
+            .add(user, Occur.MUST).build();
+        BooleanQuery unscored = (BooleanQuery) PreFilterPushdown.unscoredWrapper(dls, false, () -> user);
+        assertEquals(user, unscored.clauses().get(0).query());
+        assertEquals(Occur.MUST, unscored.clauses().get(0).occur());
+        assertEquals(Occur.FILTER, unscored.clauses().get(1).occur());
+        assertEquals(1, ((BooleanQuery) unscored.clauses().get(1).query()).getMinimumNumberShouldMatch());
+        // the user's own bool with a required should is the request's query, not a wrapper: it keeps scoring
+        assertSame(user, PreFilterPushdown.unscoredWrapper(user, false, () -> user));
+        // a wrapper around a query without a planned lookup is left alone
+        BooleanQuery other = new BooleanQuery.Builder().setMinimumNumberShouldMatch(1).add(term("red"), Occur.SHOULD)
+            .add(term("q"), Occur.MUST).build();
+        assertSame(other, PreFilterPushdown.unscoredWrapper(other, false, () -> term("q")));
+        // unless it is one of the planning's sub-searches (the lexical one's query is plain OpenSearch queries)
+        assertEquals(Occur.FILTER, ((BooleanQuery) PreFilterPushdown.unscoredWrapper(other, true, () -> term("q"))).clauses().get(1).occur());
+    }
 }

@@ -1,5 +1,6 @@
 package io.strata.it.secured;
 
+import io.strata.it.QueryOracle;
 import org.opensearch.client.Response;
 
 import java.io.IOException;
@@ -129,6 +130,51 @@ public class SecuredQueryIT extends SecuredRestTestCase {
         for (int i = 0; i < red.size(); i++) {
             // float rounding only: the filter's place in the boolean query changes the summation order
             assertEquals(((Number) admin.get(i).get("_score")).doubleValue(), ((Number) red.get(i).get("_score")).doubleValue(), 1e-5);
+        }
+    }
+
+    /**
+     * Every mode under DLS with a bool filter around the query, against {@link QueryOracle} computed as admin with the DLS
+     * query and the filter as the restriction: the k parents of the permitted and filtered ones, with their scores.
+     */
+    public void testDocumentLevelSecurity_andABoolFilter_everyModeReturnsTheOraclesParents() throws Exception {
+        ingestOnce();
+        String dls = "{\"term\": {\"tenant\": \"red\"}}";
+        putRole("sec-q-red2", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "dls", dls)));
+        putUser("sec-q-red2", "sec-q-red2");
+        String filter = "{\"terms\": {\"source_id\": [\"red-1\", \"red-2\", \"blue-1\"]}}";
+        String question = "the weather at Donwell Abbey with strawberries";
+        QueryOracle oracle = QueryOracle.load(CHUNKS);
+        String restriction = "{\"bool\": {\"filter\": [" + dls + ", " + filter + "]}}";
+        java.util.Set<String> allowed = oracle.matching(restriction);
+        assertTrue("enough permitted, filtered parents for k: " + allowed.size(), allowed.size() > K);
+        Map<String, Object> embedded = call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(question), "purpose",
+            "query")));
+        float[] q = QueryOracle.floats((List<Number>) ((List<Object>) embedded.get("vectors")).get(0));
+        List<QueryOracle.Scored> dense = oracle.dense(q, allowed, null);
+        for (String mode : MODES) {
+            // every permitted parent's expected score, and the k best (texts repeat, so scores may tie: ties may come in any order)
+            List<QueryOracle.Scored> all = switch (mode) {
+                case "dense" -> dense;
+                case "lexical" -> oracle.lexical(question, restriction, 10000, false);
+                default -> QueryOracle.minMax(QueryOracle.top(dense, 100), oracle.lexical(question, restriction, 100, true), 10000);
+            };
+            Map<String, Float> scores = new LinkedHashMap<>();
+            all.forEach(s -> scores.put(s.id(), s.score()));
+            String mg = "{\"multi_granular\": {\"query_text\": \"" + question + "\", \"k\": " + K + ", \"mode\": \"" + mode + "\""
+                + (mode.equals("lexical") ? "" : ", \"num_candidates\": 10000") + "}}";
+            List<Map<String, Object>> hits = hits(as("sec-q-red2", "POST", "/" + CHUNKS + "/_search", "{\"size\": 10, \"query\": "
+                + "{\"bool\": {\"must\": " + mg + ", \"filter\": " + filter + "}}}"));
+            assertEquals(mode + ": " + hits, K, hits.size());
+            for (int i = 0; i < K; i++) {
+                float score = ((Number) hits.get(i).get("_score")).floatValue();
+                float tolerance = 2e-5f * Math.max(1f, score);
+                assertEquals(mode + " rank " + i, all.get(i).score(), score, tolerance);
+                Float own = scores.get((String) hits.get(i).get("_id"));
+                assertNotNull(mode + ": not a permitted, filtered parent: " + hits.get(i), own);
+                assertEquals(mode + " " + hits.get(i).get("_id"), own, score, tolerance);
+            }
         }
     }
 

@@ -19,15 +19,17 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What a hybrid {@code multi_granular} query becomes once the coordinator has fused its two sides (see {@link HybridSearch}):
- * the k fused parents, each with its fused score, and what {@code explain_child} needs to show which chunk of which side
- * scored. Shards only look the parents up by id; every score was computed once, from the global lists. Internal: it is
- * registered so it can travel to the shards, and refuses to be written by users.
+ * What a {@code multi_granular} query becomes once the coordinator has planned it ({@link QueryPlanner}): its global top
+ * {@code k} parents, each with its score — the dense MAX, the lexical MAX or the fused score, by mode — and what
+ * {@code explain_child} needs to show the chunk that scored. The shards of the user's search only look the parents up by
+ * {@code _id} ({@link PlannedParentsQuery}); every score was computed once, from global lists, so hits, totals,
+ * aggregations, paging and collapsing all see exactly these parents. Internal: registered so it can travel to the shards,
+ * refused when written by users.
  */
-public final class FusedParentsQueryBuilder extends AbstractQueryBuilder<FusedParentsQueryBuilder> {
-    public static final String NAME = "strata_fused_parents";
+public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<PlannedParentsQueryBuilder> {
+    public static final String NAME = "strata_planned_parents";
 
-    /** The chunk of one side that scored a parent: level 0 is the parent itself. */
+    /** The chunk of the lexical side that scored a parent: level 0 is the parent itself. */
     public record SideChunk(int level, int ordinal, float score) {
         SideChunk(StreamInput in) throws IOException {
             this(in.readVInt(), in.readVInt(), in.readFloat());
@@ -40,24 +42,40 @@ public final class FusedParentsQueryBuilder extends AbstractQueryBuilder<FusedPa
         }
     }
 
-    /** A fused parent and, with {@code explain_child}, the lexical side's best chunk (null when none or not asked). */
-    public record Parent(Fusion.Fused fused, SideChunk lexicalChunk) {}
+    /**
+     * A planned parent: its score and each side's raw score and share of it ({@link Fusion.Fused}; in the dense or lexical
+     * mode one side holds the whole score) and, with {@code explain_child}, the lexical side's best chunk (null when none or
+     * not asked).
+     */
+    public record Parent(Fusion.Fused fused, SideChunk lexicalChunk) {
+        static Parent dense(String index, String id, float score) {
+            return new Parent(new Fusion.Fused(index, id, score, score, Float.NaN, 1, 0), null);
+        }
 
+        static Parent lexical(String index, String id, float score, SideChunk chunk) {
+            return new Parent(new Fusion.Fused(index, id, score, Float.NaN, score, 0, 1), chunk);
+        }
+    }
+
+    private final MultiGranularQueryBuilder.Mode mode;
     private final List<Parent> parents;
-    /** The dense side's query vector, for {@code explain_child} (the dense best chunk is computed from stored vectors). */
+    /** The query vector, for the dense side of {@code explain_child} (its best chunk is found from the stored vectors). */
     private final float[] vector;
     private final List<Integer> levels;
     private final boolean explainChild;
 
-    FusedParentsQueryBuilder(List<Parent> parents, float[] vector, List<Integer> levels, boolean explainChild) {
+    PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode mode, List<Parent> parents, float[] vector, List<Integer> levels,
+                               boolean explainChild) {
+        this.mode = mode;
         this.parents = List.copyOf(parents);
         this.vector = vector;
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
     }
 
-    public FusedParentsQueryBuilder(StreamInput in) throws IOException {
+    public PlannedParentsQueryBuilder(StreamInput in) throws IOException {
         super(in);
+        this.mode = in.readEnum(MultiGranularQueryBuilder.Mode.class);
         int n = in.readVInt();
         List<Parent> read = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
@@ -73,6 +91,7 @@ public final class FusedParentsQueryBuilder extends AbstractQueryBuilder<FusedPa
 
     @Override
     protected void doWriteTo(StreamOutput out) throws IOException {
+        out.writeEnum(mode);
         out.writeVInt(parents.size());
         for (Parent p : parents) {
             Fusion.Fused f = p.fused();
@@ -96,28 +115,35 @@ public final class FusedParentsQueryBuilder extends AbstractQueryBuilder<FusedPa
         out.writeBoolean(explainChild);
     }
 
+    public MultiGranularQueryBuilder.Mode mode() {
+        return mode;
+    }
+
     public List<Parent> parents() {
         return parents;
     }
 
     /** Users write {@code multi_granular}; this form exists only between the coordinator and the shards. */
-    public static FusedParentsQueryBuilder fromXContent(XContentParser parser) {
+    public static PlannedParentsQueryBuilder fromXContent(XContentParser parser) {
         throw new IllegalArgumentException("[" + NAME + "] is internal to [" + MultiGranularQueryBuilder.NAME + "]; use ["
-            + MultiGranularQueryBuilder.NAME + "] with [query_text]");
+            + MultiGranularQueryBuilder.NAME + "]");
     }
 
     @Override
     protected void doXContent(XContentBuilder builder, Params params) throws IOException {
         builder.startObject(NAME);
+        builder.field("mode", mode.key());
         builder.startArray("parents");
         for (Parent p : parents) {
             Fusion.Fused f = p.fused();
             builder.startObject().field("_index", f.index()).field("_id", f.id()).field("score", f.score());
-            if (!Float.isNaN(f.dense())) {
-                builder.field("dense", f.dense());
-            }
-            if (!Float.isNaN(f.lexical())) {
-                builder.field("lexical", f.lexical());
+            if (mode == MultiGranularQueryBuilder.Mode.HYBRID) {
+                if (!Float.isNaN(f.dense())) {
+                    builder.field("dense", f.dense());
+                }
+                if (!Float.isNaN(f.lexical())) {
+                    builder.field("lexical", f.lexical());
+                }
             }
             builder.endObject();
         }
@@ -138,19 +164,20 @@ public final class FusedParentsQueryBuilder extends AbstractQueryBuilder<FusedPa
             }
         }
         if (here.isEmpty()) {
-            return new MatchNoDocsQuery("no fused parent in index [" + index + "]");
+            return new MatchNoDocsQuery("no planned parent in index [" + index + "]");
         }
-        return new FusedParentsQuery(here, context.bitsetFilter(Queries.newNonNestedFilter()), vector, levels, explainChild);
+        return new PlannedParentsQuery(mode, here, context.bitsetFilter(Queries.newNonNestedFilter()), vector, levels, explainChild);
     }
 
     @Override
-    protected boolean doEquals(FusedParentsQueryBuilder o) {
-        return parents.equals(o.parents) && Arrays.equals(vector, o.vector) && levels.equals(o.levels) && explainChild == o.explainChild;
+    protected boolean doEquals(PlannedParentsQueryBuilder o) {
+        return mode == o.mode && parents.equals(o.parents) && Arrays.equals(vector, o.vector) && levels.equals(o.levels)
+            && explainChild == o.explainChild;
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(parents, Arrays.hashCode(vector), levels, explainChild);
+        return Objects.hash(mode, parents, Arrays.hashCode(vector), levels, explainChild);
     }
 
     @Override

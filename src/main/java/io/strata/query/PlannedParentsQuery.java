@@ -23,19 +23,21 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The shard side of a hybrid {@code multi_granular} query: the fused parents of this index, looked up by {@code _id} and
- * scored with the fused score the coordinator computed. Nested children carry their parent's {@code _id} too, so only
- * the parent (root) document of each block is taken. Keeps the fusion details for {@link BestChildFetchSubPhase}.
+ * The shard side of a planned {@code multi_granular} query: the planned parents of this index, looked up by {@code _id} and
+ * scored with the score the coordinator planned. Nested children carry their parent's {@code _id} too, so only the parent
+ * (root) document of each block is taken. Keeps what {@link BestChildFetchSubPhase} needs.
  */
-final class FusedParentsQuery extends Query {
-    private final Map<String, FusedParentsQueryBuilder.Parent> parents;
+final class PlannedParentsQuery extends Query {
+    private final MultiGranularQueryBuilder.Mode mode;
+    private final Map<String, PlannedParentsQueryBuilder.Parent> parents;
     private final BitSetProducer rootDocs;
     private final float[] vector;
     private final List<Integer> levels;
     private final boolean explainChild;
 
-    FusedParentsQuery(Map<String, FusedParentsQueryBuilder.Parent> parents, BitSetProducer rootDocs, float[] vector, List<Integer> levels,
-                      boolean explainChild) {
+    PlannedParentsQuery(MultiGranularQueryBuilder.Mode mode, Map<String, PlannedParentsQueryBuilder.Parent> parents,
+                        BitSetProducer rootDocs, float[] vector, List<Integer> levels, boolean explainChild) {
+        this.mode = mode;
         this.parents = Map.copyOf(parents);
         this.rootDocs = rootDocs;
         this.vector = vector;
@@ -43,7 +45,11 @@ final class FusedParentsQuery extends Query {
         this.explainChild = explainChild;
     }
 
-    FusedParentsQueryBuilder.Parent parent(String id) {
+    MultiGranularQueryBuilder.Mode mode() {
+        return mode;
+    }
+
+    PlannedParentsQueryBuilder.Parent parent(String id) {
         return parents.get(id);
     }
 
@@ -71,7 +77,7 @@ final class FusedParentsQuery extends Query {
             Bits live = leaf.reader().getLiveDocs();
             TermsEnum ids = terms.iterator();
             PostingsEnum postings = null;
-            for (Map.Entry<String, FusedParentsQueryBuilder.Parent> e : parents.entrySet()) {
+            for (Map.Entry<String, PlannedParentsQueryBuilder.Parent> e : parents.entrySet()) {
                 if (!ids.seekExact(Uid.encodeId(e.getKey()))) {
                     continue;
                 }
@@ -83,9 +89,9 @@ final class FusedParentsQuery extends Query {
                 }
             }
         }
-        return hits.isEmpty() ? new MatchNoDocsQuery("no fused parent on this shard")
-            : new ScoredDocsQuery(hits.toArray(ScoreDoc[]::new), searcher.getIndexReader(),
-                "multi_granular hybrid: the dense and the lexical MAX fused on the coordinator");
+        return hits.isEmpty() ? new MatchNoDocsQuery("no planned parent on this shard")
+            : new ScoredDocsQuery(hits.toArray(ScoreDoc[]::new), searcher.getIndexReader(), "multi_granular " + mode.key()
+                + ": among the top k parents planned on the coordinator, with the score planned there");
     }
 
     @Override
@@ -95,18 +101,18 @@ final class FusedParentsQuery extends Query {
 
     @Override
     public String toString(String field) {
-        return "strata_fused_parents(" + parents.size() + " parents)";
+        return "strata_planned_parents(" + mode.key() + ", " + parents.size() + " parents)";
     }
 
     @Override
     public boolean equals(Object o) {
-        return sameClassAs(o) && parents.equals(((FusedParentsQuery) o).parents) && rootDocs.equals(((FusedParentsQuery) o).rootDocs)
-            && java.util.Arrays.equals(vector, ((FusedParentsQuery) o).vector) && levels.equals(((FusedParentsQuery) o).levels)
-            && explainChild == ((FusedParentsQuery) o).explainChild;
+        return sameClassAs(o) && mode == ((PlannedParentsQuery) o).mode && parents.equals(((PlannedParentsQuery) o).parents)
+            && rootDocs.equals(((PlannedParentsQuery) o).rootDocs) && java.util.Arrays.equals(vector, ((PlannedParentsQuery) o).vector)
+            && levels.equals(((PlannedParentsQuery) o).levels) && explainChild == ((PlannedParentsQuery) o).explainChild;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(classHash(), parents, java.util.Arrays.hashCode(vector), levels, explainChild);
+        return Objects.hash(classHash(), mode, parents, java.util.Arrays.hashCode(vector), levels, explainChild);
     }
 }

@@ -27,10 +27,11 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 
 /**
- * The shard side of the hybrid mode on a real Lucene index laid out as OpenSearch lays out a chunk index: every parent is
- * a block of its nested children followed by the parent, and the children carry the parent's {@code _id} too.
+ * The shard side of a planned {@code multi_granular} query on a real Lucene index laid out as OpenSearch lays out a chunk
+ * index: every parent is a block of its nested children followed by the parent, and the children carry the parent's
+ * {@code _id} too.
  */
-public class FusedParentsQueryTests {
+public class PlannedParentsQueryTests {
     private static final String ROOT = "root";
 
     private static Document doc(String id, boolean root) {
@@ -43,12 +44,12 @@ public class FusedParentsQueryTests {
         return d;
     }
 
-    private static FusedParentsQueryBuilder.Parent parent(String id, float score) {
-        return new FusedParentsQueryBuilder.Parent(new Fusion.Fused("idx", id, score, 0.8f, Float.NaN, score, 0), null);
+    private static PlannedParentsQueryBuilder.Parent parent(String id, float score) {
+        return new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("idx", id, score, 0.8f, Float.NaN, score, 0), null);
     }
 
     @Test
-    public void testRewrite_matchesOnlyTheLiveRootDocumentOfEachFusedParent_withItsFusedScore() throws Exception {
+    public void testRewrite_matchesOnlyTheLiveRootDocumentOfEachPlannedParent_withItsPlannedScore() throws Exception {
         try (ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
             try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
                 for (int p = 0; p < 20; p++) {
@@ -69,12 +70,12 @@ public class FusedParentsQueryTests {
             }
             try (DirectoryReader reader = DirectoryReader.open(dir)) {
                 IndexSearcher searcher = new IndexSearcher(reader);
-                Map<String, FusedParentsQueryBuilder.Parent> fused = new HashMap<>();
+                Map<String, PlannedParentsQueryBuilder.Parent> fused = new HashMap<>();
                 fused.put("src-0:2", parent("src-0:2", 0.9f));
                 fused.put("src-1:1", parent("src-1:1", 0.7f));
                 fused.put("src-4:3", parent("src-4:3", 0.5f));
                 fused.put("src-9:0", parent("src-9:0", 0.4f)); // on another shard
-                FusedParentsQuery query = new FusedParentsQuery(fused, new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y"))),
+                PlannedParentsQuery query = new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.HYBRID, fused, new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y"))),
                     null, List.of(0, 1, 2), false);
                 TopDocs top = searcher.search(query, 10);
                 assertEquals(3, top.totalHits.value());
@@ -92,14 +93,14 @@ public class FusedParentsQueryTests {
 
     @Test
     public void testBuilder_roundTripsOverTheWire() throws Exception {
-        FusedParentsQueryBuilder b = new FusedParentsQueryBuilder(List.of(
-            new FusedParentsQueryBuilder.Parent(new Fusion.Fused("i", "a:0", 0.8f, 0.9f, 12.5f, 0.5, 0.3),
-                new FusedParentsQueryBuilder.SideChunk(2, 3, 12.5f)),
-            new FusedParentsQueryBuilder.Parent(new Fusion.Fused("i", "b:1", 0.5f, Float.NaN, 7f, 0, 0.5), null)),
+        PlannedParentsQueryBuilder b = new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, List.of(
+            new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "a:0", 0.8f, 0.9f, 12.5f, 0.5, 0.3),
+                new PlannedParentsQueryBuilder.SideChunk(2, 3, 12.5f)),
+            new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "b:1", 0.5f, Float.NaN, 7f, 0, 0.5), null)),
             new float[] { 0.25f, -1f }, List.of(0, 2), true);
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             b.writeTo(out);
-            FusedParentsQueryBuilder read = new FusedParentsQueryBuilder(out.bytes().streamInput());
+            PlannedParentsQueryBuilder read = new PlannedParentsQueryBuilder(out.bytes().streamInput());
             assertEquals(b, read);
             assertEquals(b.hashCode(), read.hashCode());
         }

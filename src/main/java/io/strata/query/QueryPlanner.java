@@ -1,0 +1,289 @@
+package io.strata.query;
+
+import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunking.Embedder;
+import io.strata.model.ModelRef;
+import org.apache.lucene.util.SetOnce;
+import org.opensearch.action.IndicesRequest;
+import org.opensearch.action.admin.indices.validate.query.ValidateQueryRequest;
+import org.opensearch.action.explain.ExplainRequest;
+import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.search.SearchResponse;
+import org.opensearch.action.search.SearchType;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.index.Index;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.index.query.QueryCoordinatorContext;
+import org.opensearch.index.query.QueryRewriteContext;
+import org.opensearch.search.SearchHit;
+import org.opensearch.search.SearchHits;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The coordinator's planning of a {@code multi_granular} query, during the request's rewrite (no search thread waits):
+ * its restriction is read once from the request's query tree ({@link Restrictions}) and added, with the query's own
+ * {@code filter}, to sub-searches ({@link SubSearches}) that compute its global top {@code k} parents; the query becomes
+ * those parents ({@link PlannedParentsQueryBuilder}), which the shards of the request only look up by {@code _id}.
+ * <ul>
+ *   <li>dense: the question is embedded, then one sub-search whose shards run the graph search for their {@code k} best
+ *   parents ({@link DenseParentsQueryBuilder}) keeps the global {@code k} best;</li>
+ *   <li>lexical: one sub-search of the BM25 MAX ({@link LexicalForm}) for the global {@code k} best, with per-shard BM25
+ *   statistics unless the request is {@code dfs_query_then_fetch} (as any {@code match});</li>
+ *   <li>hybrid: the lexical sub-search ({@code dfs_query_then_fetch}: global statistics) starts at once, overlapping the
+ *   embedding; then the dense one; each side's global top {@code window} is fused by {@link Fusion} into {@code k}.</li>
+ * </ul>
+ * Every input is global, so a 1-shard and a 3-shard index give the same parents with the same scores (up to float
+ * rounding). The dense side is an approximate (HNSW) search: exact are the MAX over what it found, the merge and the fusion.
+ */
+final class QueryPlanner {
+    private final MultiGranularQueryBuilder query;
+    private final QueryServices services;
+    private final MultiGranularQueryBuilder.Mode mode;
+    private final ModelRef model;
+    /** The query's own filter AND its restriction: what every sub-search is filtered with. */
+    private final QueryBuilder sideFilter;
+    private final SubSearches searches;
+
+    private QueryPlanner(MultiGranularQueryBuilder query, QueryServices services, MultiGranularQueryBuilder.Mode mode, ModelRef model,
+                         QueryBuilder sideFilter, SubSearches searches) {
+        this.query = query;
+        this.services = services;
+        this.mode = mode;
+        this.model = model;
+        this.sideFilter = sideFilter;
+        this.searches = searches;
+    }
+
+    /** Validates {@code query} where it stands and registers its planning; answers the query waiting for it. */
+    static MultiGranularQueryBuilder plan(MultiGranularQueryBuilder query, QueryCoordinatorContext coordinator, QueryRewriteContext context,
+                                          QueryServices services) {
+        IndicesRequest request = coordinator.getSearchRequest();
+        QueryBuilder root = rootQuery(request);
+        QueryBuilder restriction = root == null && !(request instanceof SearchRequest) ? null : Restrictions.of(root, query);
+        ClusterService cluster = services.clusterService().get();
+        SubSearches searches = SubSearches.of(request, SearchTaskFilter.current(services.threadContext().get()),
+            cluster.localNode() == null ? null : cluster.localNode().getId(), context.getWriteableRegistry());
+        MultiGranularQueryBuilder.Mode mode = query.vector() != null ? MultiGranularQueryBuilder.Mode.DENSE
+            : query.match() != null ? MultiGranularQueryBuilder.Mode.LEXICAL : query.mode();
+        ModelRef model = null;
+        if (query.queryText() != null && mode != MultiGranularQueryBuilder.Mode.LEXICAL) {
+            ModelRef indexModel = indexModel(searches.concreteIndices(cluster.state(), services.resolver().get()), cluster.state(),
+                mode != null || query.fusion() != null);
+            if (indexModel == null) {
+                mode = MultiGranularQueryBuilder.Mode.LEXICAL; // no mode asked for, and the chunk indices hold no vectors
+            } else {
+                model = query.model() != null ? query.model() : indexModel;
+                services.inference().get().validate("[" + MultiGranularQueryBuilder.NAME + "]", model);
+                mode = mode == null ? MultiGranularQueryBuilder.Mode.HYBRID : mode;
+            }
+        }
+        if (mode == null) {
+            mode = MultiGranularQueryBuilder.Mode.LEXICAL;
+        }
+        QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
+            : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);
+        QueryPlanner planner = new QueryPlanner(query, services, mode, model, sideFilter, searches);
+        SetOnce<QueryBuilder> done = new SetOnce<>();
+        context.registerAsyncAction((client, listener) -> planner.run(client, ActionListener.wrap(planned -> {
+            done.set(planned.boost(query.boost()).queryName(query.queryName()));
+            listener.onResponse(null);
+        }, listener::onFailure)));
+        return query.pending(done::get);
+    }
+
+    /** The query tree of the request being rewritten: a search's query, an explain's or a validate's; null when it has none. */
+    static QueryBuilder rootQuery(IndicesRequest request) {
+        if (request instanceof SearchRequest s) {
+            return s.source() == null ? null : s.source().query();
+        }
+        if (request instanceof ExplainRequest e) {
+            return e.query();
+        }
+        if (request instanceof ValidateQueryRequest v) {
+            return v.query();
+        }
+        return null;
+    }
+
+    private void run(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
+        ActionListener<PlannedParentsQueryBuilder> once = ActionListener.notifyOnce(listener);
+        try {
+            switch (mode) {
+                case DENSE -> dense(client, once);
+                case LEXICAL -> lexical(client, once);
+                case HYBRID -> hybrid(client, once);
+            }
+        } catch (RuntimeException e) {
+            once.onFailure(e);
+        }
+    }
+
+    private void embed(ActionListener<float[]> listener) {
+        if (query.vector() != null) {
+            listener.onResponse(query.vector());
+            return;
+        }
+        services.inference().get().embed(model, List.of(query.queryText()), Embedder.Purpose.QUERY, ActionListener.wrap(vectors -> {
+            services.stats().query().embedded();
+            listener.onResponse(vectors.get(0));
+        }, listener::onFailure));
+    }
+
+    private void dense(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
+        embed(ActionListener.wrap(vector -> {
+            DenseParentsQueryBuilder perShard = query.perShardDense(vector, query.k(), query.candidates(), sideFilter, false);
+            SubSearches.run(client, "dense", searches.request(perShard, query.k(), SearchType.QUERY_THEN_FETCH),
+                ActionListener.wrap(response -> {
+                    List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
+                    for (SearchHit hit : response.getHits().getHits()) {
+                        parents.add(PlannedParentsQueryBuilder.Parent.dense(hit.getIndex(), hit.getId(), hit.getScore()));
+                    }
+                    listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.DENSE, parents,
+                        query.explainChild() ? vector : null, Levels.counted(query.levels()), query.explainChild()));
+                }, listener::onFailure));
+        }, listener::onFailure));
+    }
+
+    private void lexical(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
+        String text = query.match() != null ? query.match() : query.queryText();
+        QueryBuilder lexical = LexicalForm.of(text, query.levels(), sideFilter, query.explainChild());
+        SubSearches.run(client, "lexical", searches.request(lexical, query.k(), searches.lexicalType()), ActionListener.wrap(response -> {
+            List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
+            for (SearchHit hit : response.getHits().getHits()) {
+                parents.add(PlannedParentsQueryBuilder.Parent.lexical(hit.getIndex(), hit.getId(), hit.getScore(),
+                    query.explainChild() ? lexicalChunk(hit) : null));
+            }
+            listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.LEXICAL, parents, null,
+                Levels.counted(query.levels()), query.explainChild()));
+        }, listener::onFailure));
+    }
+
+    /** Both sides' global windows, fused into the k best; the lexical side starts at once, overlapping the embedding. */
+    private void hybrid(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
+        Fusion fusion = query.fusion() == null ? Fusion.DEFAULT : query.fusion();
+        int window = fusion.windowFor(query.k());
+        // the dense side asks each shard for `window` parents; its graph search is widened as the dense mode's default is
+        int denseCandidates = Math.min(MultiGranularQueryBuilder.MAX_K, Math.max(query.numCandidates() == null ? 0 : query.numCandidates(),
+            MultiGranularQueryBuilder.defaultCandidates(window)));
+        AtomicReference<List<Fusion.SideHit>> dense = new AtomicReference<>();
+        AtomicReference<List<Fusion.SideHit>> lexical = new AtomicReference<>();
+        AtomicReference<float[]> vector = new AtomicReference<>();
+        Map<String, PlannedParentsQueryBuilder.SideChunk> lexicalChunks = new HashMap<>();
+        AtomicInteger pending = new AtomicInteger(2);
+        Runnable done = () -> {
+            if (pending.decrementAndGet() == 0) {
+                List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
+                synchronized (lexicalChunks) {
+                    for (Fusion.Fused f : fusion.fuse(dense.get(), lexical.get(), query.k())) {
+                        parents.add(new PlannedParentsQueryBuilder.Parent(f, lexicalChunks.get(key(f.index(), f.id()))));
+                    }
+                }
+                listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, parents,
+                    query.explainChild() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild()));
+            }
+        };
+        QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, query.explainChild());
+        SubSearches.run(client, "lexical", searches.request(lexicalQuery, window, SearchType.DFS_QUERY_THEN_FETCH),
+            ActionListener.wrap(response -> {
+                synchronized (lexicalChunks) {
+                    lexical.set(sideHits(response, query.explainChild() ? lexicalChunks : null));
+                }
+                done.run();
+            }, listener::onFailure));
+        embed(ActionListener.wrap(v -> {
+            vector.set(v);
+            DenseParentsQueryBuilder perShard = query.perShardDense(v, window, denseCandidates, sideFilter, false);
+            SubSearches.run(client, "dense", searches.request(perShard, window, SearchType.QUERY_THEN_FETCH),
+                ActionListener.wrap(response -> {
+                    dense.set(sideHits(response, null));
+                    done.run();
+                }, listener::onFailure));
+        }, listener::onFailure));
+    }
+
+    /**
+     * A side's parents, best first; with {@code chunks}, also the lexical best chunk of each: the inner hit (the best child)
+     * unless the parent's own text scored higher (the hit's score is the MAX of both).
+     */
+    private static List<Fusion.SideHit> sideHits(SearchResponse response, Map<String, PlannedParentsQueryBuilder.SideChunk> chunks) {
+        List<Fusion.SideHit> out = new ArrayList<>();
+        for (SearchHit hit : response.getHits().getHits()) {
+            out.add(new Fusion.SideHit(hit.getIndex(), hit.getId(), hit.getScore()));
+            if (chunks != null) {
+                chunks.put(key(hit.getIndex(), hit.getId()), lexicalChunk(hit));
+            }
+        }
+        return out;
+    }
+
+    static PlannedParentsQueryBuilder.SideChunk lexicalChunk(SearchHit hit) {
+        SearchHits inner = hit.getInnerHits() == null ? null : hit.getInnerHits().get(BestChildFetchSubPhase.FIELD);
+        if (inner != null && inner.getHits().length > 0) {
+            SearchHit child = inner.getHits()[0];
+            // a nested inner hit's _source is the child object itself
+            Map<String, Object> c = child.getSourceAsMap();
+            if (!(hit.getScore() > child.getScore()) && c != null && c.get(ChunkDocuments.LEVEL) instanceof Number level
+                && c.get(ChunkDocuments.ORDINAL) instanceof Number ordinal) {
+                return new PlannedParentsQueryBuilder.SideChunk(level.intValue(), ordinal.intValue(), child.getScore());
+            }
+        }
+        return new PlannedParentsQueryBuilder.SideChunk(0, 0, hit.getScore());
+    }
+
+    private static String key(String index, String id) {
+        return index + '\u0000' + id;
+    }
+
+    /**
+     * The model recorded in the mappings of the searched chunk indices (they must agree), or null when none of them holds
+     * vectors and {@code vectorsRequired} is false.
+     */
+    private static ModelRef indexModel(Index[] indices, ClusterState state, boolean vectorsRequired) {
+        Set<Object> models = new HashSet<>();
+        List<String> withoutVectors = new ArrayList<>();
+        for (Index index : indices) {
+            ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(index));
+            if (meta == null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
+                        + "multi_granular_chunking pipeline", MultiGranularQueryBuilder.NAME, index.getName()));
+            }
+            if (meta.hasVectors()) {
+                models.add(meta.model());
+            } else {
+                withoutVectors.add(index.getName());
+            }
+        }
+        if (models.isEmpty() && withoutVectors.isEmpty()) {
+            throw new IllegalArgumentException("[" + MultiGranularQueryBuilder.NAME + "] the request searches no index");
+        }
+        if (!withoutVectors.isEmpty() && (vectorsRequired || !models.isEmpty())) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] chunk index %s holds no vectors (its pipeline has [embed: false]); use [mode: lexical] or [match]",
+                MultiGranularQueryBuilder.NAME, withoutVectors));
+        }
+        if (models.isEmpty()) {
+            return null;
+        }
+        if (models.size() > 1) {
+            throw new IllegalArgumentException("[" + MultiGranularQueryBuilder.NAME + "] the searched indices were embedded by different "
+                + "models " + models + "; search them separately or name one with [model] or [model_id]");
+        }
+        Map<?, ?> m = (Map<?, ?>) models.iterator().next();
+        return m.get("model") != null ? ModelRef.embedded((String) m.get("model")) : new ModelRef(null, (String) m.get("model_id"));
+    }
+}
