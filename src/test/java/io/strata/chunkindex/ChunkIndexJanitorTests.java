@@ -1,0 +1,173 @@
+package io.strata.chunkindex;
+
+import org.opensearch.cluster.ClusterChangedEvent;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.ClusterStateUpdateTask;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.cluster.metadata.MetadataDeleteIndexService;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.core.index.Index;
+import org.opensearch.test.OpenSearchTestCase;
+import org.opensearch.threadpool.TestThreadPool;
+import org.opensearch.threadpool.ThreadPool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import static io.strata.chunkindex.TestClusterService.chunkIndex;
+import static io.strata.chunkindex.TestClusterService.index;
+import static io.strata.chunkindex.TestClusterService.state;
+
+/**
+ * The janitor's decisions against hand-built cluster states: on the deletion of a source index it submits one update task,
+ * and that task deletes a chunk index only if, in the state it replaces, it is still the same index (by UUID) and still
+ * registered ({@link ChunkIndexRegistry}) to the deleted source index; an index whose mapping {@code _meta} merely names
+ * the source is never touched; with the setting off, or on a node that is not the elected cluster manager, it does
+ * nothing. The delete service is a fake that records what it is asked.
+ */
+public class ChunkIndexJanitorTests extends OpenSearchTestCase {
+    private static final String SOURCE = "docs";
+    private static final String CHUNKS = "docs-chunks";
+
+    private ThreadPool threadPool;
+    private TestClusterService clusterService;
+    private final List<Set<Index>> deleted = new ArrayList<>();
+    private final ChunkIndexRegistry registry = new ChunkIndexRegistry();
+
+    @Override
+    public void setUp() throws Exception {
+        super.setUp();
+        threadPool = new TestThreadPool(getTestName());
+        clusterService = new TestClusterService(Settings.EMPTY, threadPool);
+    }
+
+    @Override
+    public void tearDown() throws Exception {
+        ThreadPool.terminate(threadPool, 10, TimeUnit.SECONDS);
+        super.tearDown();
+    }
+
+    private ChunkIndexJanitor janitor(boolean enabled) {
+        Settings settings = Settings.builder().put(ChunkIndexJanitor.DELETE_WITH_SOURCE.getKey(), enabled).build();
+        MetadataDeleteIndexService deleteService = new MetadataDeleteIndexService(settings, clusterService, null) {
+            @Override
+            public ClusterState deleteIndices(ClusterState current, Set<Index> indices) {
+                deleted.add(Set.copyOf(indices));
+                Metadata.Builder metadata = Metadata.builder(current.metadata());
+                indices.forEach(i -> metadata.remove(i.getName()));
+                return ClusterState.builder(current).metadata(metadata).build();
+            }
+        };
+        return new ChunkIndexJanitor(settings, clusterService, deleteService, registry);
+    }
+
+    /** A chunk index registered to {@code source} (by name and UUID). */
+    static IndexMetadata chunksOf(String name, String uuid, String source, String sourceUuid) {
+        IndexMetadata plain = chunkIndex(name, uuid, ChunkDocuments.mapping(null));
+        return IndexMetadata.builder(plain).putCustom(ChunkIndexRegistry.CUSTOM_KEY,
+            ChunkIndexRegistry.customData(new Index(source, sourceUuid))).build();
+    }
+
+    /** The janitor sees the deletion after the registry applied the state before it. */
+    private void deletion(ChunkIndexJanitor janitor, ClusterState before, ClusterState after) {
+        registry.apply(before.metadata());
+        janitor.clusterChanged(new ClusterChangedEvent("delete [docs]", after, before));
+    }
+
+    /** The update task the janitor submitted for the one event it saw. */
+    private ClusterStateUpdateTask onlyTask() {
+        assertEquals("one update task", 1, clusterService.submitted.size());
+        return clusterService.submitted.get(0);
+    }
+
+    // ---- a source index is deleted
+
+    public void testSourceDeleted_deletesTheChunkIndexRegisteredToIt_only() throws Exception {
+        IndexMetadata source = index(SOURCE, "src-1");
+        IndexMetadata chunks = chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1");
+        IndexMetadata otherChunks = chunksOf("other-chunks", "chunks-2", "other", "other-1");
+        ClusterState before = state(source, chunks, otherChunks, index("other", "other-1"));
+        ClusterState after = state(chunks, otherChunks, index("other", "other-1"));
+
+        deletion(janitor(true), before, after);
+
+        ClusterState next = onlyTask().execute(after);
+        assertEquals(List.of(Set.of(chunks.getIndex())), deleted);
+        assertFalse(next.metadata().hasIndex(CHUNKS));
+        assertTrue(next.metadata().hasIndex("other-chunks"));
+    }
+
+    public void testSourceDeleted_neverTouchesAnIndexWhoseMetaMerelyNamesIt() {
+        // what any user with put-mapping rights can write: _meta.strata naming the source and its UUID
+        IndexMetadata bystander = chunkIndex("bystander", "b-1", Map.of("_meta", Map.of("strata",
+            Map.of("format", 2, "source_index", SOURCE, "source_index_uuid", "src-1"))));
+        ClusterState before = state(index(SOURCE, "src-1"), bystander);
+        ClusterState after = state(bystander);
+
+        deletion(janitor(true), before, after);
+
+        assertEquals(List.of(), clusterService.submitted);
+    }
+
+    public void testSourceDeleted_whenTheChunkIndexWasReplacedByAnotherOfTheSameName_keepsTheNewOne() throws Exception {
+        IndexMetadata chunks = chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1");
+        deletion(janitor(true), state(index(SOURCE, "src-1"), chunks), state(chunks));
+
+        // deleted and created again under the same name, even registered to the same (deleted) source
+        ClusterState replaced = state(chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1"));
+        assertSame(replaced, onlyTask().execute(replaced));
+        ClusterState gone = state();
+        assertSame(gone, onlyTask().execute(gone));
+        assertEquals(List.of(), deleted);
+    }
+
+    public void testSourceDeleted_whenNoChunkIndexIsRegisteredToThatIncarnation_submitsNothing() {
+        // chunk indices of an older incarnation, of another source, and a plain index
+        ClusterState before = state(index(SOURCE, "src-2"), chunksOf("old-chunks", "c-1", SOURCE, "src-1"),
+            chunksOf("other-chunks", "c-3", "other", "src-3"), index("plain", "p-1"));
+        ClusterState after = state(chunksOf("old-chunks", "c-1", SOURCE, "src-1"), chunksOf("other-chunks", "c-3", "other", "src-3"),
+            index("plain", "p-1"));
+
+        deletion(janitor(true), before, after);
+
+        assertEquals(List.of(), clusterService.submitted);
+    }
+
+    public void testSourceDeleted_withTheSettingOff_doesNothing() {
+        IndexMetadata chunks = chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1");
+        deletion(janitor(false), state(index(SOURCE, "src-1"), chunks), state(chunks));
+        assertEquals(List.of(), clusterService.submitted);
+    }
+
+    public void testSetting_isDynamic() {
+        IndexMetadata chunks = chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1");
+        ClusterState before = state(index(SOURCE, "src-1"), chunks);
+        ClusterChangedEvent deletion = new ClusterChangedEvent("delete [docs]", state(chunks), before);
+        registry.apply(before.metadata());
+        ChunkIndexJanitor janitor = janitor(true);
+        String key = ChunkIndexJanitor.DELETE_WITH_SOURCE.getKey();
+
+        clusterService.getClusterSettings().applySettings(Settings.builder().put(key, false).build());
+        janitor.clusterChanged(deletion);
+        assertEquals(List.of(), clusterService.submitted);
+
+        clusterService.getClusterSettings().applySettings(Settings.builder().put(key, true).build());
+        janitor.clusterChanged(deletion);
+        assertEquals(1, clusterService.submitted.size());
+    }
+
+    public void testSourceDeleted_seenOnANodeThatIsNotTheElectedClusterManager_doesNothing() {
+        IndexMetadata chunks = chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1");
+        Metadata beforeMeta = Metadata.builder().put(index(SOURCE, "src-1"), false).put(chunks, false).build();
+        Metadata afterMeta = Metadata.builder().put(chunks, false).build();
+        registry.apply(beforeMeta);
+
+        janitor(true).clusterChanged(new ClusterChangedEvent("delete [docs]", state(afterMeta, false), state(beforeMeta, false)));
+
+        assertEquals(List.of(), clusterService.submitted);
+    }
+}
