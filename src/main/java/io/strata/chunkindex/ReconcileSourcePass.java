@@ -194,7 +194,9 @@ final class ReconcileSourcePass {
             return;
         }
         ActionListener<Rechunker.Outcome> done = ActionListener.wrap(outcome -> {
-            report.fixed.incrementAndGet();
+            if (outcome == Rechunker.Outcome.DONE) {
+                report.fixed.incrementAndGet(); // superseded: a newer write of the document carries its own chunks
+            }
             next.onResponse(null);
         }, e -> {
             report.fail(report.sourceIndex, doc.id, e.getMessage(), ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));

@@ -54,13 +54,16 @@ import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.index.get.GetResult;
 import org.opensearch.index.mapper.MapperService;
 import org.opensearch.index.query.ExistsQueryBuilder;
+import org.opensearch.index.query.IdsQueryBuilder;
 import org.opensearch.index.query.MatchAllQueryBuilder;
 import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.TermQueryBuilder;
 import org.opensearch.index.seqno.SequenceNumbers;
+import org.opensearch.search.DocValueFormat;
 import org.opensearch.search.SearchHit;
 import org.opensearch.search.SearchHits;
 import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.sort.FieldSortBuilder;
 import org.opensearch.search.internal.InternalSearchResponse;
 import org.opensearch.test.client.NoOpNodeClient;
 import org.opensearch.threadpool.ThreadPool;
@@ -78,7 +81,8 @@ import java.util.function.Function;
 
 /**
  * A node client over in-memory indices, answering at once in the caller's thread: bulk (item by item, with
- * {@code external_gte} versions and delete tombstones), get, multi-get, index (with {@code if_seq_no}), searches (match_all, term and exists queries; scrolls), refresh, create index, put mapping and
+ * {@code external_gte} versions and delete tombstones), get, multi-get, index (with {@code if_seq_no}), searches (match_all, ids, term and exists queries; scrolls; pages sorted by
+ * {@code _seq_no} after a {@code search_after}, hits with their versions; one shard per index), refresh, create index, put mapping and
  * delete index. Index creation and mapping updates change the {@link TestClusterService}'s state as the cluster manager
  * would. Every request is recorded; a test replaces the answer to one action with {@link #on}, and fails single bulk or
  * multi-get items with {@link #failBulkItem} / {@link #failGetItem}.
@@ -280,9 +284,20 @@ final class InMemoryClient extends NoOpNodeClient {
         SearchSourceBuilder source = search.source();
         QueryBuilder query = source == null ? null : source.query();
         List<Map.Entry<String, Stored>> hits = new ArrayList<>();
+        // every in-memory index has one shard: a preference for another shard finds nothing
+        boolean otherShard = search.preference() != null && search.preference().startsWith("_shards:") && !search.preference().equals("_shards:0");
         for (Map.Entry<String, Stored> doc : indices.getOrDefault(search.indices()[0], Map.of()).entrySet()) {
-            if (doc.getValue().source() != null && matches(query, doc.getValue().source())) {
+            if (!otherShard && doc.getValue().source() != null && matches(query, doc.getKey(), doc.getValue().source())) {
                 hits.add(Map.entry(doc.getKey(), doc.getValue()));
+            }
+        }
+        boolean bySeqNo = source != null && source.sorts() != null && source.sorts().stream()
+            .anyMatch(sort -> sort instanceof FieldSortBuilder f && f.getFieldName().equals("_seq_no"));
+        if (bySeqNo) {
+            hits.sort((x, y) -> Long.compare(x.getValue().seqNo(), y.getValue().seqNo()));
+            if (source.searchAfter() != null) {
+                long after = ((Number) source.searchAfter()[0]).longValue();
+                hits.removeIf(h -> h.getValue().seqNo() <= after);
             }
         }
         int size = source == null || source.size() < 0 ? 10 : source.size();
@@ -310,16 +325,24 @@ final class InMemoryClient extends NoOpNodeClient {
         SearchHit[] hits = new SearchHit[to - from];
         for (int i = from; i < to; i++) {
             Map.Entry<String, Stored> doc = scroll.hits().get(i);
-            hits[i - from] = new SearchHit(i, doc.getKey(), Map.of(), Map.of()).sourceRef(json(doc.getValue().source()));
+            SearchHit hit = new SearchHit(i, doc.getKey(), Map.of(), Map.of()).sourceRef(json(doc.getValue().source()));
+            hit.version(doc.getValue().version());
+            hit.setSeqNo(doc.getValue().seqNo());
+            hit.setPrimaryTerm(1);
+            hit.sortValues(new Object[] { doc.getValue().seqNo() }, new DocValueFormat[] { DocValueFormat.RAW });
+            hits[i - from] = hit;
         }
         SearchHits searchHits = new SearchHits(hits, new TotalHits(scroll.hits().size(), TotalHits.Relation.EQUAL_TO), 1f);
         return new SearchResponse(new InternalSearchResponse(searchHits, null, null, null, false, null, 1), scrollId, 1, 1, 0, 1,
             ShardSearchFailure.EMPTY_ARRAY, SearchResponse.Clusters.EMPTY);
     }
 
-    private static boolean matches(QueryBuilder query, Map<String, Object> source) {
+    private static boolean matches(QueryBuilder query, String id, Map<String, Object> source) {
         if (query == null || query instanceof MatchAllQueryBuilder) {
             return true;
+        }
+        if (query instanceof IdsQueryBuilder ids) {
+            return ids.ids().contains(id);
         }
         if (query instanceof TermQueryBuilder term) {
             return Objects.equals(valueAt(source, term.fieldName()), term.value());
