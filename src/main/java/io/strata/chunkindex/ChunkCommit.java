@@ -88,11 +88,17 @@ public final class ChunkCommit {
      */
     public void write(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
                       ActionListener<Result> listener) {
+        write(target, sourceId, version, n, docAt, k -> {}, listener);
+    }
+
+    /** As {@link #write}, telling {@code written} how many documents each slice (and the commit) wrote. */
+    public void write(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+                      java.util.function.IntConsumer written, ActionListener<Result> listener) {
         if (n == 0) {
             delete(target, sourceId, version, listener);
             return;
         }
-        new Writer(target, sourceId, version, n, docAt, listener).writeFrom(1);
+        new Writer(target, sourceId, version, n, docAt, written, listener).writeFrom(1);
     }
 
     /** Removes every chunk of {@code sourceId} from {@code target} at {@code version} (tombstoning id 0 first). */
@@ -154,16 +160,18 @@ public final class ChunkCommit {
         private final long version;
         private final int n;
         private final IntFunction<Map<String, Object>> docAt;
+        private final java.util.function.IntConsumer progress;
         private final ActionListener<Result> listener;
         private final List<String> written = new ArrayList<>();
 
         Writer(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
-               ActionListener<Result> listener) {
+               java.util.function.IntConsumer progress, ActionListener<Result> listener) {
             this.target = target;
             this.sourceId = sourceId;
             this.version = version;
             this.n = n;
             this.docAt = docAt;
+            this.progress = progress;
             this.listener = listener;
         }
 
@@ -203,6 +211,7 @@ public final class ChunkCommit {
                 } else if (superseded) {
                     rollback();
                 } else {
+                    progress.accept(results.size());
                     writeFrom(next);
                 }
             }, this::abandon));
@@ -220,8 +229,11 @@ public final class ChunkCommit {
             store.index(target, List.of(Map.entry(ChunkDocuments.chunkId(sourceId, 0), first)), version, ActionListener.wrap(results -> {
                 VersionedChunks.ItemResult r = results.get(0);
                 switch (r.outcome()) {
-                    case APPLIED -> deleteFound(target, sourceId, n + 1, n, version, ActionListener.wrap(
-                        v -> listener.onResponse(Result.DONE), listener::onFailure));
+                    case APPLIED -> {
+                        progress.accept(1);
+                        deleteFound(target, sourceId, n + 1, n, version, ActionListener.wrap(
+                            v -> listener.onResponse(Result.DONE), listener::onFailure));
+                    }
                     case CONFLICT -> rollback();
                     case FAILED -> abandon(r.failure());
                 }

@@ -54,6 +54,11 @@ public final class ChunkLedger {
         return entries.stream().filter(e -> e.id().equals(id)).toList();
     }
 
+    /** Every entry recorded (matched to a stored item or not). */
+    public List<Entry> all() {
+        return List.copyOf(entries);
+    }
+
     public boolean isEmpty() {
         return entries.isEmpty();
     }

@@ -131,7 +131,11 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                     failures.put(item.getItemId(), chunkFailure(item, null, e));
                 }
             }
-            Runnable respond = () -> reply.accept(withChunkFailures());
+            Runnable respond = () -> {
+                // every prepared document leaves the in-progress report: written, or its source write failed
+                ledger.all().forEach(e -> e.chunks().progress().done());
+                reply.accept(withChunkFailures());
+            };
             if (request.getRefreshPolicy() != WriteRequest.RefreshPolicy.NONE) {
                 // a client that asked for its writes to be visible sees the chunks too
                 Runnable unrefreshed = respond;
@@ -261,14 +265,17 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 : l -> c.setup().ensureIndex(target, concrete.getName(), chunks.model(), chunks.writer().callerContext(
                     ActionListener.wrap(v -> ledger.writeChecks().check(target, chunks.writer().callerContext(l)), l::onFailure)));
             ready.accept(ActionListener.wrap(v -> c.setup().register(target, concrete, chunks.writer().callerContext(ActionListener.wrap(
-                r -> c.commit().write(target, item.getId(), seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
-                    ActionListener.wrap(result -> {
+                r -> {
+                    chunks.progress().stage(io.strata.stats.StrataStats.Stage.WRITING);
+                    c.commit().write(target, item.getId(), seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
+                    chunks.progress()::written, ActionListener.wrap(result -> {
                         if (result == ChunkCommit.Result.DONE) {
                             failOn.onResponse(null);
                         } else {
                             checkSuperseded(item, concrete, target, seqNo, failOn);
                         }
-                    }, failOn::onFailure)), failOn::onFailure))), failOn::onFailure));
+                    }, failOn::onFailure));
+                }, failOn::onFailure))), failOn::onFailure));
         }
 
         /**

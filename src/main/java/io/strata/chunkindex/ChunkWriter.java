@@ -125,7 +125,7 @@ public final class ChunkWriter {
         if (model == null) {
             progress.planned(parents.size(), 0, 0);
             ready(target, sourceIndex, null, writable, ActionListener.wrap(
-                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, copied, sourceHash, null)), listener::onFailure));
+                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, copied, sourceHash, null, progress)), listener::onFailure));
             return;
         }
         progress.stage(StrataStats.Stage.EMBEDDING);
@@ -143,7 +143,7 @@ public final class ChunkWriter {
                         progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
                         embedSlices(vectors, vectors.slices(services.slicing().embedTexts()), 0, progress, ActionListener.wrap(done -> {
                             services.stats().ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
-                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, copied, sourceHash, info));
+                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, copied, sourceHash, info, progress));
                         }, modelFailed::accept));
                     }, listener::onFailure)),
                 listener::onFailure));

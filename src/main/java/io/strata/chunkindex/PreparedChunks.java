@@ -2,6 +2,7 @@ package io.strata.chunkindex;
 
 import io.strata.chunking.ChunkedParent;
 import io.strata.model.ModelInfo;
+import io.strata.stats.StrataStats;
 
 import java.util.List;
 import java.util.Map;
@@ -19,9 +20,10 @@ import java.util.function.IntFunction;
  * @param copied     the document's {@code copy_fields}
  * @param sourceHash the hash of the source text
  * @param model      the embedding model (null without vectors)
+ * @param progress   the document's entry in the stats' in-progress report, until its chunks are written
  */
 public record PreparedChunks(ChunkWriter writer, List<ChunkedParent> parents, DocumentVectors vectors, List<String> textHashes,
-                             Map<String, Object> copied, String sourceHash, ModelInfo model) {
+                             Map<String, Object> copied, String sourceHash, ModelInfo model, StrataStats.Progress progress) {
 
     public int count() {
         return parents.size();

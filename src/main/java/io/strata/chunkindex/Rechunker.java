@@ -118,8 +118,11 @@ public final class Rechunker {
             writer.copiedFields(doc.source()), hash, checks, progress, ActionListener.wrap(prepared -> {
                 newSummary[0] = writer.summary(target, parents, hash, pipeline instanceof String p ? p : null);
                 setup.register(target, source, writer.callerContext(ActionListener.wrap(
-                    r -> commit.write(target, doc.id(), doc.seqNo(), prepared.count(), prepared.documents(source.getName(), doc.id(), doc.routing()),
-                        tracked), failed)));
+                    r -> {
+                        progress.stage(StrataStats.Stage.WRITING);
+                        commit.write(target, doc.id(), doc.seqNo(), prepared.count(), prepared.documents(source.getName(), doc.id(),
+                            doc.routing()), progress::written, tracked);
+                    }, failed)));
             }, failed), failed), failed));
     }
 

@@ -116,8 +116,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         // every path below ends in the handler exactly once: that is where a tracked document leaves the report
         StrataStats.Progress progress = stats.track(concreteIndex,
             (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName()), text.length());
+        // a document whose chunks were prepared stays in the report until the bulk filter has written them
         BiConsumer<IngestDocument, Exception> done = (d, e) -> {
-            progress.done();
+            if (e != null || ledger == null) {
+                progress.done();
+            }
             handler.accept(d, e);
         };
         writer.chunk(text, ActionListener.wrap(parents -> chunked(document, ledger, concreteIndex, target, text, parents, progress, done),
