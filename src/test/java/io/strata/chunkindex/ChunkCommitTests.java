@@ -207,12 +207,13 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         // committed: the newer's probe removes them; had any landed after the probe, the older's failed commit removes it
         ChunkCommit older = commit(store, 5);
         start(older, new Op(10, 6), outcomes);
-        store.pending.remove(0).run(); // ids 1..5 land
-        while (store.pending.size() > 0 && store.docs.size() < 5) {
-            store.pending.remove(0).run();
+        for (int i = 0; i < 5; i++) {
+            store.pending.remove(0).run(); // ids 1..5 land; the older writer's commit is queued
         }
         start(commit(store, 5), new Op(20, 2), outcomes);
-        store.runAll(random());
+        while (!store.pending.isEmpty()) {
+            store.pending.remove(store.pending.size() - 1).run(); // the newer writer's steps first: the older commits last
+        }
         assertEquals(new Op(20, 2).expected(), store.live());
         assertTrue(outcomes.toString(), outcomes.contains(ChunkCommit.Result.SUPERSEDED));
     }
