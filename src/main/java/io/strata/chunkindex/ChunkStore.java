@@ -69,7 +69,10 @@ public final class ChunkStore implements VersionedChunks {
             long applied = 0;
             for (BulkItemResponse item : response.getItems()) {
                 if (!item.isFailed()) {
-                    applied++;
+                    // a delete of an absent id leaves a tombstone but deletes no document: not counted
+                    if (writes || item.getResponse().getResult() == org.opensearch.action.DocWriteResponse.Result.DELETED) {
+                        applied++;
+                    }
                     out.add(ItemResult.applied(item.getId()));
                     continue;
                 }
