@@ -337,8 +337,9 @@ public final class ChunkLifecycleFilter implements ActionFilter {
 
     /** What the caller is told when a source write stood but its chunks could not follow. */
     static Exception chunkFailure(BulkItemResponse item, String target, Exception cause) {
-        String where = target == null ? "its chunks" : "its chunks in [" + target + "]";
-        String what = item.getResponse() != null && item.getResponse().getResult() == DocWriteResponse.Result.DELETED
+        boolean deleted = item.getResponse() != null && item.getResponse().getResult() == DocWriteResponse.Result.DELETED;
+        String where = target == null ? "its chunks" : "its chunks " + (deleted ? "from" : "to") + " [" + target + "]";
+        String what = deleted
             ? String.format(Locale.ROOT, "[%s][%s] was deleted, but deleting %s failed, so they remain", item.getIndex(), item.getId(), where)
             : String.format(Locale.ROOT, "[%s][%s] was written, but writing %s failed, so they are missing or stale", item.getIndex(),
                 item.getId(), where);
