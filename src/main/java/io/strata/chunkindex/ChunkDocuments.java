@@ -24,14 +24,17 @@ import java.util.Set;
  */
 public final class ChunkDocuments {
     public static final String META_KEY = "strata";
+    /** Recorded by formats 1–2 only (read for nothing the node acts on; see {@link ChunkIndexRegistry}). */
     public static final String META_SOURCE_INDEX = "source_index";
-    /**
-     * UUID of the source index incarnation the chunks belong to ({@code _na_} while the source index does not exist yet:
-     * its first bulk runs the pipeline before creating it). Lets {@link ChunkIndexJanitor} delete the chunk index of a
-     * deleted source index without touching one that a re-created source index of the same name already writes to.
-     */
+    /** Recorded by formats 1–2 only. */
     public static final String META_SOURCE_UUID = "source_index_uuid";
-    public static final int FORMAT_VERSION = 2;
+    /**
+     * Format 3: chunk documents are versioned with their source operation's {@code _seq_no} ({@link ChunkCommit}); the
+     * source index is recorded in the registry, not in {@code _meta}.
+     */
+    public static final int FORMAT_VERSION = 3;
+    /** The first format whose chunk documents carry their source operation's sequence number as their version. */
+    public static final int FORMAT_VERSIONED = 3;
     /** The first format whose parents with vectors have a level-0 entry in {@code children}. */
     public static final int FORMAT_SELF_IN_CHILDREN = 2;
     public static final String META_FORMAT = "format";
@@ -51,10 +54,12 @@ public final class ChunkDocuments {
     public static final String META_MODEL = "model";
     /** Hash of the whole source text the chunks were cut from (also in the source's summary): what reconciling compares. */
     public static final String SOURCE_HASH = "source_hash";
+    /** The custom routing of the source document (absent without one): what reads of the source from a chunk need. */
+    public static final String SOURCE_ROUTING = "source_routing";
 
     /** Names a copied source field may not take. */
     public static final Set<String> RESERVED = Set.of(SOURCE_ID, SOURCE_INDEX, ORDINAL, TEXT, START, END, STRATEGY, CHILDREN,
-        EMBEDDING, TEXT_HASH, SOURCE_HASH);
+        EMBEDDING, TEXT_HASH, SOURCE_HASH, SOURCE_ROUTING);
 
     private ChunkDocuments() {}
 
@@ -115,13 +120,12 @@ public final class ChunkDocuments {
         return doc;
     }
 
-    /** Mapping of a chunk index whose chunks come from {@code sourceIndex}, embedded by {@code model} (null: no vectors). */
-    public static Map<String, Object> mapping(String sourceIndex, ModelInfo model) {
-        return mapping(sourceIndex, null, model);
-    }
-
-    /** As {@link #mapping(String, ModelInfo)}, recording the source index's UUID ({@link #META_SOURCE_UUID}) when not null. */
-    public static Map<String, Object> mapping(String sourceIndex, String sourceUuid, ModelInfo model) {
+    /**
+     * Mapping of a chunk index embedded by {@code model} (null: no vectors). Its {@code _meta.strata} records the format and
+     * the model, for queries only: which source index a chunk index serves is Strata's own record
+     * ({@link ChunkIndexRegistry}), never the user-editable {@code _meta}.
+     */
+    public static Map<String, Object> mapping(ModelInfo model) {
         Map<String, Object> child = new LinkedHashMap<>();
         child.put(LEVEL, Map.of("type", "integer"));
         child.put(ORDINAL, Map.of("type", "integer"));
@@ -139,6 +143,7 @@ public final class ChunkDocuments {
         props.put(END, Map.of("type", "integer", "index", false));
         props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));
+        props.put(SOURCE_ROUTING, Map.of("type", "keyword", "index", false));
         if (model != null) {
             props.put(EMBEDDING, vectorField(model.dimension()));
             child.put(EMBEDDING, vectorField(model.dimension()));
@@ -147,10 +152,6 @@ public final class ChunkDocuments {
 
         Map<String, Object> strata = new LinkedHashMap<>();
         strata.put(META_FORMAT, FORMAT_VERSION);
-        strata.put(META_SOURCE_INDEX, sourceIndex);
-        if (sourceUuid != null) {
-            strata.put(META_SOURCE_UUID, sourceUuid);
-        }
         if (model != null) {
             strata.put(META_MODEL, modelMeta(model));
         }
@@ -206,6 +207,31 @@ public final class ChunkDocuments {
             }
         }
         return out;
+    }
+
+    /** A rough size of a chunk document as JSON, for cutting bulk slices (text characters, ~10 bytes a vector component). */
+    static long estimatedBytes(Object value) {
+        if (value instanceof String s) {
+            return s.length() + 2;
+        }
+        if (value instanceof float[] v) {
+            return 10L * v.length;
+        }
+        if (value instanceof Map<?, ?> m) {
+            long sum = 2;
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                sum += String.valueOf(e.getKey()).length() + 4 + estimatedBytes(e.getValue());
+            }
+            return sum;
+        }
+        if (value instanceof List<?> l) {
+            long sum = 2;
+            for (Object o : l) {
+                sum += 1 + estimatedBytes(o);
+            }
+            return sum;
+        }
+        return 8;
     }
 
     private static float[] toFloats(List<?> values) {

@@ -2,18 +2,15 @@ package io.strata.chunkindex;
 
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;
-import org.opensearch.cluster.metadata.Metadata;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
- * The {@code _meta.strata} of a chunk index mapping, parsed once into a typed value: which source index (and which
- * incarnation of it, by UUID) the chunk index serves, its format, and the embedding model of its vectors. Every reader
- * of chunk-index metadata goes through here instead of picking keys out of raw maps.
+ * The {@code _meta.strata} of a chunk index mapping, parsed once into a typed value: its format and the embedding model of
+ * its vectors, which queries read. Formats 1–2 also recorded a source index here; nothing the node does trusts that (a
+ * user with put-mapping rights can write {@code _meta}): the source of a chunk index is {@link ChunkIndexRegistry}'s.
  *
  * @param sourceIndex the source index's name, or null in a malformed entry
  * @param sourceUuid  the UUID of the source index incarnation the chunks belong to ({@code _na_} before it exists), or null
@@ -56,18 +53,6 @@ public record ChunkIndexMeta(String sourceIndex, String sourceUuid, int format, 
         return (Map<String, Object>) map;
     }
 
-    /** Chunk indices whose metadata names {@code sourceIndex}, sorted. */
-    public static List<String> chunkIndicesOf(Metadata metadata, String sourceIndex) {
-        TreeSet<String> out = new TreeSet<>();
-        for (IndexMetadata index : metadata.indices().values()) {
-            ChunkIndexMeta meta = of(index);
-            if (meta != null && sourceIndex.equals(meta.sourceIndex())) {
-                out.add(index.getIndex().getName());
-            }
-        }
-        return List.copyOf(out);
-    }
-
     /** Whether the chunks carry vectors (a pipeline with a model wrote them). */
     public boolean hasVectors() {
         return model != null;
@@ -83,10 +68,8 @@ public record ChunkIndexMeta(String sourceIndex, String sourceUuid, int format, 
         return format >= ChunkDocuments.FORMAT_SELF_IN_CHILDREN;
     }
 
-    /** The mapping update that records {@code uuid} as the source incarnation, every other key as it is. */
-    public Map<String, Object> mappingWithSourceUuid(String uuid) {
-        Map<String, Object> strata = new LinkedHashMap<>(fields);
-        strata.put(ChunkDocuments.META_SOURCE_UUID, uuid);
-        return Map.of("_meta", Map.of(ChunkDocuments.META_KEY, strata));
+    /** Format 3 and later: chunk documents carry their source operation's sequence number as their version. */
+    public boolean versioned() {
+        return format >= ChunkDocuments.FORMAT_VERSIONED;
     }
 }

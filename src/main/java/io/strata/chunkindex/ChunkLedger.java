@@ -1,37 +1,62 @@
 package io.strata.chunkindex;
 
 import java.util.List;
-import java.util.Set;
-import java.util.stream.Collectors;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The chunk writes made while one bulk request ran its pipelines. {@link ChunkLifecycleFilter} puts a
- * ledger into the thread context of every bulk request; processors record each document they wrote chunks
- * for; when the bulk response shows that a document's own write failed, the filter repairs its chunks.
- * Its presence also tells a processor that it runs for a real write and not in {@code _simulate}.
+ * The chunks prepared while one bulk request ran its pipelines, not yet written. {@link ChunkLifecycleFilter} puts a ledger
+ * into the thread context of every bulk request; processors record each document's prepared chunks; after the bulk the
+ * filter writes the chunks of each document whose source write succeeded, versioned with its {@code _seq_no}. Its presence
+ * also tells a processor that it runs for a real write and not in {@code _simulate}, and tells the filter that a nested
+ * bulk (Strata's own writes) is not to be handled again.
  */
 public final class ChunkLedger {
     /** Thread-context transient key. */
     public static final String TRANSIENT = "_strata_chunk_ledger";
 
-    /** {@code parents} chunks cut from the text with {@code sourceHash} were written for {@code index/id} by {@code writer}. */
-    public record Entry(ChunkWriter writer, String index, String id, String sourceHash, int parents) {}
+    /**
+     * The chunks of document {@code id}, written to {@code index} as the request named it (perhaps an alias), prepared for
+     * chunk index {@code target} (from the concrete index the pipeline expected, {@code concreteIndex}).
+     */
+    public record Entry(String index, String id, String concreteIndex, String target, PreparedChunks chunks) {}
 
     private final Queue<Entry> entries = new ConcurrentLinkedQueue<>();
+    private final WriteChecks writeChecks;
 
-    public void record(ChunkWriter writer, String index, String id, String sourceHash, int parents) {
-        entries.add(new Entry(writer, index, id, sourceHash, parents));
+    public ChunkLedger(WriteChecks writeChecks) {
+        this.writeChecks = writeChecks;
     }
 
-    public List<Entry> entriesFor(String index, String id) {
-        return entries.stream().filter(e -> e.index().equals(index) && e.id().equals(id)).toList();
+    /**
+     * The ledger of Strata's own source writes (a summary stored after re-chunking): the filter lets them through and
+     * processors (a final pipeline still runs) leave the document as it is, its summary already computed.
+     */
+    public static ChunkLedger ownWrites() {
+        return new ChunkLedger(null);
     }
 
-    /** Chunk indices written during this bulk. */
-    public Set<String> targetIndices() {
-        return entries.stream().map(e -> e.writer().targetIndex()).collect(Collectors.toSet());
+    public boolean isOwnWrites() {
+        return writeChecks == null;
+    }
+
+    /** The checks that the caller may write each chunk index, shared by the whole bulk. */
+    public WriteChecks writeChecks() {
+        return writeChecks;
+    }
+
+    public void record(Entry entry) {
+        entries.add(entry);
+    }
+
+    /** The entries of document {@code id}. */
+    public List<Entry> entriesFor(String id) {
+        return entries.stream().filter(e -> e.id().equals(id)).toList();
+    }
+
+    /** Every entry recorded (matched to a stored item or not). */
+    public List<Entry> all() {
+        return List.copyOf(entries);
     }
 
     public boolean isEmpty() {

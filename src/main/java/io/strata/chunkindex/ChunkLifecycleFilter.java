@@ -4,25 +4,26 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.DocWriteRequest;
+import org.opensearch.action.DocWriteResponse;
 import org.opensearch.action.bulk.BulkAction;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.bulk.BulkResponse;
-import org.opensearch.action.support.WriteRequest;
+import org.opensearch.action.index.IndexRequest;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
-import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.action.support.WriteRequest;
+import org.opensearch.action.update.UpdateRequest;
 import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.action.ActionResponse;
+import org.opensearch.core.index.Index;
 import org.opensearch.tasks.Task;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -34,42 +35,40 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * Keeps chunk indices in step with their source documents around every bulk request (single-document
- * index and delete requests run as one-item bulks):
+ * Writes the chunk indices after every bulk request (single-document index, delete and update requests run as one-item
+ * bulks, as do {@code _update_by_query}, {@code _delete_by_query} and {@code _reindex} page by page), from what the bulk
+ * response says was stored:
  * <ul>
- *   <li>before: puts a {@link ChunkLedger} into the thread context, in which processors record the chunks
- *       they write;</li>
- *   <li>after, before the client sees the response: a source document whose write failed after its chunks
- *       were written gets its chunks repaired to match what is stored (deleted when nothing is); a deleted
- *       source document loses its chunks in every chunk index of its index.</li>
- *   <li>and closes the races between writes and deletes of the same id that run at the same time on different
- *       nodes: a written document whose chunks are not, after its own write, exactly the ones cut from its text (a
- *       concurrent delete removed them between our chunk write and source write, or another version's chunks
- *       landed after ours) gets them rewritten from what is stored; a deleted document that exists again after its
- *       chunks were removed (re-created concurrently) gets them rewritten too. Each side checks after its last write,
- *       so whichever order the two requests' steps interleave in, the side that finishes last sees the drift.</li>
+ *   <li>before: puts a {@link ChunkLedger} into the thread context, in which processors record the chunks they prepared;</li>
+ *   <li>after, before the client sees the response, for each item that succeeded (a failed source write has no chunk
+ *       written, ever): the prepared chunks of a written document go to the chunk index of the concrete index it landed
+ *       in, versioned with its {@code _seq_no} ({@link ChunkCommit}); a deleted document loses its chunks in every chunk
+ *       index registered to its index, with the delete's {@code _seq_no}; a document written without chunking (an
+ *       {@code _update}, an index request that ran no chunking pipeline) is brought in step from what is stored
+ *       ({@link Rechunker}).</li>
  * </ul>
- * All of it runs in the caller's thread context (restored explicitly, whatever thread answers the bulk), so with the
- * security plugin the chunk writes and deletes are checked against the caller's own permissions. A delete whose chunks
- * the caller may not delete is answered as a failure of that item, with the chunk write's status (e.g. 403) — the
- * source document is gone by then, so the caller learns that its chunks remain instead of getting a silent success.
+ * Ledger entries are matched to items through the request slot (the item's id, and the index the request named, which may
+ * be an alias), and written into the chunk index of the item's concrete index ({@link BulkItemResponse#getIndex()}). The
+ * chunk index is registered to that concrete index first ({@link ChunkIndexRegistry}), so deleting it takes the chunks.
+ *
+ * <p>All of it runs in the caller's thread context (restored explicitly, whatever thread answers the bulk), so with the
+ * security plugin every chunk write is checked against the caller's own permissions. An item whose source was stored but
+ * whose chunks could not be written or deleted is answered as a failure of that item, with the cause's status and what to
+ * do: the caller learns that its chunks are missing or stale instead of getting a silent success.
  */
 public final class ChunkLifecycleFilter implements ActionFilter {
     private static final Logger logger = LogManager.getLogger(ChunkLifecycleFilter.class);
 
+    /** The node components the filter writes with (created after the filter). */
+    public record Components(ChunkIndexSetup setup, ChunkCommit commit, Rechunker rechunker, ChunkStore store) {}
+
     private final Supplier<ThreadContext> threadContext;
-    private final Supplier<ClusterService> clusterService;
-    private final Supplier<ChunkStore> store;
-    private final Supplier<ChunkWriters> writers;
-    private volatile ChunkIndices chunkIndices = new ChunkIndices(-1, Map.of());
+    private final Supplier<Components> components;
 
     /** Suppliers because the node creates action filters before plugin components. */
-    public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
-                                Supplier<ChunkStore> store, Supplier<ChunkWriters> writers) {
+    public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<Components> components) {
         this.threadContext = threadContext;
-        this.clusterService = clusterService;
-        this.store = store;
-        this.writers = writers;
+        this.components = components;
     }
 
     @Override
@@ -83,68 +82,277 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
         ThreadContext context = threadContext.get();
-        if (!BulkAction.NAME.equals(action) || context == null || context.getTransient(ChunkLedger.TRANSIENT) != null) {
-            // not a bulk, or our own chunk writes inside an outer bulk
+        Components c = components.get();
+        if (!BulkAction.NAME.equals(action) || context == null || c == null || context.getTransient(ChunkLedger.TRANSIENT) != null) {
+            // not a bulk, or Strata's own writes (chunks, summaries) inside an outer bulk or a reconcile
             chain.proceed(task, action, request, listener);
             return;
         }
-        ChunkLedger ledger = new ChunkLedger();
+        ChunkLedger ledger = new ChunkLedger(new WriteChecks(c.setup()));
         try (ThreadContext.StoredContext restore = context.newStoredContext(true)) {
             context.putTransient(ChunkLedger.TRANSIENT, ledger);
             // the caller's context (with the ledger) for the chunk work after the bulk, whichever thread answers it
             ActionListener<Response> after = ContextPreservingActionListener.wrapPreservingContext(ActionListener.wrap(
-                response -> afterBulk(ledger, ((BulkRequest) request).getRefreshPolicy(), (BulkResponse) response,
-                    r -> listener.onResponse((Response) r)),
+                response -> new AfterBulk(c, ledger, (BulkRequest) request, (BulkResponse) response,
+                    r -> listener.onResponse((Response) r)).run(),
                 listener::onFailure), context);
             chain.proceed(task, action, request, after);
         }
     }
 
-    private void afterBulk(ChunkLedger ledger, WriteRequest.RefreshPolicy refresh, BulkResponse response,
-                           Consumer<BulkResponse> reply) {
-        List<Consumer<ActionListener<Void>>> work = new ArrayList<>();
-        Set<String> touched = new TreeSet<>(ledger.targetIndices());
-        List<ChunkLedger.Entry> written = new ArrayList<>();
-        // items whose source was deleted but whose chunks could not be: answered as failures (see the class Javadoc)
-        Map<Integer, Exception> chunksKept = new ConcurrentHashMap<>();
-        for (BulkItemResponse item : response.getItems()) {
-            if (item.isFailed()) {
-                for (ChunkLedger.Entry entry : ledger.entriesFor(item.getIndex(), item.getId())) {
-                    work.add(l -> entry.writer().repair(entry.index(), entry.id(), l));
+    /** The chunk work of one bulk response. */
+    private static final class AfterBulk {
+        private final Components c;
+        private final ChunkLedger ledger;
+        private final BulkRequest request;
+        private final BulkResponse response;
+        private final Consumer<BulkResponse> reply;
+        private final Set<String> touched = ConcurrentHashMap.newKeySet();
+        /** Items whose chunks could not be kept in step: answered as failures. */
+        private final Map<Integer, Exception> failures = new ConcurrentHashMap<>();
+
+        AfterBulk(Components c, ChunkLedger ledger, BulkRequest request, BulkResponse response, Consumer<BulkResponse> reply) {
+            this.c = c;
+            this.ledger = ledger;
+            this.request = request;
+            this.response = response;
+            this.reply = reply;
+        }
+
+        void run() {
+            List<Consumer<ActionListener<Void>>> work = new ArrayList<>();
+            for (BulkItemResponse item : response.getItems()) {
+                if (item.isFailed() || item.getResponse() == null) {
+                    continue; // nothing stored: nothing prepared for it is written
                 }
-            } else if (item.getOpType() == DocWriteRequest.OpType.DELETE) {
-                for (String chunkIndex : chunkIndicesOf(item.getIndex())) {
-                    touched.add(chunkIndex);
-                    work.add(l -> store.get().deleteFrom(chunkIndex, item.getId(), 0,
-                        ActionListener.wrap(v -> recreated(item.getIndex(), item.getId(), chunkIndex, l), e -> {
-                            chunksKept.merge(item.getItemId(), chunksKept(item, chunkIndex, e), (x, y) -> x);
-                            l.onFailure(e);
-                        })));
+                try {
+                    plan(item, work);
+                } catch (Exception e) {
+                    failures.put(item.getItemId(), chunkFailure(item, null, e));
                 }
+            }
+            Runnable respond = () -> {
+                // every prepared document leaves the in-progress report: written, or its source write failed
+                ledger.all().forEach(e -> e.chunks().progress().done());
+                reply.accept(withChunkFailures());
+            };
+            if (request.getRefreshPolicy() != WriteRequest.RefreshPolicy.NONE) {
+                // a client that asked for its writes to be visible sees the chunks too
+                Runnable unrefreshed = respond;
+                respond = () -> {
+                    if (touched.isEmpty()) {
+                        unrefreshed.run();
+                        return;
+                    }
+                    c.store().refresh(new TreeSet<>(touched), ActionListener.wrap(v -> unrefreshed.run(), e -> {
+                        logger.warn("refreshing chunk indices " + touched + " failed", e);
+                        unrefreshed.run();
+                    }));
+                };
+            }
+            runAll(work, respond);
+        }
+
+        /** The chunk work for one stored item. */
+        private void plan(BulkItemResponse item, List<Consumer<ActionListener<Void>>> work) {
+            DocWriteResponse written = item.getResponse();
+            Index concrete = written.getShardId().getIndex();
+            long seqNo = written.getSeqNo();
+            DocWriteRequest<?> sent = request.requests().get(item.getItemId());
+            List<ChunkIndexRegistry.Registration> registered = c.setup().registry().ofSource(concrete.getUUID());
+            DocWriteResponse.Result result = written.getResult();
+            if (result == DocWriteResponse.Result.NOOP || result == DocWriteResponse.Result.NOT_FOUND) {
+                return;
+            }
+            if (result == DocWriteResponse.Result.DELETED) {
+                for (ChunkIndexRegistry.Registration r : registered) {
+                    String target = r.chunkIndex().getName();
+                    touched.add(target);
+                    work.add(l -> c.commit().delete(target, item.getId(), seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
+                }
+                return;
+            }
+            List<ChunkLedger.Entry> entries = item.getOpType() == DocWriteRequest.OpType.UPDATE && result != DocWriteResponse.Result.CREATED
+                ? List.of() // an update of a stored document: its pipeline (if any) saw only the partial document
+                : entriesOf(sent, item.getId());
+            Set<String> covered = new TreeSet<>();
+            for (ChunkLedger.Entry entry : entries) {
+                String target = entry.chunks().writer().targetFor(concrete.getName());
+                covered.add(target);
+                touched.add(target);
+                work.add(l -> writeEntry(item, concrete, seqNo, entry, target, l));
+            }
+            List<String> rest = new ArrayList<>();
+            for (ChunkIndexRegistry.Registration r : registered) {
+                if (!covered.contains(r.chunkIndex().getName())) {
+                    rest.add(r.chunkIndex().getName());
+                }
+            }
+            if (rest.isEmpty()) {
+                return;
+            }
+            touched.addAll(rest);
+            if (!entries.isEmpty()) {
+                // a pipeline chunked it into other chunk indices: the remaining ones hold none of its chunks
+                for (String target : rest) {
+                    work.add(l -> c.commit().delete(target, item.getId(), seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
+                }
+            } else if (item.getOpType() == DocWriteRequest.OpType.UPDATE) {
+                // partial document or script: re-chunk the document as stored now (realtime, with its routing)
+                work.add(l -> c.store().sourceOf(concrete.getName(), item.getId(), routingOf(item), ActionListener.wrap(stored -> {
+                    if (stored == null) {
+                        l.onResponse(null); // deleted meanwhile: that delete removed its chunks
+                    } else {
+                        rechunk(item, stored, concrete, rest, l);
+                    }
+                }, e -> l.onFailure(recordFailure(item, null, e)))));
             } else {
-                written.addAll(ledger.entriesFor(item.getIndex(), item.getId()));
+                // written without chunking into an index with chunk indices (an index request that ran no chunking pipeline,
+                // or the inner write of a single _update): brought in step from the source as written
+                Map<String, Object> source = sourceOf(sent);
+                if (source != null) {
+                    ChunkStore.StoredSource stored = new ChunkStore.StoredSource(concrete.getName(), item.getId(), routingOf(item), source,
+                        seqNo, written.getPrimaryTerm());
+                    work.add(l -> rechunk(item, stored, concrete, rest, l));
+                }
             }
         }
-        if (!written.isEmpty()) {
-            work.add(l -> checkWritten(written, l));
+
+        /** The ledger entries of the request in {@code sent}'s slot: same id, same index as named, one per chunk index. */
+        private List<ChunkLedger.Entry> entriesOf(DocWriteRequest<?> sent, String id) {
+            List<ChunkLedger.Entry> all = ledger.entriesFor(id);
+            if (all.isEmpty()) {
+                return all;
+            }
+            IndexRequest indexed = sent instanceof UpdateRequest update ? (update.docAsUpsert() ? update.doc() : update.upsertRequest())
+                : sent instanceof IndexRequest i ? i : null;
+            String named = indexed == null || indexed.index() == null ? sent.index() : indexed.index();
+            Map<String, ChunkLedger.Entry> byTarget = new LinkedHashMap<>();
+            Map<String, Object> source = null;
+            for (ChunkLedger.Entry e : all) {
+                if (!e.index().equals(named) && !e.index().equals(sent.index())) {
+                    continue;
+                }
+                ChunkLedger.Entry seen = byTarget.putIfAbsent(e.target(), e);
+                if (seen != null && !seen.chunks().sourceHash().equals(e.chunks().sourceHash())) {
+                    // the same id written twice in one bulk: the source as stored tells which text its chunks are of
+                    source = source == null ? sourceOf(indexed) : source;
+                    Object hash = source != null && source.get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> s
+                        ? s.get(ChunkDocuments.SOURCE_HASH) : null;
+                    if (e.chunks().sourceHash().equals(hash)) {
+                        byTarget.put(e.target(), e);
+                    }
+                }
+            }
+            return List.copyOf(byTarget.values());
         }
-        Runnable respond = () -> reply.accept(withChunkFailures(response, chunksKept));
-        if (refresh != WriteRequest.RefreshPolicy.NONE && !touched.isEmpty()) {
-            // a client that asked for its writes to be visible sees the chunks too
-            Runnable unrefreshed = respond;
-            respond = () -> store.get().refresh(touched, ActionListener.wrap(v -> unrefreshed.run(), e -> {
-                logger.warn("refreshing chunk indices " + touched + " failed", e);
-                unrefreshed.run();
-            }));
+
+        private static Map<String, Object> sourceOf(DocWriteRequest<?> sent) {
+            IndexRequest indexed = sent instanceof IndexRequest i ? i : null;
+            if (indexed == null || indexed.source() == null) {
+                return null;
+            }
+            return XContentHelper.convertToMap(indexed.source(), true, indexed.getContentType()).v2();
         }
-        runAll(work, "keeping chunks in step with a source document failed", respond);
+
+        /** The prepared chunks of one written item, into the chunk index of its concrete index. */
+        private void writeEntry(BulkItemResponse item, Index concrete, long seqNo, ChunkLedger.Entry entry, String target,
+                                ActionListener<Void> listener) {
+            ActionListener<Void> failOn = failOn(item, target, listener);
+            PreparedChunks chunks = entry.chunks();
+            Consumer<ActionListener<Void>> ready = target.equals(entry.target()) ? l -> l.onResponse(null)
+                // the document landed elsewhere than the pipeline expected (a rollover in between): that index's chunk index
+                : l -> c.setup().ensureIndex(target, concrete.getName(), chunks.model(), chunks.writer().callerContext(
+                    ActionListener.wrap(v -> ledger.writeChecks().check(target, chunks.writer().callerContext(l)), l::onFailure)));
+            ready.accept(ActionListener.wrap(v -> c.setup().register(target, concrete, chunks.writer().callerContext(ActionListener.wrap(
+                r -> {
+                    chunks.progress().stage(io.strata.stats.StrataStats.Stage.WRITING);
+                    c.commit().write(target, item.getId(), seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
+                    chunks.progress()::written, ActionListener.wrap(result -> {
+                        if (result == ChunkCommit.Result.DONE) {
+                            failOn.onResponse(null);
+                        } else {
+                            checkSuperseded(item, concrete, target, seqNo, failOn);
+                        }
+                    }, failOn::onFailure));
+                }, failOn::onFailure))), failOn::onFailure));
+        }
+
+        /**
+         * A newer version of the document's chunks was found: normal when a newer write of the document exists (it writes
+         * its own), an error when the document is still the version written (chunk versions from outside the protocol).
+         */
+        private void checkSuperseded(BulkItemResponse item, Index concrete, String target, long seqNo, ActionListener<Void> listener) {
+            c.store().sourceOf(concrete.getName(), item.getId(), routingOf(item), ActionListener.wrap(now -> {
+                if (now != null && now.seqNo() == seqNo) {
+                    listener.onFailure(ChunkCommit.foreignVersions(target, concrete.getName(), item.getId(), seqNo));
+                } else {
+                    listener.onResponse(null);
+                }
+            }, listener::onFailure));
+        }
+
+        /** The routing the item's document was stored with (a pipeline may have set it). */
+        private String routingOf(BulkItemResponse item) {
+            DocWriteRequest<?> sent = request.requests().get(item.getItemId());
+            if (sent instanceof UpdateRequest update) {
+                IndexRequest upsert = update.docAsUpsert() ? update.doc() : update.upsertRequest();
+                return upsert != null && upsert.routing() != null ? upsert.routing() : update.routing();
+            }
+            return sent.routing();
+        }
+
+        private void rechunk(BulkItemResponse item, ChunkStore.StoredSource stored, Index concrete, List<String> targets,
+                             ActionListener<Void> listener) {
+            c.rechunker().rechunk(stored, concrete, targets, ledger.writeChecks(), ActionListener.wrap(
+                outcome -> listener.onResponse(null), e -> listener.onFailure(recordFailure(item, null, e))));
+        }
+
+        private ActionListener<Void> failOn(BulkItemResponse item, String target, ActionListener<Void> listener) {
+            return ActionListener.wrap(listener::onResponse, e -> listener.onFailure(recordFailure(item, target, e)));
+        }
+
+        private Exception recordFailure(BulkItemResponse item, String target, Exception cause) {
+            Exception failure = chunkFailure(item, target, cause);
+            failures.merge(item.getItemId(), failure, (a, b) -> a);
+            return failure;
+        }
+
+        /** The response with the items of {@link #failures} answered as failures (status from their cause). */
+        private BulkResponse withChunkFailures() {
+            if (failures.isEmpty()) {
+                return response;
+            }
+            BulkItemResponse[] items = response.getItems().clone();
+            for (int i = 0; i < items.length; i++) {
+                Exception failure = failures.get(items[i].getItemId());
+                if (failure != null) {
+                    items[i] = new BulkItemResponse(items[i].getItemId(), items[i].getOpType(),
+                        new BulkItemResponse.Failure(items[i].getIndex(), items[i].getId(), failure));
+                }
+            }
+            return new BulkResponse(items, response.getTook().millis(), response.getIngestTookInMillis());
+        }
+    }
+
+    /** What the caller is told when a source write stood but its chunks could not follow. */
+    static Exception chunkFailure(BulkItemResponse item, String target, Exception cause) {
+        boolean deleted = item.getResponse() != null && item.getResponse().getResult() == DocWriteResponse.Result.DELETED;
+        String where = target == null ? "its chunks" : "its chunks " + (deleted ? "from" : "to") + " [" + target + "]";
+        String what = deleted
+            ? String.format(Locale.ROOT, "[%s][%s] was deleted, but deleting %s failed, so they remain", item.getIndex(), item.getId(), where)
+            : String.format(Locale.ROOT, "[%s][%s] was written, but writing %s failed, so they are missing or stale", item.getIndex(),
+                item.getId(), where);
+        return new ChunkWriteException(String.format(Locale.ROOT,
+            "%s (POST _plugins/_strata/_reconcile?index=%s fixes them once the cause is fixed, run by a user allowed to write the "
+                + "chunk index): %s", what, item.getIndex(), cause.getMessage()), cause);
     }
 
     /**
-     * Runs {@code steps} at once and {@code done} when all have answered. A failed step is logged: the source write stands,
-     * and the drift it leaves is what {@code _reconcile} finds.
+     * Runs {@code steps} at once and {@code done} when all have answered. A failed step has recorded its failure on its
+     * item (the source write stands; the caller is told what to run once the cause is fixed).
      */
-    private static void runAll(List<Consumer<ActionListener<Void>>> steps, String failed, Runnable done) {
+    private static void runAll(List<Consumer<ActionListener<Void>>> steps, Runnable done) {
         if (steps.isEmpty()) {
             done.run();
             return;
@@ -156,96 +364,15 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             }
         };
         for (Consumer<ActionListener<Void>> step : steps) {
-            step.accept(ActionListener.wrap(v -> one.run(), e -> {
-                logger.warn(failed, e);
+            try {
+                step.accept(ActionListener.wrap(v -> one.run(), e -> {
+                    logger.debug("keeping chunks in step with a source document failed", e);
+                    one.run();
+                }));
+            } catch (Exception e) {
+                logger.warn("keeping chunks in step with a source document failed", e);
                 one.run();
-            }));
-        }
-    }
-
-    /** Rewrites, from what is stored, the chunks of written documents that are not exactly theirs any more. */
-    private void checkWritten(List<ChunkLedger.Entry> written, ActionListener<Void> listener) {
-        List<ChunkStore.Expected> expected = written.stream()
-            .map(e -> new ChunkStore.Expected(e.writer().targetIndex(), e.id(), e.sourceHash(), e.parents())).toList();
-        store.get().unmet(expected, ActionListener.wrap(unmet -> {
-            Set<ChunkStore.Expected> drifted = new HashSet<>(unmet);
-            List<Consumer<ActionListener<Void>>> repairs = new ArrayList<>();
-            for (int i = 0; i < expected.size(); i++) {
-                if (drifted.contains(expected.get(i))) {
-                    ChunkLedger.Entry e = written.get(i);
-                    repairs.add(l -> e.writer().repair(e.index(), e.id(), l));
-                }
-            }
-            if (!repairs.isEmpty()) {
-                logger.debug("chunks of {} documents changed under their write (a concurrent write or delete of the same id); "
-                    + "rewriting", repairs.size());
-            }
-            runAll(repairs, "rewriting chunks that changed under their write failed", () -> listener.onResponse(null));
-        }, listener::onFailure));
-    }
-
-    /**
-     * After the chunks of a deleted document were removed: if the document exists again (written concurrently, after our
-     * delete), its chunks are rewritten from it by the processor its summary names.
-     */
-    private void recreated(String index, String id, String chunkIndex, ActionListener<Void> listener) {
-        store.get().sourceOf(index, id, ActionListener.wrap(source -> {
-            Object summary = source == null ? null : source.get(ChunkWriter.SUMMARY_FIELD);
-            ChunkWriters lookup = writers.get();
-            if (!(summary instanceof Map<?, ?> s) || !chunkIndex.equals(s.get("target_index")) || lookup == null) {
-                listener.onResponse(null);
-                return;
-            }
-            ChunkWriter writer = lookup.resolve(index, s.get("pipeline"), chunkIndex);
-            if (writer == null) {
-                listener.onResponse(null); // no pipeline writes there any more: _reconcile reports it
-                return;
-            }
-            writer.rewrite(index, id, source, ActionListener.map(listener, written -> null));
-        }, listener::onFailure));
-    }
-
-    private static Exception chunksKept(BulkItemResponse item, String chunkIndex, Exception cause) {
-        return new ChunkWriteException(String.format(Locale.ROOT,
-            "[%s][%s] was deleted, but deleting its chunks from [%s] failed, so they remain (POST _plugins/_strata/_reconcile?index=%s "
-                + "removes them, run by a user allowed to delete from [%s]): %s", item.getIndex(), item.getId(), chunkIndex,
-            item.getIndex(), chunkIndex, cause.getMessage()), cause);
-    }
-
-    /** The response with the items of {@code failures} answered as failures (status from their cause). */
-    private static BulkResponse withChunkFailures(BulkResponse response, Map<Integer, Exception> failures) {
-        if (failures.isEmpty()) {
-            return response;
-        }
-        BulkItemResponse[] items = response.getItems().clone();
-        for (int i = 0; i < items.length; i++) {
-            Exception failure = failures.get(items[i].getItemId());
-            if (failure != null) {
-                items[i] = new BulkItemResponse(items[i].getItemId(), items[i].getOpType(),
-                    new BulkItemResponse.Failure(items[i].getIndex(), items[i].getId(), failure));
             }
         }
-        return new BulkResponse(items, response.getTook().millis(), response.getIngestTookInMillis());
     }
-
-    /** Chunk indices whose mapping names {@code sourceIndex}, from the local cluster state (cached per version). */
-    List<String> chunkIndicesOf(String sourceIndex) {
-        ClusterState state = clusterService.get().state();
-        ChunkIndices current = chunkIndices;
-        if (current.version() != state.metadata().version()) {
-            Map<String, List<String>> bySource = new HashMap<>();
-            for (IndexMetadata index : state.metadata().indices().values()) {
-                ChunkIndexMeta meta = ChunkIndexMeta.of(index);
-                String source = meta == null ? null : meta.sourceIndex();
-                if (source != null) {
-                    bySource.computeIfAbsent(source, k -> new ArrayList<>()).add(index.getIndex().getName());
-                }
-            }
-            current = new ChunkIndices(state.metadata().version(), bySource);
-            chunkIndices = current;
-        }
-        return current.bySource().getOrDefault(sourceIndex, List.of());
-    }
-
-    private record ChunkIndices(long version, Map<String, List<String>> bySource) {}
 }

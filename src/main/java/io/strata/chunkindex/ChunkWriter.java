@@ -10,8 +10,8 @@ import io.strata.model.ModelRef;
 import io.strata.stats.StrataStats;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.common.xcontent.support.XContentMapValues;
 import org.opensearch.core.action.ActionListener;
-import org.opensearch.ingest.IngestDocument;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -21,25 +21,27 @@ import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
- * Writes one chunking configuration's chunk documents into its chunk index: cuts a source text into parents and children,
- * embeds them (reusing stored vectors whose hash is unchanged) and replaces the document's earlier chunks. The one writer
- * behind the ingest processor, the write/delete repairs of {@link ChunkLifecycleFilter} and {@code _reconcile}
- * ({@link Reconciler}), so all three write exactly the same chunks for the same text.
+ * One chunking configuration (a {@code multi_granular_chunking} processor's): cuts a source text into parents and children
+ * and embeds them (reusing stored vectors whose hash is unchanged) into {@link PreparedChunks}, which {@link ChunkCommit}
+ * writes after the source write. The one preparer behind the ingest processor, the bulk filter's re-chunking of updated
+ * documents and {@code _reconcile}, so all of them write exactly the same chunks for the same text.
  *
- * <p>Every write runs in the caller's thread context, and so with the caller's permissions: listeners coming back from
- * the inference layer are restored to it before the chunk index is touched.
+ * <p>Every call runs in the caller's thread context, and so with the caller's permissions: listeners coming back from the
+ * inference layer are restored to it before the chunk index is touched.
  */
 public final class ChunkWriter {
     /** The field of a source document that holds its chunking summary. */
     public static final String SUMMARY_FIELD = "strata";
+    /** In {@code target_index}: the concrete index a document is written to. */
+    public static final String INDEX_PLACEHOLDER = "{{_index}}";
 
     /** The node components every writer uses, and how large documents are sliced. */
-    public record Services(ChunkStore store, InferenceService inference, ThreadContext threadContext, StrataStats stats,
-                           Slicing slicing) {}
+    public record Services(ChunkStore store, ChunkIndexSetup setup, InferenceService inference, ThreadContext threadContext,
+                           StrataStats stats, Slicing slicing) {}
 
     private final String field;
     private final String targetIndex;
@@ -47,11 +49,7 @@ public final class ChunkWriter {
     private final List<String> copyFields;
     /** The model that embeds every chunk; null when the pipeline writes no vectors. */
     private final ModelRef model;
-    private final ChunkStore store;
-    private final InferenceService inference;
-    private final ThreadContext threadContext;
-    private final StrataStats stats;
-    private final Slicing slicing;
+    private final Services services;
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        Services services) {
@@ -60,20 +58,22 @@ public final class ChunkWriter {
         this.chunker = chunker;
         this.copyFields = List.copyOf(copyFields);
         this.model = model;
-        this.store = services.store();
-        this.inference = services.inference();
-        this.threadContext = services.threadContext();
-        this.stats = services.stats();
-        this.slicing = services.slicing();
+        this.services = services;
     }
 
-    /** The source field holding the text. */
+    /** The source field holding the text (a path: {@code doc.body} reads an object's field or a dotted key). */
     public String field() {
         return field;
     }
 
-    public String targetIndex() {
+    /** {@code target_index} as configured, perhaps with {@value #INDEX_PLACEHOLDER}. */
+    public String targetTemplate() {
         return targetIndex;
+    }
+
+    /** The chunk index of documents written to concrete index {@code sourceIndex}. */
+    public String targetFor(String sourceIndex) {
+        return targetIndex.replace(INDEX_PLACEHOLDER, sourceIndex);
     }
 
     public MultiGranularChunker chunker() {
@@ -83,6 +83,20 @@ public final class ChunkWriter {
     /** The embedding model, or null when no vectors are written. */
     public ModelRef model() {
         return model;
+    }
+
+    public Services services() {
+        return services;
+    }
+
+    /** The text of {@code source} at {@link #field} (objects and dotted keys alike), or null when absent. */
+    public Object valueIn(Map<String, Object> source) {
+        return XContentMapValues.extractValue(field, source);
+    }
+
+    /** The text of a stored document, or null when it has none (absent, not a string, or blank). */
+    public String textIn(Map<String, Object> source) {
+        return valueIn(source) instanceof String s && !s.isBlank() ? s : null;
     }
 
     /** A chunk document as {@code _simulate} shows it: no vectors, nothing written. */
@@ -95,45 +109,51 @@ public final class ChunkWriter {
      * the inference pool for model-guided ones, which block on their models.
      */
     public void chunk(String text, ActionListener<List<ChunkedParent>> listener) {
-        Chunkers.run(inference, chunker, c -> c.chunk(text), callerContext(listener));
+        Chunkers.run(services.inference(), chunker, c -> c.chunk(text), callerContext(listener));
     }
 
     /**
-     * Embeds (reusing the stored vectors of parents whose {@code text_hash} is unchanged) and writes the chunk documents of
-     * one source document, replacing its earlier chunks. Bounded whatever the document's size (see {@link Slicing}): the
-     * texts go to the model in slices, one inference task after another, and only their {@code float[]} vectors are kept;
-     * the chunk documents are then built and written bulk slice by bulk slice. Every vector is computed before the first
-     * write, so a model failure leaves the earlier chunks as they were. Failures of the inference layer go to
+     * Gets the chunks of one text ready to write into {@code target}: checks, as the caller, that {@code target} is (or
+     * becomes) a chunk index of this model serving {@code sourceIndex} and that the caller may write it ({@code writable},
+     * one check per request and chunk index), then embeds (reusing the stored vectors of parents whose {@code text_hash} is
+     * unchanged; not realtime) in slices (see {@link Slicing}). Nothing is written. Failures of the inference layer go to
      * {@code modelFailed}, all others to the listener.
      */
-    public void write(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
-                       String sourceHash, StrataStats.Progress progress, ActionListener<Void> listener,
-                       Consumer<Exception> modelFailed) {
+    public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
+                        String sourceHash, WriteChecks writable, StrataStats.Progress progress, ActionListener<PreparedChunks> listener,
+                        java.util.function.Consumer<Exception> modelFailed) {
         if (model == null) {
             progress.planned(parents.size(), 0, 0);
-            progress.stage(StrataStats.Stage.WRITING);
-            store.ensureIndex(targetIndex, sourceIndex, null, ActionListener.wrap(
-                ready -> store.replace(targetIndex, sourceId, parents.size(),
-                    i -> chunkDoc(sourceIndex, sourceId, parents.get(i), copied, null, null, sourceHash), slicing, progress, listener),
-                listener::onFailure));
+            ready(target, sourceIndex, null, writable, ActionListener.wrap(
+                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, copied, sourceHash, null, progress)), listener::onFailure));
             return;
         }
         progress.stage(StrataStats.Stage.EMBEDDING);
-        inference.describe(model, callerContext(ActionListener.wrap(info -> {
+        services.inference().describe(model, callerContext(ActionListener.wrap(info -> {
             List<String> hashes = new ArrayList<>(parents.size());
             for (ChunkedParent p : parents) {
                 hashes.add(textHash(info, p.parent().text()));
             }
-            store.ensureIndex(targetIndex, sourceIndex, info, ActionListener.wrap(
-                ready -> store.storedVectors(targetIndex, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
+            ready(target, sourceIndex, info, writable, ActionListener.wrap(
+                v -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
                     ActionListener.wrap(stored -> {
                         List<List<float[]>> reused = new ArrayList<>(parents.size());
                         hashes.forEach(h -> reused.add(stored.get(h)));
-                        embedAndReplace(sourceIndex, sourceId, parents, copied, sourceHash, hashes, new DocumentVectors(parents, reused),
-                            progress, listener, modelFailed);
+                        DocumentVectors vectors = new DocumentVectors(parents, reused);
+                        progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
+                        embedSlices(vectors, vectors.slices(services.slicing().embedTexts()), 0, progress, ActionListener.wrap(done -> {
+                            services.stats().ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
+                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, copied, sourceHash, info, progress));
+                        }, modelFailed::accept));
                     }, listener::onFailure)),
                 listener::onFailure));
-        }, modelFailed)));
+        }, modelFailed::accept)));
+    }
+
+    /** The chunk index made ready for this model and source index, and the caller's right to write it checked. */
+    private void ready(String target, String sourceIndex, ModelInfo info, WriteChecks writable, ActionListener<Void> listener) {
+        services.setup().ensureIndex(target, sourceIndex, info, callerContext(ActionListener.wrap(
+            v -> writable.check(target, callerContext(listener)), listener::onFailure)));
     }
 
     /**
@@ -141,24 +161,11 @@ public final class ChunkWriter {
      * on: the chunk writes that follow must carry the caller's permissions, never a model layer's or the system's.
      */
     <T> ActionListener<T> callerContext(ActionListener<T> listener) {
-        return ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
+        return ContextPreservingActionListener.wrapPreservingContext(listener, services.threadContext());
     }
 
     /** Previous chunks looked at for reusable vectors beyond the new count (parents shifted by edits). */
     static final int REUSE_WINDOW = 8;
-
-    private void embedAndReplace(String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
-                                 String sourceHash, List<String> hashes, DocumentVectors vectors, StrataStats.Progress progress,
-                                 ActionListener<Void> listener, Consumer<Exception> modelFailed) {
-        progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
-        embedSlices(vectors, vectors.slices(slicing.embedTexts()), 0, progress, ActionListener.wrap(v -> {
-            stats.ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
-            progress.stage(StrataStats.Stage.WRITING);
-            store.replace(targetIndex, sourceId, parents.size(),
-                i -> chunkDoc(sourceIndex, sourceId, parents.get(i), copied, vectors.take(i), hashes.get(i), sourceHash), slicing,
-                progress, listener);
-        }, modelFailed::accept));
-    }
 
     /**
      * Embeds slice {@code k} and, when it is done, submits the next: one document occupies at most one inference task at a
@@ -171,28 +178,20 @@ public final class ChunkWriter {
             return;
         }
         DocumentVectors.Slice slice = slices.get(k);
-        inference.embed(model, vectors.texts(slice), Embedder.Purpose.PASSAGE, callerContext(ActionListener.wrap(embedded -> {
+        services.inference().embed(model, vectors.texts(slice), Embedder.Purpose.PASSAGE, callerContext(ActionListener.wrap(embedded -> {
             vectors.fill(slice, embedded);
             progress.embedded(embedded.size());
             embedSlices(vectors, slices, k + 1, progress, listener);
         }, listener::onFailure)));
     }
 
-    private Map<String, Object> chunkDoc(String sourceIndex, String sourceId, ChunkedParent parent, Map<String, Object> copied,
-                                         List<float[]> vectors, String hash, String sourceHash) {
-        Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), parent, copied, vectors,
-            hash);
-        doc.put(ChunkDocuments.SOURCE_HASH, sourceHash);
-        return doc;
-    }
-
     /** The summary the source document carries under {@value #SUMMARY_FIELD}. */
-    public Map<String, Object> summary(List<ChunkedParent> parents, String sourceHash, String pipeline) {
+    public Map<String, Object> summary(String target, List<ChunkedParent> parents, String sourceHash, String pipeline) {
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("parents", parents.size());
         summary.put("children", parents.stream().mapToInt(p -> p.children().size()).sum());
         summary.put("strategy", chunker.strategy().label());
-        summary.put("target_index", targetIndex);
+        summary.put("target_index", target);
         summary.put(ChunkDocuments.SOURCE_HASH, sourceHash);
         if (pipeline != null) {
             summary.put("pipeline", pipeline);
@@ -229,51 +228,40 @@ public final class ChunkWriter {
         }
     }
 
-    /**
-     * Makes the chunks of {@code index/id} match the document as it is now stored (realtime get): rewrites
-     * them from its current text, or deletes them when the document or its field is gone. Used when a
-     * source write failed after its chunks were written.
-     */
-    public void repair(String index, String id, ActionListener<Void> listener) {
-        store.sourceOf(index, id, ActionListener.wrap(source -> {
-            if (source == null) {
-                store.deleteFrom(targetIndex, id, 0, listener);
-            } else {
-                rewrite(index, id, source, ActionListener.map(listener, summary -> null));
-            }
-        }, listener::onFailure));
-    }
-
-    /**
-     * Rewrites the chunks of {@code index/id} from {@code source} (the document as stored) with this processor's
-     * configuration, and answers with the summary the document should carry ({@code null}, after deleting its chunks,
-     * when it has no text in {@code field}). Used by repairs and by {@code _reconcile}.
-     */
-    public void rewrite(String index, String id, Map<String, Object> source, ActionListener<Map<String, Object>> listener) {
-        Object value = source.get(field);
-        if (!(value instanceof String text) || text.isBlank()) {
-            store.deleteFrom(targetIndex, id, 0, ActionListener.wrap(v -> listener.onResponse(null), listener::onFailure));
-            return;
-        }
-        Object previous = source.get(SUMMARY_FIELD) instanceof Map<?, ?> m ? m.get("pipeline") : null;
-        IngestDocument current = new IngestDocument(index, id, null, null, null, source);
-        String hash = sourceHash(text);
-        StrataStats.Progress progress = stats.track(index, id, text.length());
-        ActionListener<Map<String, Object>> done = ActionListener.runBefore(listener, progress::done);
-        chunk(text, ActionListener.wrap(parents -> write(index, id, parents, copiedFields(current), hash, progress,
-            ActionListener.wrap(v -> done.onResponse(summary(parents, hash, previous instanceof String s ? s : null)),
-                done::onFailure), done::onFailure), done::onFailure));
-    }
-
-    /** The {@code copy_fields} of a document, deep-copied: they go into every chunk document. */
-    public Map<String, Object> copiedFields(IngestDocument document) {
+    /** The {@code copy_fields} of a document (paths, as for the text field), deep-copied: they go into every chunk document. */
+    public Map<String, Object> copiedFields(Map<String, Object> source) {
         Map<String, Object> copied = new LinkedHashMap<>();
         for (String name : copyFields) {
-            if (document.hasField(name)) {
-                copied.put(name, IngestDocument.deepCopy(document.getFieldValue(name, Object.class)));
+            Object value = XContentMapValues.extractValue(name, source);
+            if (value != null) {
+                copied.put(name, deepCopy(value));
             }
         }
         return copied;
     }
 
+    @SuppressWarnings("unchecked")
+    private static Object deepCopy(Object value) {
+        if (value instanceof Map<?, ?> m) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            ((Map<String, Object>) m).forEach((k, v) -> out.put(k, deepCopy(v)));
+            return out;
+        }
+        if (value instanceof List<?> l) {
+            List<Object> out = new ArrayList<>(l.size());
+            l.forEach(v -> out.add(deepCopy(v)));
+            return out;
+        }
+        return value;
+    }
+
+    /** Whether {@code template} is a valid {@code target_index}: {@value #INDEX_PLACEHOLDER} is its only placeholder. */
+    public static String templateProblem(String template) {
+        String rest = template.replace(INDEX_PLACEHOLDER, "");
+        if (rest.contains("{{") || rest.contains("}}")) {
+            return String.format(Locale.ROOT, "[%s] may only contain the placeholder %s (the index a document is written to)", template,
+                INDEX_PLACEHOLDER);
+        }
+        return null;
+    }
 }

@@ -3,14 +3,15 @@ package io.strata.chunkindex;
 import java.util.List;
 
 /**
- * The chunk writers of the node's live ingest pipelines (one per {@code multi_granular_chunking} processor): what repairs
- * and {@code _reconcile} rewrite a source document's chunks with, the way its pipeline would. Implemented by the ingest
- * adapter, so this package needs no ingest types.
+ * The chunk writers of the node's live ingest pipelines (one per {@code multi_granular_chunking} processor): what the bulk
+ * filter's re-chunking and {@code _reconcile} rewrite a source document's chunks with, the way its pipeline would.
+ * Implemented by the ingest adapter, so this package needs no ingest types.
  */
 public interface ChunkWriters {
     /**
-     * The writer to {@code target} of the pipeline the document's summary names ({@code pipeline}, may be null), else of
-     * the source index's default or final pipeline, else the first writing to {@code target}; null when none does.
+     * The writer that chunks documents of concrete index {@code sourceIndex} into {@code target}: of the pipeline the
+     * document's summary names ({@code pipeline}, may be null), else of the index's default or final pipeline, else the
+     * first writing there; null when none does.
      */
     ChunkWriter resolve(String sourceIndex, Object pipeline, String target);
 

@@ -10,18 +10,19 @@ import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.support.clustermanager.AcknowledgedResponse;
 import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.action.ActionResponse;
+import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.tasks.Task;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,8 +30,9 @@ import java.util.TreeMap;
 import java.util.function.Supplier;
 
 /**
- * Deleting a source index deletes its chunk indices in the same request, with the caller's permissions: a delete of
- * source indices that have chunk indices is replaced by one delete of both, run in the caller's thread context. With the
+ * Deleting a source index deletes its chunk indices (those {@link ChunkIndexRegistry} records for it, never what a
+ * mapping's {@code _meta} claims) in the same request, with the caller's permissions: a delete of source indices that
+ * have chunk indices is replaced by one delete of both, run in the caller's thread context. With the
  * security plugin a caller who may delete the source index but not its chunk index gets a 403 naming the chunk index
  * and nothing is deleted; one who may delete both deletes both in one cluster-state update (so no new incarnation of
  * the source can claim the chunk index in between). Off with {@link ChunkIndexJanitor#DELETE_WITH_SOURCE} = false.
@@ -46,14 +48,17 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
     private final Supplier<ClusterService> clusterService;
     private final Supplier<Client> client;
     private final Supplier<IndexNameExpressionResolver> resolver;
+    private final Supplier<ChunkIndexRegistry> registry;
 
     /** Suppliers because the node creates action filters before plugin components. */
     public SourceIndexDeleteFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
-                                   Supplier<Client> client, Supplier<IndexNameExpressionResolver> resolver) {
+                                   Supplier<Client> client, Supplier<IndexNameExpressionResolver> resolver,
+                                   Supplier<ChunkIndexRegistry> registry) {
         this.threadContext = threadContext;
         this.clusterService = clusterService;
         this.client = client;
         this.resolver = resolver;
+        this.registry = registry;
     }
 
     @Override
@@ -69,7 +74,7 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
         ThreadContext context = threadContext.get();
         ClusterService cluster = clusterService.get();
         if (!DeleteIndexAction.NAME.equals(action) || !(request instanceof DeleteIndexRequest delete) || context == null
-            || cluster == null || client.get() == null || resolver.get() == null
+            || cluster == null || client.get() == null || resolver.get() == null || registry.get() == null
             || !cluster.getClusterSettings().get(ChunkIndexJanitor.DELETE_WITH_SOURCE)) {
             chain.proceed(task, action, request, listener);
             return;
@@ -99,24 +104,27 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
         }
     }
 
-    /** The chunk indices (→ their source) of the source indices {@code delete} names, that it does not name itself. */
+    /**
+     * The chunk indices (→ their source) registered to the source indices {@code delete} names, that it does not name itself:
+     * O(1) per named index from the registry, whatever the number of indices in the cluster.
+     */
     private Map<String, String> chunkIndicesLeftOut(ClusterState state, DeleteIndexRequest delete) {
-        Set<String> named;
+        Index[] named;
         try {
-            named = Set.of(resolver.get().concreteIndexNames(state, delete));
+            named = resolver.get().concreteIndices(state, delete);
         } catch (RuntimeException e) {
             return Map.of(); // the action itself reports what is wrong with the request
         }
+        Set<String> names = new HashSet<>();
+        for (Index index : named) {
+            names.add(index.getName());
+        }
         Map<String, String> out = new TreeMap<>();
-        for (String source : named) {
-            IndexMetadata sourceMeta = state.metadata().index(source);
-            for (String chunkIndex : ChunkIndexMeta.chunkIndicesOf(state.metadata(), source)) {
-                ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(chunkIndex));
-                // only the chunk index of this incarnation, as the janitor decides: one claimed by another (a new UUID, or
-                // "_na_" for a source about to be re-created) is not this delete's to take
-                boolean ofThisIncarnation = meta != null && sourceMeta != null && sourceMeta.getIndexUUID().equals(meta.sourceUuid());
-                if (ofThisIncarnation && !named.contains(chunkIndex)) {
-                    out.put(chunkIndex, source);
+        ChunkIndexRegistry r = registry.get();
+        for (Index source : named) {
+            for (ChunkIndexRegistry.Registration chunkIndex : r.ofSource(source.getUUID())) {
+                if (!names.contains(chunkIndex.chunkIndex().getName())) {
+                    out.put(chunkIndex.chunkIndex().getName(), source.getName());
                 }
             }
         }

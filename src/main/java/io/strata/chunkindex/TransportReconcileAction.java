@@ -28,13 +28,15 @@ public final class TransportReconcileAction extends HandledTransportAction<Recon
     implements TransportIndicesResolvingAction<ReconcileRequest> {
     private final ClusterService clusterService;
     private final Reconciler reconciler;
+    private final ChunkIndexRegistry registry;
 
     @Inject
     public TransportReconcileAction(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService,
-                                    Reconciler reconciler) {
+                                    Reconciler reconciler, ChunkIndexRegistry registry) {
         super(ReconcileAction.NAME, transportService, actionFilters, ReconcileRequest::new);
         this.clusterService = clusterService;
         this.reconciler = reconciler;
+        this.registry = registry;
     }
 
     /**
@@ -49,7 +51,7 @@ public final class TransportReconcileAction extends HandledTransportAction<Recon
     @Override
     protected void doExecute(Task task, ReconcileRequest request, ActionListener<RenderedResponse> listener) {
         String index = request.index();
-        ActionListener<Reconciler.Report> render = ActionListener.wrap(
+        ActionListener<ReconcileReport> render = ActionListener.wrap(
             report -> listener.onResponse(RenderedResponse.of(report, report.status())), listener::onFailure);
         try {
             Metadata state = clusterService.state().metadata();
@@ -59,18 +61,24 @@ public final class TransportReconcileAction extends HandledTransportAction<Recon
                     throw new IllegalArgumentException(String.format(Locale.ROOT,
                         "[_reconcile] [index] must name one source index, got [%s]", index));
                 }
-                List<String> chunkIndices = ChunkIndexMeta.chunkIndicesOf(state, index);
+                List<String> chunkIndices = registry.ofDeletedSource(state, index).stream().map(r -> r.chunkIndex().getName()).toList();
                 if (chunkIndices.isEmpty()) {
                     throw new IndexNotFoundException(index);
                 }
-                // a deleted source index whose chunks are still there: all orphans
+                // a deleted source index whose chunk indices are still there: all orphans
                 reconciler.reconcileDeleted(index, chunkIndices, request.dryRun(), render);
                 return;
             }
-            ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
-            if (chunkMeta != null && chunkMeta.sourceIndex() != null) {
+            ChunkIndexRegistry.Registration registered = registry.ofChunkIndex(index);
+            if (registered != null) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, chunkMeta.sourceIndex()));
+                    "[_reconcile] [%s] is a chunk index; reconcile its source index [%s]", index, registered.source().getName()));
+            }
+            ChunkIndexMeta legacy = ChunkIndexMeta.of(metadata);
+            if (legacy != null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[_reconcile] [%s] is a chunk index; reconcile its source index%s", index,
+                    legacy.sourceIndex() == null ? "" : " [" + legacy.sourceIndex() + "]"));
             }
         } catch (Exception e) {
             listener.onFailure(e);

@@ -16,8 +16,8 @@ import java.util.function.Supplier;
 
 /**
  * Finds the {@link MultiGranularChunkingProcessor} that wrote (or should rewrite) a source document's chunks, from
- * the node's live pipelines, and hands out its {@link ChunkWriter}. Used by repairs outside an ingest run:
- * {@code _reconcile} and the write/delete race checks of {@link ChunkLifecycleFilter}.
+ * the node's live pipelines, and hands out its {@link ChunkWriter}. Used outside an ingest run: {@code _reconcile} and the
+ * re-chunking of updated documents by {@link ChunkLifecycleFilter}.
  */
 public final class ChunkProcessors implements ChunkWriters {
     private final ClusterService clusterService;
@@ -41,12 +41,12 @@ public final class ChunkProcessors implements ChunkWriters {
             candidates.add(IndexSettings.FINAL_PIPELINE.get(index.getSettings()));
         }
         for (String id : candidates) {
-            ChunkWriter found = inPipeline(id, target);
+            ChunkWriter found = inPipeline(id, sourceIndex, target);
             if (found != null) {
                 return found;
             }
         }
-        return all().stream().filter(w -> w.targetIndex().equals(target)).findFirst().orElse(null);
+        return all().stream().filter(w -> w.targetFor(sourceIndex).equals(target)).findFirst().orElse(null);
     }
 
     @Override
@@ -62,12 +62,12 @@ public final class ChunkProcessors implements ChunkWriters {
         return out;
     }
 
-    private ChunkWriter inPipeline(String pipelineId, String target) {
+    private ChunkWriter inPipeline(String pipelineId, String sourceIndex, String target) {
         IngestService ingestService = this.ingestService.get();
         if (pipelineId == null || IngestService.NOOP_PIPELINE_NAME.equals(pipelineId) || ingestService.getPipeline(pipelineId) == null) {
             return null;
         }
         return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class).stream()
-            .map(MultiGranularChunkingProcessor::writer).filter(w -> w.targetIndex().equals(target)).findFirst().orElse(null);
+            .map(MultiGranularChunkingProcessor::writer).filter(w -> w.targetFor(sourceIndex).equals(target)).findFirst().orElse(null);
     }
 }

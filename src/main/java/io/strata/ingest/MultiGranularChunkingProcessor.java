@@ -2,6 +2,7 @@ package io.strata.ingest;
 
 import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkLedger;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunking.ChunkedParent;
@@ -28,13 +29,15 @@ import java.util.Set;
 import java.util.function.BiConsumer;
 
 /**
- * {@code multi_granular_chunking}: splits a text field into parent chunks and their multi-granular
- * children (LGMGC §3.2) and writes one chunk document per parent into {@code target_index}, before the
- * source document itself is written. The source document gains a summary under {@code strata}.
+ * {@code multi_granular_chunking}: splits a text field (a path: {@code doc.body} reads an object's field or a dotted key)
+ * into parent chunks and their multi-granular children (LGMGC §3.2) and embeds them; the source document gains a summary
+ * under {@code strata}. It writes nothing: the chunks wait in the bulk's {@link ChunkLedger}, and the bulk filter writes one
+ * chunk document per parent into {@code target_index} after the source write succeeded, versioned with its
+ * {@code _seq_no} ({@code ChunkCommit}). Here it only checks, as the caller, that the chunk index exists with its mapping
+ * and that the caller may write it, so that a caller without that right gets a 403 with nothing written.
  *
- * <p>Runs asynchronously and never blocks the write thread on I/O. Chunk writes use the caller's thread
- * context (and so its permissions). In {@code _simulate} nothing is written: the chunk documents are shown
- * under {@code strata.chunks} instead.
+ * <p>Runs asynchronously and never blocks the write thread on I/O. In {@code _simulate} nothing is checked or written: the
+ * chunk documents are shown under {@code strata.chunks} instead.
  */
 public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     public static final String TYPE = "multi_granular_chunking";
@@ -46,6 +49,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final int maxChars;
     private final ThreadContext threadContext;
     private final StrataStats stats;
+    private final ChunkIndexSetup setup;
 
     MultiGranularChunkingProcessor(String tag, String description, ChunkWriter writer, boolean ignoreMissing, int maxChars,
                                    ChunkWriter.Services services) {
@@ -55,6 +59,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         this.maxChars = maxChars;
         this.threadContext = services.threadContext();
         this.stats = services.stats();
+        this.setup = services.setup();
     }
 
     @Override
@@ -62,7 +67,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         return TYPE;
     }
 
-    /** Writes this processor's chunks; also used by repairs and {@code _reconcile}. */
+    /** Prepares this processor's chunks; also used by the bulk filter's re-chunking and {@code _reconcile}. */
     public ChunkWriter writer() {
         return writer;
     }
@@ -75,9 +80,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     @Override
     public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> handler) {
         final String text;
-        final String sourceIndex;
+        final String concreteIndex;
+        final String target;
+        final ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
+        if (ledger != null && ledger.isOwnWrites()) {
+            handler.accept(document, null); // Strata storing a summary it computed (a final pipeline still runs)
+            return;
+        }
         try {
-            Object value = document.hasField(writer.field()) ? document.getFieldValue(writer.field(), Object.class) : null;
+            Object value = writer.valueIn(document.getSourceAndMetadata());
             if (value == null) {
                 if (ignoreMissing) {
                     handler.accept(document, null);
@@ -87,30 +98,41 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, writer.field()));
             }
             text = validText(value);
-            sourceIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
-            if (writer.targetIndex().equals(sourceIndex)) {
+            String requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
+            // an alias or data stream: its write index (the document's chunk index follows the index it lands in)
+            concreteIndex = setup.concreteIndexFor(requestIndex);
+            target = writer.targetFor(concreteIndex);
+            if (target.equals(concreteIndex) || target.equals(requestIndex)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, writer.targetIndex()));
+                    "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, target));
+            }
+            if (ledger != null) {
+                setup.checkTextStored(TYPE, concreteIndex, writer.field());
             }
         } catch (Exception e) {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
         // every path below ends in the handler exactly once: that is where a tracked document leaves the report
-        StrataStats.Progress progress = stats.track(sourceIndex,
+        StrataStats.Progress progress = stats.track(concreteIndex,
             (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName()), text.length());
+        // a document whose chunks were prepared stays in the report until the bulk filter has written them
         BiConsumer<IngestDocument, Exception> done = (d, e) -> {
-            progress.done();
+            if (e != null || ledger == null) {
+                progress.done();
+            }
             handler.accept(d, e);
         };
-        writer.chunk(text, ActionListener.wrap(parents -> chunked(document, sourceIndex, text, parents, progress, done),
+        writer.chunk(text, ActionListener.wrap(parents -> chunked(document, ledger, concreteIndex, target, text, parents, progress, done),
             e -> failed(done, IngestFailures.ofModel(e), e)));
     }
 
-    private void chunked(IngestDocument document, String sourceIndex, String text, List<ChunkedParent> parents,
-                         StrataStats.Progress progress, BiConsumer<IngestDocument, Exception> handler) {
+    private void chunked(IngestDocument document, ChunkLedger ledger, String concreteIndex, String target, String text,
+                         List<ChunkedParent> parents, StrataStats.Progress progress, BiConsumer<IngestDocument, Exception> handler) {
         final String sourceId;
+        final String requestIndex;
         final Map<String, Object> copied;
+        final Map<String, Object> summary;
         final String sourceHash = ChunkWriter.sourceHash(text); // one pass over the text, for the summary and every chunk document
         try {
             String id = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName());
@@ -120,32 +142,40 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 document.setFieldValue(IngestDocument.Metadata.ID.getFieldName(), id);
             }
             sourceId = id;
+            requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             progress.id(id);
-            copied = writer.copiedFields(document);
+            copied = writer.copiedFields(document.getSourceAndMetadata());
             Object pipeline = document.getIngestMetadata().get("pipeline");
-            Map<String, Object> summary = writer.summary(parents, sourceHash, pipeline instanceof String s ? s : null);
-            ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
+            summary = writer.summary(target, parents, sourceHash, pipeline instanceof String s ? s : null);
             if (ledger == null) {
                 // _simulate: show what would be written (without vectors), write nothing
                 List<Map<String, Object>> preview = new ArrayList<>(parents.size());
                 for (ChunkedParent p : parents) {
-                    preview.add(writer.preview(sourceIndex, sourceId, p, copied));
+                    preview.add(writer.preview(concreteIndex, sourceId, p, copied));
                 }
                 summary.put("chunks", preview);
                 document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
                 handler.accept(document, null);
                 return;
             }
-            document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
-            ledger.record(writer, sourceIndex, sourceId, sourceHash, parents.size());
         } catch (Exception e) {
             failed(handler, IngestFailures.of(e), e);
             return;
         }
-        writer.write(sourceIndex, sourceId, parents, copied, sourceHash, progress, ActionListener.wrap(v -> {
-            stats.ingest().chunked(parents);
-            handler.accept(document, null);
-        }, e -> failed(handler, IngestFailures.of(e), e)), e -> failed(handler, IngestFailures.ofModel(e), e));
+        // cut and embedded here; written by the bulk filter once the source write succeeded, versioned with its _seq_no
+        writer.prepare(target, concreteIndex, sourceId, parents, copied, sourceHash, ledger.writeChecks(), progress,
+            ActionListener.wrap(prepared -> {
+                try {
+                    document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
+                    ledger.record(new ChunkLedger.Entry(requestIndex, sourceId, concreteIndex, target, prepared));
+                } catch (Exception e) {
+                    failed(handler, IngestFailures.of(e), e);
+                    return;
+                }
+                stats.ingest().chunked(parents);
+                handler.accept(document, null);
+            }, e -> failed(handler, IngestFailures.of(e), e)),
+            e -> failed(handler, IngestFailures.ofModel(e), e));
     }
 
     private void failed(BiConsumer<IngestDocument, Exception> handler, StrataStats.Failure reason, Exception e) {
@@ -200,7 +230,12 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             String field = c.requiredString("field", "the source field holding the text");
             String targetIndex = c.requiredString("target_index", "the index the chunk documents go to");
-            validateIndexName(c, targetIndex);
+            String templateProblem = ChunkWriter.templateProblem(targetIndex);
+            if (templateProblem != null) {
+                throw c.error("target_index", templateProblem);
+            }
+            // a template names a valid index for any concrete index name (which is valid itself)
+            validateIndexName(c, targetIndex.replace(ChunkWriter.INDEX_PLACEHOLDER, "x"));
             boolean ignoreMissing = c.booleanValue("ignore_missing", false);
             Object maxCharsValue = c.remove("max_chars");
             int maxChars = DEFAULT_MAX_CHARS;

@@ -13,11 +13,17 @@ import io.strata.studio.RestStudioAction;
 import io.strata.stats.transport.RestStatsAction;
 import io.strata.stats.transport.StatsAction;
 import io.strata.stats.transport.TransportStatsAction;
+import io.strata.chunkindex.ChunkCommit;
 import io.strata.chunkindex.ChunkIndexJanitor;
+import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkLifecycleFilter;
 import io.strata.chunkindex.ChunkStore;
 import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.Rechunker;
+import io.strata.chunkindex.RegisterChunkIndexAction;
 import io.strata.chunkindex.RestReconcileAction;
+import io.strata.chunkindex.TransportRegisterChunkIndexAction;
 import io.strata.chunkindex.SourceIndexDeleteFilter;
 import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
@@ -88,7 +94,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final SetOnce<ClusterService> clusterService = new SetOnce<>();
     private final SetOnce<ThreadPool> threadPool = new SetOnce<>();
     private final SetOnce<Client> client = new SetOnce<>();
-    private final SetOnce<ChunkStore> chunkStore = new SetOnce<>();
+    /** Which chunk index serves which source index: every component that needs it gets this one instance. */
+    private final ChunkIndexRegistry registry = new ChunkIndexRegistry();
+    private final SetOnce<ChunkLifecycleFilter.Components> chunkComponents = new SetOnce<>();
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
     private final SetOnce<IngestService> ingestService = new SetOnce<>();
@@ -140,18 +148,19 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         dynamic.addSettingsUpdateConsumer(InferenceSettings.MAX_PENDING, inference.executor()::setMaxPending);
         dynamic.addSettingsUpdateConsumer(InferenceSettings.QUERY_QUEUE_TIMEOUT, inference.executor()::setQueryQueueTimeout);
         dynamic.addSettingsUpdateConsumer(InferenceSettings.REMOTE_TIMEOUT, t -> remoteTimeout = t);
-        ChunkProcessors writers = new ChunkProcessors(clusterService, ingestService::get);
+        clusterService.addListener(registry);
+        ChunkLifecycleFilter.Components chunks = chunkComponents(client, clusterService);
         InferenceGauges gauges = new InferenceGauges(InferenceSettings.THREAD_POOL, InferenceSettings.QUERY_THREAD_POOL,
             () -> inference.embedded().truncations());
-        return List.of(chunkStore(client, clusterService), inference, stats, gauges, new Chunkers(inference, segmenter),
-            new Reconciler(client, clusterService, writers));
+        return List.of(chunks.store(), chunks.setup(), registry, inference, stats, gauges, new Chunkers(inference, segmenter),
+            new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters));
     }
 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
-        ChunkStore store = chunkStore(parameters.client, parameters.ingestService.getClusterService());
+        ChunkLifecycleFilter.Components chunks = chunkComponents(parameters.client, parameters.ingestService.getClusterService());
         ingestService.trySet(parameters.ingestService);
-        var services = new ChunkWriter.Services(store, inference(parameters.env, parameters.client),
+        var services = new ChunkWriter.Services(chunks.store(), chunks.setup(), inference(parameters.env, parameters.client),
             parameters.threadContext, stats, Slicing.of(parameters.env.settings()));
         return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
     }
@@ -163,7 +172,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         return List.of(new ActionHandler<>(EmbedAction.INSTANCE, TransportEmbedAction.class),
             new ActionHandler<>(StatsAction.INSTANCE, TransportStatsAction.class),
             new ActionHandler<>(ChunkPreviewAction.INSTANCE, TransportChunkPreviewAction.class),
-            new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class));
+            new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class),
+            new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class));
     }
 
     @Override
@@ -197,9 +207,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public List<ActionFilter> getActionFilters() {
         Supplier<ThreadContext> threadContext = () -> threadPool.get() == null ? null : threadPool.get().getThreadContext();
-        return List.of(new ChunkLifecycleFilter(threadContext, clusterService::get, chunkStore::get,
-            () -> ingestService.get() == null ? null : new ChunkProcessors(clusterService.get(), ingestService::get)),
-            new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get),
+        return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
+            new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get, () -> registry),
             new SearchTaskFilter(threadContext));
     }
 
@@ -210,12 +219,22 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         }
     }
 
-    /** One store per node, whichever of the node's two construction paths reaches it first. */
-    private synchronized ChunkStore chunkStore(Client client, ClusterService clusterService) {
-        if (chunkStore.get() == null) {
-            chunkStore.set(new ChunkStore(client, clusterService, stats));
+    /** One set of chunk-index components per node, whichever of the node's two construction paths reaches it first. */
+    private synchronized ChunkLifecycleFilter.Components chunkComponents(Client client, ClusterService clusterService) {
+        if (chunkComponents.get() == null) {
+            ChunkStore store = new ChunkStore(client, stats);
+            ChunkIndexSetup setup = new ChunkIndexSetup(client, clusterService, registry);
+            ChunkCommit commit = new ChunkCommit(store, Slicing.of(settings));
+            Rechunker rechunker = new Rechunker(setup, commit, this::chunkWriters, client, stats);
+            chunkComponents.set(new ChunkLifecycleFilter.Components(setup, commit, rechunker, store));
         }
-        return chunkStore.get();
+        return chunkComponents.get();
+    }
+
+    /** The writers of the node's pipelines, once the ingest service is known. */
+    private ChunkProcessors chunkWriters() {
+        return ingestService.get() == null || clusterService.get() == null ? null
+            : new ChunkProcessors(clusterService.get(), ingestService::get);
     }
 
     private synchronized InferenceService inference(Environment environment, Client client) {

@@ -499,7 +499,7 @@ public final class QueryBench {
     // ----------------------------------------------------------------------------------------------
 
     private String chunkIndexBody() throws IOException {
-        Map<String, Object> mapping = ChunkDocuments.mapping(SOURCE,
+        Map<String, Object> mapping = ChunkDocuments.mapping(
             new ModelInfo(ModelRef.embedded("e5-small-v2-q"), "e5-small-v2-q", dim));
         return json(Map.of("settings", indexSettings(), "mappings", mapping));
     }

@@ -3,14 +3,6 @@ package io.strata.chaos;
 import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
 import io.strata.demo.RunArgs;
-import org.apache.hc.core5.util.Timeout;
-import org.opensearch.client.Request;
-import org.opensearch.client.Response;
-import org.opensearch.client.ResponseException;
-import org.opensearch.client.RestClient;
-import org.opensearch.common.xcontent.XContentHelper;
-import org.opensearch.core.common.bytes.BytesArray;
-import org.opensearch.core.xcontent.MediaTypeRegistry;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -37,10 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * has exactly the chunk documents the {@code _chunk} preview gives for its stored text, and finally asks
  * {@code _reconcile?dry_run=true} for its own opinion (and fixes with it if anything drifted).
  *
- * <p>The client behaves like a real one: requests go round-robin over all nodes, a connection failure moves on
- * to the next node, and bulk items failing with 429 or 5xx (node gone, shard unavailable, back-pressure) are sent
- * again, with back-off, until acknowledged. A whole bulk whose connection died is resent: every item has an
- * explicit {@code _id}, so resending is idempotent.
+ * <p>The client behaves like a real one ({@link ChaosClient}). {@link LifecycleChaosRun} is the run with aliases, rollover,
+ * object fields, partial updates and concurrent writers.
  *
  * <p>Arguments ({@code key=value}): {@code name} (cluster, default chaos), {@code port} (first HTTP port: STRATA_URL's,
  * else 10500; a secured cluster's scheme, CA and credentials from the environment, see {@link Connection}), {@code nodes} (3), {@code docs} (10000), {@code batch} (200), {@code kills} (1, during ingest), {@code race_kills}
@@ -61,24 +51,10 @@ public final class ChaosRun {
         + "glacier ember prairie saddle granite mirror velvet anchor basket candle pepper violet walnut cedar willow "
         + "the a of and to in was is it for on with as by that at from his her they which would could").split(" ");
 
-    private final List<RestClient> clients = new ArrayList<>();
-    private final AtomicInteger next = new AtomicInteger();
-    private final String name;
-    private final AtomicLong connRetries = new AtomicLong();
-    private final AtomicLong requestRetries = new AtomicLong();
-    private final AtomicLong itemRetries = new AtomicLong();
-    private final AtomicLong errors = new AtomicLong();
-    private final Map<String, AtomicLong> retryReasons = new ConcurrentHashMap<>();
-    private final List<String> errorSamples = Collections.synchronizedList(new ArrayList<>());
-    private final AtomicInteger kills = new AtomicInteger();
+    private final ChaosClient client;
 
     private ChaosRun(String name, List<String> nodes) {
-        this.name = name;
-        for (String node : nodes) {
-            clients.add(Connection.builder(node)
-                .setRequestConfigCallback(c -> c.setConnectTimeout(Timeout.ofSeconds(3)).setResponseTimeout(Timeout.ofSeconds(90)))
-                .build());
-        }
+        this.client = new ChaosClient(name, nodes);
     }
 
     public static void main(String[] args) throws Exception {
@@ -92,19 +68,15 @@ public final class ChaosRun {
         int nodes = a.integer("nodes", 3);
         long seed = a.longValue("seed", System.nanoTime());
         ChaosRun run = new ChaosRun(a.string("name", "chaos"), Connection.nodes(a.string("port", null), 10500, nodes));
-        try {
+        try (ChaosClient ignored = run.client) {
             System.exit(run.run(docs, batch, kills, raceKills, Math.min(hot, docs), raceOps, seed) ? 0 : 1);
-        } finally {
-            for (RestClient c : run.clients) {
-                c.close();
-            }
         }
     }
 
     private boolean run(int docs, int batch, int killCount, int raceKills, int hot, int raceOps, long seed) throws Exception {
         long t0 = System.nanoTime();
         System.out.printf(Locale.ROOT, "seed %d; %d nodes; %,d documents in batches of %d; %d kill(s); race on %d ids with %d kill(s)%n", seed,
-            clients.size(), docs, batch, killCount, hot, raceKills);
+            client.clients.size(), docs, batch, killCount, hot, raceKills);
         setup();
 
         // Phase 1: ingest with kill -9 + restart of a random node at a random moment.
@@ -121,7 +93,7 @@ public final class ChaosRun {
                     for (int d = b * batch; d < Math.min(docs, (b + 1) * batch); d++) {
                         indexLine(body, id(d), text(new SplittableRandom(seed * 31 + d)));
                     }
-                    bulk(body.toString());
+                    client.bulk("/" + SOURCE + "/_bulk", body.toString());
                     done.incrementAndGet();
                 }
                 return null;
@@ -132,7 +104,7 @@ public final class ChaosRun {
         int[] victims = new int[killCount];
         for (int k = 0; k < killCount; k++) {
             killAt[k] = batches * (k * 2 + 1) / (killCount * 2 + 1) + random.nextInt(Math.max(1, batches / (killCount * 4 + 2)));
-            victims[k] = random.nextInt(clients.size());
+            victims[k] = random.nextInt(client.clients.size());
         }
         futures.add(pool.submit(() -> {
             for (int k = 0; k < killCount; k++) {
@@ -140,10 +112,10 @@ public final class ChaosRun {
                     Thread.sleep(50);
                 }
                 long k0 = System.nanoTime();
-                node("kill", victims[k]);
-                kills.incrementAndGet();
+                client.node("kill", victims[k]);
+                client.kills.incrementAndGet();
                 Thread.sleep(1000 + random.nextInt(3000));
-                node("restart", victims[k]);
+                client.node("restart", victims[k]);
                 killLog.add(String.format(Locale.ROOT, "killed node-%d after %d of %d batches; back in %.1f s", victims[k], killAt[k], batches,
                     secs(k0)));
             }
@@ -183,17 +155,17 @@ public final class ChaosRun {
                                 raceWrites.incrementAndGet();
                             }
                         }
-                        bulk(body.toString());
+                        client.bulk("/" + SOURCE + "/_bulk", body.toString());
                         raceDone.addAndGet(20);
                     }
                 } else {
                     for (int op = 0; op < raceOps; op++) {
                         String id = id(r.nextInt(hot));
                         if (r.nextInt(4) == 0) {
-                            single("DELETE", "/" + SOURCE + "/_doc/" + id, null);
+                            client.single("DELETE", "/" + SOURCE + "/_doc/" + id, null);
                             raceDeletes.incrementAndGet();
                         } else {
-                            single("PUT", "/" + SOURCE + "/_doc/" + id, JsonRest.json(Map.of("body", text(r))));
+                            client.single("PUT", "/" + SOURCE + "/_doc/" + id, JsonRest.json(Map.of("body", text(r))));
                             raceWrites.incrementAndGet();
                         }
                         raceDone.incrementAndGet();
@@ -214,12 +186,12 @@ public final class ChaosRun {
                 if (race.stream().allMatch(Future::isDone)) {
                     break;
                 }
-                int victim = random.nextInt(clients.size());
+                int victim = random.nextInt(client.clients.size());
                 long k0 = System.nanoTime();
-                node("kill", victim);
-                kills.incrementAndGet();
+                client.node("kill", victim);
+                client.kills.incrementAndGet();
                 Thread.sleep(1000 + random.nextInt(3000));
-                node("restart", victim);
+                client.node("restart", victim);
                 raceKillLog.add(String.format(Locale.ROOT, "race: killed node-%d after %d of %d operations; back in %.1f s", victim, at,
                     raceTotal, secs(k0)));
             }
@@ -241,29 +213,28 @@ public final class ChaosRun {
         long t3 = System.nanoTime();
         Drift drift = verify(docs, hot);
         System.out.printf(Locale.ROOT, "check (independent of _reconcile, %.1f s): %s%n", secs(t3), drift);
-        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE + "&dry_run=true", null);
+        Map<String, Object> dry = client.call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE + "&dry_run=true", null);
         System.out.println("_reconcile dry_run: " + dry);
         boolean reconcileNeeded = !drift.clean() || reconciled(dry) > 0;
         Drift after = drift;
         if (reconcileNeeded) {
-            Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE, null);
+            Map<String, Object> fix = client.call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE, null);
             System.out.println("_reconcile: " + fix);
             after = verify(docs, hot);
             System.out.println("check after _reconcile: " + after);
-            System.out.println("_reconcile dry_run after: " + call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE + "&dry_run=true", null));
+            System.out.println("_reconcile dry_run after: " + client.call("POST", "/_plugins/_strata/_reconcile?index=" + SOURCE + "&dry_run=true", null));
         }
         System.out.println();
-        System.out.printf(Locale.ROOT, "documents %,d | kills %d | retries %d (connection %d, request %d, item %d) %s%n", docs, kills.get(),
-            connRetries.get() + requestRetries.get() + itemRetries.get(), connRetries.get(), requestRetries.get(), itemRetries.get(), retryReasons);
+        System.out.printf(Locale.ROOT, "documents %,d | kills %d | %s%n", docs, client.kills.get(), client.retries());
         System.out.printf(Locale.ROOT, "after kill (phase 1): orphans %d | missing %d | duplicates %d | stale %d | summary %d | lost %d%n",
             afterKill.orphans, afterKill.missing, afterKill.duplicates, afterKill.stale, afterKill.summaryMismatch, afterKill.lost);
         System.out.printf(Locale.ROOT, "final (after race): orphans %d | missing %d | duplicates %d | stale %d | lost sources %d | errors %d | elapsed %.1f s"
-            + " | reconcile needed: %s%n", drift.orphans, drift.missing, drift.duplicates, drift.stale, drift.lost, errors.get(), secs(t0),
+            + " | reconcile needed: %s%n", drift.orphans, drift.missing, drift.duplicates, drift.stale, drift.lost, client.errors.get(), secs(t0),
             reconcileNeeded ? "yes" : "no");
-        if (!errorSamples.isEmpty()) {
-            System.out.println("error samples: " + errorSamples.subList(0, Math.min(5, errorSamples.size())));
+        if (!client.errorSamples.isEmpty()) {
+            System.out.println("error samples: " + client.errorSamples.subList(0, Math.min(5, client.errorSamples.size())));
         }
-        return after.clean() && errors.get() == 0; // drift that _reconcile fixed is reported above, not a failure
+        return after.clean() && client.errors.get() == 0; // drift that _reconcile fixed is reported above, not a failure
     }
 
     private static long reconciled(Map<String, Object> r) {
@@ -275,16 +246,16 @@ public final class ChaosRun {
     }
 
     private void setup() throws IOException {
-        call("PUT", "/" + CHUNKS, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 1}}");
-        call("PUT", "/_ingest/pipeline/" + PIPELINE, "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\": \""
+        client.call("PUT", "/" + CHUNKS, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 1}}");
+        client.call("PUT", "/_ingest/pipeline/" + PIPELINE, "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\": \""
             + CHUNKS + "\", \"strategy\": " + STRATEGY + ", \"granularities\": " + GRANULARITIES + ", \"embed\": false}}]}");
-        call("PUT", "/" + SOURCE, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 1, \"index.default_pipeline\": \""
+        client.call("PUT", "/" + SOURCE, "{\"settings\": {\"number_of_shards\": 3, \"number_of_replicas\": 1, \"index.default_pipeline\": \""
             + PIPELINE + "\"}, \"mappings\": {\"properties\": {\"body\": {\"type\": \"text\"}}}}");
         waitGreen();
     }
 
     private void waitGreen() throws IOException {
-        call("GET", "/_cluster/health/" + SOURCE + "," + CHUNKS + "?wait_for_status=green&timeout=120s", null);
+        client.call("GET", "/_cluster/health/" + SOURCE + "," + CHUNKS + "?wait_for_status=green&timeout=120s", null);
     }
 
     static String id(int d) {
@@ -313,117 +284,6 @@ public final class ChaosRun {
         body.append("{\"index\": {\"_id\": \"").append(id).append("\"}}\n").append(JsonRest.json(Map.of("body", text))).append('\n');
     }
 
-    private void node(String verb, int i) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("bin/strata-node", verb, "--name", name, "--node", Integer.toString(i)).inheritIO().start();
-        if (p.waitFor() != 0) {
-            throw new IllegalStateException("bin/strata-node " + verb + " --node " + i + " failed");
-        }
-    }
-
-    private void retryReason(String reason) {
-        retryReasons.computeIfAbsent(reason, k -> new AtomicLong()).incrementAndGet();
-    }
-
-    /** One request, round-robin over the nodes; connection failures and 429/5xx answers are retried (bounded). */
-    private Response send(String method, String path, String body) throws IOException, InterruptedException {
-        IOException last = null;
-        for (int attempt = 0; attempt < 120; attempt++) {
-            RestClient c = clients.get(Math.floorMod(next.getAndIncrement(), clients.size()));
-            Request request = new Request(method, path);
-            if (body != null) {
-                request.setEntity(new org.apache.hc.core5.http.io.entity.StringEntity(body,
-                    org.apache.hc.core5.http.ContentType.create(path.contains("_bulk") ? "application/x-ndjson" : "application/json")));
-            }
-            try {
-                return c.performRequest(request);
-            } catch (ResponseException e) {
-                int status = e.getResponse().getStatusLine().getStatusCode();
-                if (status == 404 && "DELETE".equals(method)) {
-                    return e.getResponse(); // already gone: what a delete wants
-                }
-                if (status != 429 && status < 500) {
-                    throw e;
-                }
-                requestRetries.incrementAndGet();
-                retryReason("request_" + status);
-                last = e;
-            } catch (IOException e) {
-                connRetries.incrementAndGet();
-                retryReason("connection");
-                last = e;
-            }
-            Thread.sleep(Math.min(2000, 100L << Math.min(attempt, 5)));
-        }
-        throw last;
-    }
-
-    private Map<String, Object> call(String method, String path, String body) throws IOException {
-        try {
-            Response r = send(method, path, body);
-            return XContentHelper.convertToMap(new BytesArray(r.getEntity().getContent().readAllBytes()), true, MediaTypeRegistry.JSON).v2();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(e);
-        }
-    }
-
-    private void single(String method, String path, String body) throws IOException, InterruptedException {
-        try {
-            send(method, path, body);
-        } catch (ResponseException e) {
-            errors.incrementAndGet();
-            errorSamples.add(method + " " + path + ": " + e.getMessage());
-        }
-    }
-
-    /** Sends NDJSON bulk lines (action + optional source), resending the items that fail with 429/5xx until acknowledged. */
-    @SuppressWarnings("unchecked")
-    private void bulk(String ndjson) throws IOException, InterruptedException {
-        List<String> items = new ArrayList<>();
-        String[] lines = ndjson.split("\n");
-        for (int i = 0; i < lines.length; i++) {
-            boolean delete = lines[i].startsWith("{\"delete\"");
-            items.add(delete ? lines[i] + "\n" : lines[i] + "\n" + lines[++i] + "\n");
-        }
-        for (int attempt = 0; !items.isEmpty(); attempt++) {
-            if (attempt == 60) {
-                errors.addAndGet(items.size());
-                errorSamples.add("gave up on " + items.size() + " items after 60 attempts");
-                return;
-            }
-            if (attempt > 0) {
-                Thread.sleep(Math.min(2000, 100L << Math.min(attempt, 5)));
-            }
-            Map<String, Object> r;
-            try {
-                r = call("POST", "/" + SOURCE + "/_bulk", String.join("", items));
-            } catch (ResponseException e) {
-                errors.addAndGet(items.size());
-                errorSamples.add("bulk: " + e.getMessage());
-                return;
-            }
-            List<Map<String, Object>> answers = (List<Map<String, Object>>) r.get("items");
-            List<String> retry = new ArrayList<>();
-            for (int i = 0; i < answers.size(); i++) {
-                Map<String, Object> item = (Map<String, Object>) answers.get(i).values().iterator().next();
-                int status = ((Number) item.get("status")).intValue();
-                if (status < 300 || (status == 404 && answers.get(i).containsKey("delete"))) {
-                    continue;
-                }
-                if (status == 429 || status >= 500) {
-                    itemRetries.incrementAndGet();
-                    Object err = item.get("error");
-                    retryReason("item_" + status + (err instanceof Map<?, ?> m ? "_" + m.get("type") : ""));
-                    retry.add(items.get(i));
-                } else {
-                    errors.incrementAndGet();
-                    errorSamples.add(item.get("_id") + ": " + status + " " + item.get("error"));
-                }
-            }
-            items = retry;
-        }
-    }
-
     // ---- verification --------------------------------------------------------------------------------------
 
     static final class Drift {
@@ -450,28 +310,12 @@ public final class ChaosRun {
     }
 
     @SuppressWarnings("unchecked")
-    private List<Map<String, Object>> scrollAll(String index, String body) throws IOException {
-        List<Map<String, Object>> hits = new ArrayList<>();
-        Map<String, Object> r = call("POST", "/" + index + "/_search?scroll=2m", body);
-        while (true) {
-            List<Map<String, Object>> page = (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits");
-            if (page.isEmpty()) {
-                break;
-            }
-            hits.addAll(page);
-            r = call("POST", "/_search/scroll", JsonRest.json(Map.of("scroll", "2m", "scroll_id", r.get("_scroll_id"))));
-        }
-        call("DELETE", "/_search/scroll", JsonRest.json(Map.of("scroll_id", r.get("_scroll_id"))));
-        return hits;
-    }
-
-    @SuppressWarnings("unchecked")
     private Drift verify(int docs, int hot) throws Exception {
-        call("POST", "/" + SOURCE + "," + CHUNKS + "/_refresh", null);
+        client.call("POST", "/" + SOURCE + "," + CHUNKS + "/_refresh", null);
         Drift drift = new Drift();
         Map<String, String> texts = new HashMap<>();
         Map<String, Integer> summaryParents = new HashMap<>();
-        for (Map<String, Object> h : scrollAll(SOURCE, "{\"size\": 1000, \"sort\": [\"_doc\"]}")) {
+        for (Map<String, Object> h : client.scrollAll(SOURCE, "{\"size\": 1000, \"sort\": [\"_doc\"]}")) {
             Map<String, Object> src = (Map<String, Object>) h.get("_source");
             texts.put((String) h.get("_id"), (String) src.get("body"));
             Map<String, Object> summary = (Map<String, Object>) src.get("strata");
@@ -486,7 +330,7 @@ public final class ChaosRun {
         }
         // source id -> ordinal -> chunk document sources
         Map<String, Map<Integer, List<Map<String, Object>>>> chunks = new HashMap<>();
-        for (Map<String, Object> h : scrollAll(CHUNKS, "{\"size\": 1000, \"sort\": [\"_doc\"], \"_source\": {\"excludes\": [\"embedding\","
+        for (Map<String, Object> h : client.scrollAll(CHUNKS, "{\"size\": 1000, \"sort\": [\"_doc\"], \"_source\": {\"excludes\": [\"embedding\","
             + " \"children.embedding\"]}}")) {
             Map<String, Object> src = (Map<String, Object>) h.get("_source");
             drift.chunks++;
@@ -513,7 +357,7 @@ public final class ChaosRun {
         List<Future<?>> futures = new ArrayList<>();
         for (Map.Entry<String, String> e : texts.entrySet()) {
             futures.add(pool.submit(() -> {
-                Map<String, Object> preview = call("POST", "/_plugins/_strata/_chunk", JsonRest.json(map("text", e.getValue(), "strategy",
+                Map<String, Object> preview = client.call("POST", "/_plugins/_strata/_chunk", JsonRest.json(map("text", e.getValue(), "strategy",
                     map("type", "recursive", "max_words", THETA), "granularities", List.of(0.5, 0.25))));
                 List<Map<String, Object>> parents = (List<Map<String, Object>>) preview.get("parents");
                 Map<Integer, List<Map<String, Object>>> have = chunks.getOrDefault(e.getKey(), Map.of());

@@ -101,27 +101,24 @@ public class ChunkDocumentsTests {
     }
 
     @Test
-    public void testMapping_recordsFormatTwo_andFormatOfReadsOneWhenAbsent() {
-        Map<String, Object> mapping = ChunkDocuments.mapping("books", new ModelInfo(ModelRef.embedded("m"), "m", 2));
-        assertEquals(2, ChunkIndexMeta.ofMapping(mapping).format());
+    public void testMapping_recordsFormatThree_andFormatOfReadsOneWhenAbsent() {
+        Map<String, Object> mapping = ChunkDocuments.mapping(new ModelInfo(ModelRef.embedded("m"), "m", 2));
+        assertEquals(3, ChunkIndexMeta.ofMapping(mapping).format());
         assertTrue(ChunkIndexMeta.ofMapping(mapping).selfInChildren());
+        assertTrue(ChunkIndexMeta.ofMapping(mapping).versioned());
         assertEquals(1, ChunkIndexMeta.ofMeta(Map.of("strata", Map.of("source_index", "books"))).format());
+        assertFalse(ChunkIndexMeta.ofMeta(Map.of("strata", Map.of("format", 2))).versioned());
         assertNull("not a chunk index", ChunkIndexMeta.ofMapping(Map.of("properties", Map.of())));
     }
 
     @Test
-    public void testChunkIndexMeta_readsSourceModelAndDimension_andRewritesOnlyTheUuid() {
-        Map<String, Object> mapping = ChunkDocuments.mapping("books", "uuid-1", new ModelInfo(ModelRef.embedded("m"), "m", 384));
+    public void testMapping_recordsModelAndDimension_butNoSourceIndex() {
+        Map<String, Object> mapping = ChunkDocuments.mapping(new ModelInfo(ModelRef.embedded("m"), "m", 384));
         ChunkIndexMeta meta = ChunkIndexMeta.ofMapping(mapping);
-        assertEquals("books", meta.sourceIndex());
-        assertEquals("uuid-1", meta.sourceUuid());
+        assertNull("the source of a chunk index is the registry's, not _meta's", meta.sourceIndex());
         assertTrue(meta.hasVectors());
         assertEquals(Integer.valueOf(384), meta.dimension());
-        ChunkIndexMeta claimed = ChunkIndexMeta.ofMapping(meta.mappingWithSourceUuid("uuid-2"));
-        assertEquals("uuid-2", claimed.sourceUuid());
-        assertEquals(meta.model(), claimed.model());
-        assertEquals(meta.format(), claimed.format());
-        ChunkIndexMeta noVectors = ChunkIndexMeta.ofMapping(ChunkDocuments.mapping("books", null));
+        ChunkIndexMeta noVectors = ChunkIndexMeta.ofMapping(ChunkDocuments.mapping(null));
         assertFalse(noVectors.hasVectors());
         assertNull(noVectors.dimension());
     }

@@ -49,17 +49,21 @@ import org.opensearch.core.common.bytes.BytesReference;
 import org.opensearch.core.index.shard.ShardId;
 import org.opensearch.action.ActionType;
 import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.index.VersionType;
 import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.index.get.GetResult;
 import org.opensearch.index.mapper.MapperService;
 import org.opensearch.index.query.ExistsQueryBuilder;
+import org.opensearch.index.query.IdsQueryBuilder;
 import org.opensearch.index.query.MatchAllQueryBuilder;
 import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.TermQueryBuilder;
 import org.opensearch.index.seqno.SequenceNumbers;
+import org.opensearch.search.DocValueFormat;
 import org.opensearch.search.SearchHit;
 import org.opensearch.search.SearchHits;
 import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.sort.FieldSortBuilder;
 import org.opensearch.search.internal.InternalSearchResponse;
 import org.opensearch.test.client.NoOpNodeClient;
 import org.opensearch.threadpool.ThreadPool;
@@ -76,8 +80,9 @@ import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * A node client over in-memory indices, answering at once in the caller's thread: bulk, get, multi-get, index (with
- * {@code if_seq_no}), searches (match_all, term and exists queries; scrolls), refresh, create index, put mapping and
+ * A node client over in-memory indices, answering at once in the caller's thread: bulk (item by item, with
+ * {@code external_gte} versions and delete tombstones), get, multi-get, index (with {@code if_seq_no}), searches (match_all, ids, term and exists queries; scrolls; pages sorted by
+ * {@code _seq_no} after a {@code search_after}, hits with their versions; one shard per index), refresh, create index, put mapping and
  * delete index. Index creation and mapping updates change the {@link TestClusterService}'s state as the cluster manager
  * would. Every request is recorded; a test replaces the answer to one action with {@link #on}, and fails single bulk or
  * multi-get items with {@link #failBulkItem} / {@link #failGetItem}.
@@ -88,7 +93,8 @@ final class InMemoryClient extends NoOpNodeClient {
         void handle(ActionRequest request, ActionListener<ActionResponse> listener) throws Exception;
     }
 
-    private record Stored(Map<String, Object> source, long seqNo) {}
+    /** A document (source null: a delete's tombstone, kept for versioned writes) with its sequence number and version. */
+    private record Stored(Map<String, Object> source, long seqNo, long version) {}
 
     private record Scroll(List<Map.Entry<String, Stored>> hits, int size, int[] at) {}
 
@@ -113,7 +119,7 @@ final class InMemoryClient extends NoOpNodeClient {
     }
 
     void put(String index, String id, Map<String, Object> source) {
-        indices.computeIfAbsent(index, k -> new LinkedHashMap<>()).put(id, new Stored(new LinkedHashMap<>(source), ++seqNo));
+        indices.computeIfAbsent(index, k -> new LinkedHashMap<>()).put(id, new Stored(new LinkedHashMap<>(source), ++seqNo, 1));
     }
 
     /** The document as stored, or null. */
@@ -122,9 +128,16 @@ final class InMemoryClient extends NoOpNodeClient {
         return doc == null ? null : doc.source();
     }
 
+    /** The version of a document or tombstone, or -1. */
+    long version(String index, String id) {
+        Stored doc = indices.getOrDefault(index, Map.of()).get(id);
+        return doc == null ? -1 : doc.version();
+    }
+
     /** The ids of {@code index}, in insertion order. */
     List<String> ids(String index) {
-        return List.copyOf(indices.getOrDefault(index, Map.of()).keySet());
+        return indices.getOrDefault(index, Map.of()).entrySet().stream().filter(e -> e.getValue().source() != null).map(Map.Entry::getKey)
+            .toList();
     }
 
     @SuppressWarnings("unchecked")
@@ -188,29 +201,58 @@ final class InMemoryClient extends NoOpNodeClient {
         for (int i = 0; i < items.length; i++) {
             DocWriteRequest<?> r = bulk.requests().get(i);
             Exception failure = failBulkItem.apply(r);
-            if (failure != null) {
-                items[i] = new BulkItemResponse(i, r.opType(), new BulkItemResponse.Failure(r.index(), r.id(), failure));
-            } else if (r instanceof IndexRequest index) {
-                items[i] = new BulkItemResponse(i, r.opType(), doIndex(index));
-            } else if (r instanceof DeleteRequest delete) {
-                Map<String, Stored> docs = indices.get(delete.index());
-                boolean found = docs != null && docs.remove(delete.id()) != null;
-                items[i] = new BulkItemResponse(i, r.opType(), new DeleteResponse(shard(delete.index()), delete.id(), ++seqNo, 1, 1, found));
-            } else {
-                throw new UnsupportedOperationException(r.toString());
+            try {
+                if (failure != null) {
+                    throw failure;
+                } else if (r instanceof IndexRequest index) {
+                    items[i] = new BulkItemResponse(i, r.opType(), doIndex(index));
+                } else if (r instanceof DeleteRequest delete) {
+                    items[i] = new BulkItemResponse(i, r.opType(), doDelete(delete));
+                } else {
+                    throw new UnsupportedOperationException(r.toString());
+                }
+            } catch (Exception e) {
+                items[i] = new BulkItemResponse(i, r.opType(), new BulkItemResponse.Failure(r.index(), r.id(), e));
             }
         }
         return new BulkResponse(items, 1);
     }
 
+    /** Whether an external_gte operation at {@code version} loses to what is stored. */
+    private static boolean olderThanStored(DocWriteRequest<?> r, Stored current) {
+        return r.versionType() == VersionType.EXTERNAL_GTE && current != null && current.version() > r.version();
+    }
+
+    private DeleteResponse doDelete(DeleteRequest delete) {
+        Map<String, Stored> docs = indices.computeIfAbsent(delete.index(), k -> new LinkedHashMap<>());
+        Stored current = docs.get(delete.id());
+        if (olderThanStored(delete, current)) {
+            throw new VersionConflictEngineException(shard(delete.index()), delete.id(), "a newer version is stored");
+        }
+        boolean found = current != null && current.source() != null;
+        long version = delete.versionType() == VersionType.EXTERNAL_GTE ? delete.version() : (current == null ? 1 : current.version() + 1);
+        if (delete.versionType() == VersionType.EXTERNAL_GTE) {
+            docs.put(delete.id(), new Stored(null, ++seqNo, version)); // a tombstone
+        } else {
+            docs.remove(delete.id());
+            ++seqNo;
+        }
+        return new DeleteResponse(shard(delete.index()), delete.id(), seqNo, 1, version, found);
+    }
+
     private IndexResponse doIndex(IndexRequest index) {
         Map<String, Stored> docs = indices.computeIfAbsent(index.index(), k -> new LinkedHashMap<>());
         Stored current = docs.get(index.id());
-        if (index.ifSeqNo() != SequenceNumbers.UNASSIGNED_SEQ_NO && (current == null || current.seqNo() != index.ifSeqNo())) {
+        boolean live = current != null && current.source() != null;
+        if (index.ifSeqNo() != SequenceNumbers.UNASSIGNED_SEQ_NO && (!live || current.seqNo() != index.ifSeqNo())) {
             throw new VersionConflictEngineException(shard(index.index()), index.id(), "seq_no changed");
         }
-        docs.put(index.id(), new Stored(new LinkedHashMap<>(index.sourceAsMap()), ++seqNo));
-        return new IndexResponse(shard(index.index()), index.id(), seqNo, 1, 1, current == null);
+        if (olderThanStored(index, current)) {
+            throw new VersionConflictEngineException(shard(index.index()), index.id(), "a newer version is stored");
+        }
+        long version = index.versionType() == VersionType.EXTERNAL_GTE ? index.version() : (current == null ? 1 : current.version() + 1);
+        docs.put(index.id(), new Stored(new LinkedHashMap<>(index.sourceAsMap()), ++seqNo, version));
+        return new IndexResponse(shard(index.index()), index.id(), seqNo, 1, version, !live);
     }
 
     private MultiGetResponse doMultiGet(MultiGetRequest mget) {
@@ -229,10 +271,10 @@ final class InMemoryClient extends NoOpNodeClient {
 
     private GetResponse getResponse(String index, String id) {
         Stored doc = indices.getOrDefault(index, Map.of()).get(id);
-        if (doc == null) {
+        if (doc == null || doc.source() == null) {
             return new GetResponse(new GetResult(index, id, SequenceNumbers.UNASSIGNED_SEQ_NO, 0, -1, false, null, null, null));
         }
-        return new GetResponse(new GetResult(index, id, doc.seqNo(), 1, 1, true, json(doc.source()), null, null));
+        return new GetResponse(new GetResult(index, id, doc.seqNo(), 1, doc.version(), true, json(doc.source()), null, null));
     }
 
     private SearchResponse doSearch(SearchRequest search) {
@@ -242,9 +284,20 @@ final class InMemoryClient extends NoOpNodeClient {
         SearchSourceBuilder source = search.source();
         QueryBuilder query = source == null ? null : source.query();
         List<Map.Entry<String, Stored>> hits = new ArrayList<>();
+        // every in-memory index has one shard: a preference for another shard finds nothing
+        boolean otherShard = search.preference() != null && search.preference().startsWith("_shards:") && !search.preference().equals("_shards:0");
         for (Map.Entry<String, Stored> doc : indices.getOrDefault(search.indices()[0], Map.of()).entrySet()) {
-            if (matches(query, doc.getValue().source())) {
+            if (!otherShard && doc.getValue().source() != null && matches(query, doc.getKey(), doc.getValue().source())) {
                 hits.add(Map.entry(doc.getKey(), doc.getValue()));
+            }
+        }
+        boolean bySeqNo = source != null && source.sorts() != null && source.sorts().stream()
+            .anyMatch(sort -> sort instanceof FieldSortBuilder f && f.getFieldName().equals("_seq_no"));
+        if (bySeqNo) {
+            hits.sort((x, y) -> Long.compare(x.getValue().seqNo(), y.getValue().seqNo()));
+            if (source.searchAfter() != null) {
+                long after = ((Number) source.searchAfter()[0]).longValue();
+                hits.removeIf(h -> h.getValue().seqNo() <= after);
             }
         }
         int size = source == null || source.size() < 0 ? 10 : source.size();
@@ -272,16 +325,24 @@ final class InMemoryClient extends NoOpNodeClient {
         SearchHit[] hits = new SearchHit[to - from];
         for (int i = from; i < to; i++) {
             Map.Entry<String, Stored> doc = scroll.hits().get(i);
-            hits[i - from] = new SearchHit(i, doc.getKey(), Map.of(), Map.of()).sourceRef(json(doc.getValue().source()));
+            SearchHit hit = new SearchHit(i, doc.getKey(), Map.of(), Map.of()).sourceRef(json(doc.getValue().source()));
+            hit.version(doc.getValue().version());
+            hit.setSeqNo(doc.getValue().seqNo());
+            hit.setPrimaryTerm(1);
+            hit.sortValues(new Object[] { doc.getValue().seqNo() }, new DocValueFormat[] { DocValueFormat.RAW });
+            hits[i - from] = hit;
         }
         SearchHits searchHits = new SearchHits(hits, new TotalHits(scroll.hits().size(), TotalHits.Relation.EQUAL_TO), 1f);
         return new SearchResponse(new InternalSearchResponse(searchHits, null, null, null, false, null, 1), scrollId, 1, 1, 0, 1,
             ShardSearchFailure.EMPTY_ARRAY, SearchResponse.Clusters.EMPTY);
     }
 
-    private static boolean matches(QueryBuilder query, Map<String, Object> source) {
+    private static boolean matches(QueryBuilder query, String id, Map<String, Object> source) {
         if (query == null || query instanceof MatchAllQueryBuilder) {
             return true;
+        }
+        if (query instanceof IdsQueryBuilder ids) {
+            return ids.ids().contains(id);
         }
         if (query instanceof TermQueryBuilder term) {
             return Objects.equals(valueAt(source, term.fieldName()), term.value());

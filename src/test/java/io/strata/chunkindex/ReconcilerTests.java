@@ -5,7 +5,7 @@ import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.get.GetAction;
 import org.opensearch.action.index.IndexRequest;
-import org.opensearch.action.search.ClearScrollRequest;
+import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchScrollRequest;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.core.action.ActionListener;
@@ -30,8 +30,9 @@ import static org.hamcrest.Matchers.containsString;
  * source document is gone or points elsewhere are orphans, chunks at or beyond the summary's {@code parents} are
  * duplicates (both deleted unless a dry run); a source document with a chunk absent is missing, one whose text or chunks
  * carry another hash (or, before hashes, whose chunk texts are not its text at their offsets) is stale; a dry run changes
- * nothing; rewrites are guarded by the document's sequence number. For a deleted source index, its chunk index goes only
- * while the source is still gone and holds nothing else.
+ * nothing; rewrites are versioned with the document's sequence number and its summary written only if the document is still
+ * that version (a concurrent write wins); pages are searches after the last {@code _seq_no}, no scroll. For a deleted source
+ * index, its registered chunk index goes only while the source is still gone.
  */
 public class ReconcilerTests extends OpenSearchTestCase {
     private static final String SOURCE = "docs";
@@ -44,13 +45,16 @@ public class ReconcilerTests extends OpenSearchTestCase {
     /** What {@link ChunkWriters#resolve} answers for {@link #CHUNKS}; null: no pipeline writes there. */
     private ChunkWriter writer;
     private Reconciler reconciler;
+    private final ChunkIndexRegistry registry = new ChunkIndexRegistry();
+    private ChunkIndexSetup setup;
+    private ChunkStore store;
 
     @Override
     public void setUp() throws Exception {
         super.setUp();
         threadPool = new TestThreadPool(getTestName());
         clusterService = new TestClusterService(Settings.EMPTY, threadPool);
-        clusterService.setState(state(index(SOURCE, "src-1"), chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(SOURCE, "src-1", null))));
+        setState(state(index(SOURCE, "src-1"), ChunkIndexJanitorTests.chunksOf(CHUNKS, "c-1", SOURCE, "src-1")));
         client = new InMemoryClient(threadPool, clusterService);
         ChunkWriters writers = new ChunkWriters() {
             @Override
@@ -63,7 +67,15 @@ public class ReconcilerTests extends OpenSearchTestCase {
                 return writer == null ? List.of() : List.of(writer);
             }
         };
-        reconciler = new Reconciler(client, clusterService, writers);
+        setup = new ChunkIndexSetup(client, clusterService, registry);
+        store = new ChunkStore(client, new StrataStats());
+        Rechunker rechunker = new Rechunker(setup, new ChunkCommit(store, Slicing.DEFAULTS), () -> writers, client, new StrataStats());
+        reconciler = new Reconciler(client, clusterService, setup, store, rechunker, () -> writers);
+    }
+
+    private void setState(org.opensearch.cluster.ClusterState state) {
+        clusterService.setState(state);
+        registry.apply(state.metadata());
     }
 
     @Override
@@ -74,9 +86,8 @@ public class ReconcilerTests extends OpenSearchTestCase {
 
     /** A writer of {@link #FIELD} to {@link #CHUNKS}; only its text field and its delete path (blank text) are used here. */
     private void withWriter() {
-        ChunkStore store = new ChunkStore(client, clusterService, new StrataStats());
-        writer = new ChunkWriter(FIELD, CHUNKS, null, List.of(), null, new ChunkWriter.Services(store, null, null, new StrataStats(),
-            Slicing.DEFAULTS));
+        writer = new ChunkWriter(FIELD, CHUNKS, null, List.of(), null, new ChunkWriter.Services(store, setup, null, null,
+            new StrataStats(), Slicing.DEFAULTS));
     }
 
     /** A source document chunked into {@code parents} parents from {@code chunkedText} (null: a summary without hash). */
@@ -114,8 +125,8 @@ public class ReconcilerTests extends OpenSearchTestCase {
         chunk(sourceId, ordinal, chunkedText, "…", 0, 1);
     }
 
-    private Reconciler.Report reconcile(boolean dryRun) {
-        Captured<Reconciler.Report> report = new Captured<>();
+    private ReconcileReport reconcile(boolean dryRun) {
+        Captured<ReconcileReport> report = new Captured<>();
         reconciler.reconcile(SOURCE, dryRun, report);
         return report.value();
     }
@@ -145,7 +156,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         driftOfEveryKind();
         List<String> chunksBefore = client.ids(CHUNKS);
 
-        Reconciler.Report report = reconcile(true);
+        ReconcileReport report = reconcile(true);
 
         assertEquals(List.of(CHUNKS), report.chunkIndices);
         assertEquals("source documents with a summary", 5, report.checked.get());
@@ -163,7 +174,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
     public void testReconcile_deletesOrphansAndDuplicates_andReportsWhatItCannotRewrite() {
         driftOfEveryKind();
 
-        Reconciler.Report report = reconcile(false);
+        ReconcileReport report = reconcile(false);
 
         assertEquals(List.of("duplicate:0", "missing:0", "ok:0", "ok:1", "stale:0"), client.ids(CHUNKS).stream().sorted().toList());
         assertEquals("3 orphans and 1 duplicate deleted", 4, report.fixed.get());
@@ -191,7 +202,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         source("fine", "same", 1, "same", CHUNKS);
         chunk("fine", 0, "same");
 
-        Reconciler.Report report = reconcile(true);
+        ReconcileReport report = reconcile(true);
 
         assertEquals(5, report.checked.get());
         assertEquals(0, report.missing.get());
@@ -204,7 +215,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         chunk("emptied", 0, "x y");
         chunk("emptied", 1, "x y");
 
-        Reconciler.Report report = reconcile(false);
+        ReconcileReport report = reconcile(false);
 
         assertEquals(1, report.stale.get());
         assertEquals(1, report.fixed.get());
@@ -215,7 +226,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         assertTrue("guarded by the sequence number it read", write.ifSeqNo() >= 0);
     }
 
-    public void testReconcile_whenTheDocumentChangesBeforeItsRewriteIsStored_theConcurrentWriteWins() {
+    public void testReconcile_whenTheDocumentChangesBeforeItsSummaryIsStored_theConcurrentWriteWins_andNothingIsUndone() {
         withWriter();
         source("emptied", "", 1, "x", CHUNKS);
         chunk("emptied", 0, "x");
@@ -225,16 +236,15 @@ public class ReconcilerTests extends OpenSearchTestCase {
             listener.onResponse(read);
         }, listener::onFailure)));
 
-        Reconciler.Report report = reconcile(false);
+        ReconcileReport report = reconcile(false);
 
-        assertEquals(0, report.fixed.get());
-        assertEquals(1, report.failures.size());
-        assertEquals(RestStatus.CONFLICT.getStatus(), report.failures.get(0).get("status"));
+        assertEquals("superseded by the newer write: not counted as fixed", 0, report.fixed.get());
+        assertEquals(List.of(), report.failures);
         assertEquals(Map.of(FIELD, "written meanwhile"), client.get(SOURCE, "emptied"));
-        assertEquals(RestStatus.CONFLICT, report.status());
+        assertEquals(RestStatus.OK, report.status());
     }
 
-    public void testReconcile_pagesThroughMoreSourcesThanOnePage_andClearsItsScrolls() {
+    public void testReconcile_pagesThroughMoreSourcesThanOnePage_bySeqNo_withoutAScroll() {
         int docs = Reconciler.SOURCE_PAGE * 2 + 50;
         for (int i = 0; i < docs; i++) {
             String id = "doc-" + i;
@@ -244,26 +254,28 @@ public class ReconcilerTests extends OpenSearchTestCase {
             }
         }
 
-        Reconciler.Report report = reconcile(true);
+        ReconcileReport report = reconcile(true);
 
         assertEquals(docs, report.checked.get());
         assertEquals(1, report.missing.get());
         assertEquals(0, report.orphans.get() + report.duplicates.get() + report.stale.get());
-        assertEquals("one more chunk page (empty), three more source pages (the last empty)", 4,
-            client.requests(SearchScrollRequest.class).size());
-        assertEquals("the chunk scroll and the source scroll", 2, client.requests(ClearScrollRequest.class).size());
+        assertEquals("no scroll to expire", List.of(), client.requests(SearchScrollRequest.class));
+        List<SearchRequest> sourcePages = client.requests(SearchRequest.class).stream()
+            .filter(r -> r.indices()[0].equals(SOURCE) && r.source().sorts() != null).toList();
+        assertEquals("three pages of at most 100 (100, 100, 50)", 3, sourcePages.size());
+        assertTrue(sourcePages.stream().allMatch(r -> r.scroll() == null));
     }
 
     // ---- a deleted source index
 
-    private Reconciler.Report reconcileDeleted(boolean dryRun) {
-        Captured<Reconciler.Report> report = new Captured<>();
+    private ReconcileReport reconcileDeleted(boolean dryRun) {
+        Captured<ReconcileReport> report = new Captured<>();
         reconciler.reconcileDeleted(SOURCE, List.of(CHUNKS), dryRun, report);
         return report.value();
     }
 
     public void testReconcileDeleted_deletesTheWholeChunkIndexWhileTheSourceIsStillGone() {
-        clusterService.setState(state(chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(SOURCE, "src-1", null))));
+        setState(state(ChunkIndexJanitorTests.chunksOf(CHUNKS, "c-1", SOURCE, "src-1")));
         for (int i = 0; i < 3; i++) {
             chunk("d", i, "x");
         }
@@ -271,7 +283,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         assertEquals(3, reconcileDeleted(true).orphans.get());
         assertEquals(List.of(), client.requests(DeleteIndexRequest.class));
 
-        Reconciler.Report report = reconcileDeleted(false);
+        ReconcileReport report = reconcileDeleted(false);
         assertTrue(report.sourceDeleted);
         assertEquals(3, report.orphans.get());
         assertEquals(3, report.fixed.get());
@@ -282,7 +294,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
     public void testReconcileDeleted_whenTheSourceWasReCreatedMeanwhile_keepsTheChunkIndex_andAnswersConflict() {
         chunk("d", 0, "x"); // the state still holds [docs]: it was created again
 
-        Reconciler.Report report = reconcileDeleted(false);
+        ReconcileReport report = reconcileDeleted(false);
 
         assertEquals(0, report.fixed.get());
         assertTrue(clusterService.state().metadata().hasIndex(CHUNKS));
@@ -290,24 +302,23 @@ public class ReconcilerTests extends OpenSearchTestCase {
         assertEquals(RestStatus.CONFLICT, report.status());
     }
 
-    public void testReconcileDeleted_whenTheChunkIndexHoldsOtherDocumentsToo_deletesOnlyTheSourcesChunks() {
-        clusterService.setState(state(chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(SOURCE, "src-1", null))));
+    public void testReconcileDeleted_deletesTheChunkIndexWithEverythingInIt_forItServedThatSourceOnly() {
+        setState(state(ChunkIndexJanitorTests.chunksOf(CHUNKS, "c-1", SOURCE, "src-1")));
         chunk("d", 0, "x");
         chunk("d", 1, "x");
         client.put(CHUNKS, "by-hand", Map.of(ChunkDocuments.SOURCE_INDEX, "news"));
 
-        Reconciler.Report report = reconcileDeleted(false);
+        ReconcileReport report = reconcileDeleted(false);
 
-        assertEquals(2, report.orphans.get());
-        assertEquals(2, report.fixed.get());
-        assertEquals(List.of("by-hand"), client.ids(CHUNKS));
-        assertEquals(List.of(), report.deletedIndices);
+        assertEquals(3, report.orphans.get());
+        assertEquals(3, report.fixed.get());
+        assertEquals(List.of(CHUNKS), report.deletedIndices);
     }
 
     // ---- the report's status
 
     public void testReportStatus_isTheFailuresStatus_onlyWhenNothingWasFixedAndAllFailedAlike() {
-        Reconciler.Report forbidden = new Reconciler.Report(SOURCE, List.of(CHUNKS), false);
+        ReconcileReport forbidden = new ReconcileReport(SOURCE, List.of(CHUNKS), false);
         forbidden.fail(CHUNKS, "a", "no", RestStatus.FORBIDDEN);
         forbidden.fail(CHUNKS, "b", "no", RestStatus.FORBIDDEN);
         assertEquals(RestStatus.FORBIDDEN, forbidden.status());
@@ -315,25 +326,25 @@ public class ReconcilerTests extends OpenSearchTestCase {
         forbidden.fixed.incrementAndGet();
         assertEquals(RestStatus.OK, forbidden.status());
 
-        Reconciler.Report mixed = new Reconciler.Report(SOURCE, List.of(CHUNKS), false);
+        ReconcileReport mixed = new ReconcileReport(SOURCE, List.of(CHUNKS), false);
         mixed.fail(CHUNKS, "a", "no", RestStatus.FORBIDDEN);
         mixed.fail(CHUNKS, "b", "gone", RestStatus.NOT_FOUND);
         assertEquals(RestStatus.OK, mixed.status());
 
-        Reconciler.Report withoutStatus = new Reconciler.Report(SOURCE, List.of(CHUNKS), false);
+        ReconcileReport withoutStatus = new ReconcileReport(SOURCE, List.of(CHUNKS), false);
         withoutStatus.fail(CHUNKS, "a", "no pipeline");
         assertEquals(RestStatus.OK, withoutStatus.status());
     }
 
     public void testReport_keepsTheFirstHundredFailures_andCountsTheRest() {
-        Reconciler.Report report = new Reconciler.Report(SOURCE, List.of(CHUNKS), true);
+        ReconcileReport report = new ReconcileReport(SOURCE, List.of(CHUNKS), true);
         List<String> ids = new ArrayList<>();
-        for (int i = 0; i < Reconciler.MAX_FAILURES + 5; i++) {
+        for (int i = 0; i < ReconcileReport.MAX_FAILURES + 5; i++) {
             ids.add("d" + i);
             report.fail(CHUNKS, "d" + i, "failed");
         }
-        assertEquals(Reconciler.MAX_FAILURES, report.failures.size());
-        assertEquals(Reconciler.MAX_FAILURES + 5, report.failureCount.get());
-        assertEquals(ids.subList(0, Reconciler.MAX_FAILURES), report.failures.stream().map(f -> f.get("id")).toList());
+        assertEquals(ReconcileReport.MAX_FAILURES, report.failures.size());
+        assertEquals(ReconcileReport.MAX_FAILURES + 5, report.failureCount.get());
+        assertEquals(ids.subList(0, ReconcileReport.MAX_FAILURES), report.failures.stream().map(f -> f.get("id")).toList());
     }
 }

@@ -25,7 +25,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
         Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
-        new ChunkWriter.Services(null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
+        new ChunkWriter.Services(null, null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));
@@ -39,11 +39,21 @@ public class MultiGranularChunkingProcessorFactoryTests {
     public void testCreate_minimalConfig_usesRecursive300WithHalfAndQuarterChildren() {
         MultiGranularChunkingProcessor p = create(Map.of("field", "body", "target_index", "chunks"));
         assertEquals("body", p.writer().field());
-        assertEquals("chunks", p.writer().targetIndex());
+        assertEquals("chunks", p.writer().targetTemplate());
         assertEquals("recursive", p.writer().chunker().strategy().type());
         assertEquals(300, p.writer().chunker().strategy().maxWords());
         assertEquals(List.of(0.5, 0.25), p.writer().chunker().granularities());
         assertEquals(ModelRef.embedded("e5-small-v2-q"), p.writer().model());
+    }
+
+    @Test
+    public void testCreate_targetIndexTemplate_namesTheChunkIndexAfterTheConcreteIndex_andRefusesOtherPlaceholders() {
+        MultiGranularChunkingProcessor p = create(Map.of("field", "body", "target_index", "{{_index}}-chunks"));
+        assertEquals("logs-000002-chunks", p.writer().targetFor("logs-000002"));
+        assertEquals("fixed", create(Map.of("field", "body", "target_index", "fixed")).writer().targetFor("logs-000002"));
+        assertTrue(rejected(Map.of("field", "body", "target_index", "{{_id}}-chunks")).getMessage()
+            .contains("may only contain the placeholder {{_index}}"));
+        assertTrue(rejected(Map.of("field", "body", "target_index", "{{_index}}-Chunks")).getMessage().contains("must be lowercase"));
     }
 
     @Test

@@ -99,6 +99,30 @@ public class SecuredIngestIT extends SecuredRestTestCase {
         }
     }
 
+    /**
+     * The other half of the contract: a caller who may write the chunk index but not the source index gets 403 for the
+     * source, and no chunk is written either — chunks are written only after their source write succeeded.
+     */
+    public void testIngest_aRoleWithTheChunkIndexButNotTheSource_writesNoChunk() throws Exception {
+        String source = "sec-order-src";
+        String chunks = "sec-order-chunks";
+        putPipeline("sec-order", "{\"field\": \"body\", \"target_index\": \"" + chunks + "\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 30}}");
+        call("PUT", "/" + source);
+        putRole("sec-order-chunks-only", WRITER_CLUSTER, List.of(indexPermission(List.of(chunks), WRITE)));
+        putUser("sec-order-writer", "sec-order-chunks-only");
+
+        Map<String, Object> bulk = bulkAs("sec-order-writer", source, "sec-order", Map.of("a", text("first"), "b", text("second")));
+        for (Object item : (List<Object>) bulk.get("items")) {
+            Map<String, Object> result = (Map<String, Object>) ((Map<String, Object>) item).get("index");
+            assertEquals(item.toString(), 403, result.get("status"));
+            assertTrue(item.toString(), String.valueOf(result.get("error")).contains("no permissions for"));
+        }
+        assertFalse("no source document", exists("/" + source + "/_doc/a"));
+        assertEquals("no chunk of a text never stored", List.of(), chunksOf(chunks, "a"));
+        assertEquals(List.of(), chunksOf(chunks, "b"));
+    }
+
     public void testDeleteAndReconcile_runWithTheCallersPermissions() throws Exception {
         String source = "sec-del-src";
         String chunks = "sec-del-chunks";

@@ -1,0 +1,270 @@
+package io.strata.chunkindex;
+
+import org.opensearch.core.action.ActionListener;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/**
+ * Ordered, idempotent chunk writes: the chunks of one source document are written <em>after</em> the source write, every
+ * chunk document versioned with the source operation's {@code _seq_no} ({@code version_type: external_gte}), so that the
+ * chunks of the newest source version win however the writers of several versions interleave — without reading the chunk
+ * shards before writing (no realtime read of the chunks just written, no refresh per bulk).
+ *
+ * <p><b>The protocol.</b> A writer of version {@code V} with {@code n} chunks (ids {@code <src>:0 … <src>:n-1}):
+ * <ol>
+ *   <li>writes ids {@code 1 … n-1} at {@code V} (bulk slices, in order);</li>
+ *   <li>then id {@code 0}, the <b>commit</b>, at {@code V};</li>
+ *   <li>then deletes, at {@code V}, the ids beyond {@code n} that a realtime probe finds ({@code n+1, …}, window by window
+ *       until one finds nothing) and always id {@code n} (a tombstone if absent).</li>
+ * </ol>
+ * A version conflict on any write of steps 1–2 means a newer version is stored: the writer is <b>superseded</b>, writes no
+ * further, and deletes at {@code V} what it wrote (external deletes only apply where the stored version is not newer, so
+ * the rollback never removes the newer writer's chunks). Conflicts in step 3 are ignored (a newer writer's documents).
+ * Deleting a source document's chunks ({@code n = 0}, or a source delete with the delete's {@code _seq_no}) tombstones id 0
+ * first — a conflict there means a newer writer committed, and nothing is done — then deletes ids {@code 1, …} found by
+ * probes.
+ *
+ * <p><b>Why the newest version wins</b> (W of version {@code V}, any older writer L of version {@code v < V}):
+ * <ul>
+ *   <li>every write of W applies (nothing stored is newer), so W's ids {@code 0 … n-1} end at {@code V} unless a still
+ *       newer writer supersedes W;</li>
+ *   <li>a write of L to an id that W wrote before it conflicts, and L rolls back; one that lands before W's write to the
+ *       same id is overwritten by it;</li>
+ *   <li>a write of L to an id {@code ≥ n} that lands before W's probe is found and deleted by W; one that lands after the
+ *       probe comes after W's commit (W probes after committing), and L commits only after all its other writes, so L's
+ *       commit comes after W's commit and conflicts (W's id 0 at {@code V}, or W's tombstone of id 0 when W deletes): L
+ *       rolls back, removing that write too;</li>
+ *   <li>W's tombstone of id {@code n} makes a late write of L to the first id past W's chunks conflict at once.</li>
+ * </ul>
+ * Equal versions (the same source operation written twice, e.g. a retried repair) write the same chunks and both apply.
+ *
+ * <p><b>Limits.</b> A tombstone blocks older versions for {@code index.gc_deletes} of the chunk index (60 s by default);
+ * an older writer delayed longer than that after a newer <em>delete</em> (every id tombstoned, none live) can write its
+ * chunks for a source document that is gone — {@code _reconcile} removes them. A writer that dies mid-protocol (its node
+ * killed) can leave a partial set; its source write stands, so {@code _reconcile} rewrites it. A write that fails for
+ * another reason (e.g. a rejection) removes every chunk of the document at {@code V} and fails: the caller is told, and
+ * {@code _reconcile} rewrites the chunks once the cause is fixed. Versions are the source index's sequence numbers, so a
+ * chunk index serves one incarnation of one concrete source index ({@link ChunkIndexRegistry}).
+ */
+public final class ChunkCommit {
+    /** How a write or delete ended. */
+    public enum Result {
+        /** This version's chunks are in place (or, for a delete, none is left). */
+        DONE,
+        /** A newer version is stored; what this writer wrote was removed. */
+        SUPERSEDED
+    }
+
+    /**
+     * The error for chunks found superseded while their source document is still at the version written: their versions
+     * did not come from this protocol.
+     */
+    public static ChunkWriteException foreignVersions(String target, String index, String id, long seqNo) {
+        return new ChunkWriteException(String.format(java.util.Locale.ROOT,
+            "[%s] holds chunks of [%s][%s] with a version above the document's _seq_no [%d]: they were written outside Strata's "
+                + "versioned chunk writes (by hand without version_type=external_gte, or by Strata before chunk index format 3), and "
+                + "versioned writes of this document lose to them; delete the chunk index and run _reconcile to rewrite it", target,
+            index, id, seqNo), new org.opensearch.index.engine.VersionConflictEngineException(
+                new org.opensearch.core.index.shard.ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
+    }
+
+    /** How many consecutive ids one probe asks for. */
+    static final int PROBE = 64;
+
+    private final VersionedChunks store;
+    private final Slicing slicing;
+
+    public ChunkCommit(VersionedChunks store, Slicing slicing) {
+        this.store = store;
+        this.slicing = slicing;
+    }
+
+    /**
+     * Makes the chunks of {@code sourceId} in {@code target} documents {@code 0 … n-1} (document {@code i} is
+     * {@code docAt.apply(i)}, built once, as its slice is sent), at {@code version}.
+     */
+    public void write(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+                      ActionListener<Result> listener) {
+        write(target, sourceId, version, n, docAt, k -> {}, listener);
+    }
+
+    /** As {@link #write}, telling {@code written} how many documents each slice (and the commit) wrote. */
+    public void write(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+                      java.util.function.IntConsumer written, ActionListener<Result> listener) {
+        if (n == 0) {
+            delete(target, sourceId, version, listener);
+            return;
+        }
+        new Writer(target, sourceId, version, n, docAt, written, listener).writeFrom(1);
+    }
+
+    /** Removes every chunk of {@code sourceId} from {@code target} at {@code version} (tombstoning id 0 first). */
+    public void delete(String target, String sourceId, long version, ActionListener<Result> listener) {
+        store.delete(target, List.of(ChunkDocuments.chunkId(sourceId, 0)), version, ActionListener.wrap(results -> {
+            VersionedChunks.ItemResult commit = results.get(0);
+            switch (commit.outcome()) {
+                case CONFLICT -> listener.onResponse(Result.SUPERSEDED);
+                case FAILED -> listener.onFailure(commit.failure());
+                case APPLIED -> deleteFound(target, sourceId, 1, -1, version, ActionListener.map(listener, v -> Result.DONE));
+            }
+        }, listener::onFailure));
+    }
+
+    /**
+     * Deletes at {@code version} the chunks of {@code sourceId} that a realtime probe finds from id {@code from} on, window by
+     * window until one finds none, and id {@code always} too (a tombstone if absent; -1 for none). Conflicts are ignored.
+     */
+    private void deleteFound(String target, String sourceId, int from, int always, long version, ActionListener<Void> listener) {
+        List<String> window = new ArrayList<>(PROBE);
+        for (int i = from; i < from + PROBE; i++) {
+            window.add(ChunkDocuments.chunkId(sourceId, i));
+        }
+        store.existing(target, window, ActionListener.wrap(found -> {
+            List<String> ids = new ArrayList<>(found);
+            if (always >= 0) {
+                ids.add(0, ChunkDocuments.chunkId(sourceId, always));
+            }
+            if (ids.isEmpty()) {
+                listener.onResponse(null);
+                return;
+            }
+            store.delete(target, ids, version, ActionListener.wrap(results -> {
+                Exception failed = firstFailure(results);
+                if (failed != null) {
+                    listener.onFailure(failed);
+                } else if (found.isEmpty()) {
+                    listener.onResponse(null);
+                } else {
+                    deleteFound(target, sourceId, from + PROBE, -1, version, listener);
+                }
+            }, listener::onFailure));
+        }, listener::onFailure));
+    }
+
+    private static Exception firstFailure(List<VersionedChunks.ItemResult> results) {
+        for (VersionedChunks.ItemResult r : results) {
+            if (r.outcome() == VersionedChunks.Outcome.FAILED) {
+                return r.failure();
+            }
+        }
+        return null;
+    }
+
+    /** One write: its progress and what it wrote, for a rollback. */
+    private final class Writer {
+        private final String target;
+        private final String sourceId;
+        private final long version;
+        private final int n;
+        private final IntFunction<Map<String, Object>> docAt;
+        private final java.util.function.IntConsumer progress;
+        private final ActionListener<Result> listener;
+        private final List<String> written = new ArrayList<>();
+
+        Writer(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+               java.util.function.IntConsumer progress, ActionListener<Result> listener) {
+            this.target = target;
+            this.sourceId = sourceId;
+            this.version = version;
+            this.n = n;
+            this.docAt = docAt;
+            this.progress = progress;
+            this.listener = listener;
+        }
+
+        /** Step 1: ids {@code from … n-1}, a bulk slice at a time; then the commit. */
+        void writeFrom(int from) {
+            if (from >= n) {
+                commit();
+                return;
+            }
+            List<Map.Entry<String, Map<String, Object>>> slice = new ArrayList<>();
+            long bytes = 0;
+            int end = from;
+            try {
+                while (end < n && !slicing.bulkFull(slice.size(), bytes)) {
+                    Map<String, Object> doc = docAt.apply(end);
+                    bytes += ChunkDocuments.estimatedBytes(doc);
+                    slice.add(Map.entry(ChunkDocuments.chunkId(sourceId, end), doc));
+                    end++;
+                }
+            } catch (Exception e) {
+                abandon(e);
+                return;
+            }
+            int next = end;
+            store.index(target, slice, version, ActionListener.wrap(results -> {
+                boolean superseded = false;
+                Exception failed = null;
+                for (VersionedChunks.ItemResult r : results) {
+                    switch (r.outcome()) {
+                        case APPLIED -> written.add(r.id());
+                        case CONFLICT -> superseded = true;
+                        case FAILED -> failed = failed == null ? r.failure() : failed;
+                    }
+                }
+                if (failed != null) {
+                    abandon(failed);
+                } else if (superseded) {
+                    rollback();
+                } else {
+                    progress.accept(results.size());
+                    writeFrom(next);
+                }
+            }, this::abandon));
+        }
+
+        /** Step 2: id 0 at {@code version}; a conflict means a newer writer committed first. */
+        void commit() {
+            Map<String, Object> first;
+            try {
+                first = docAt.apply(0);
+            } catch (Exception e) {
+                abandon(e);
+                return;
+            }
+            store.index(target, List.of(Map.entry(ChunkDocuments.chunkId(sourceId, 0), first)), version, ActionListener.wrap(results -> {
+                VersionedChunks.ItemResult r = results.get(0);
+                switch (r.outcome()) {
+                    case APPLIED -> {
+                        progress.accept(1);
+                        deleteFound(target, sourceId, n + 1, n, version, ActionListener.wrap(
+                            v -> listener.onResponse(Result.DONE), listener::onFailure));
+                    }
+                    case CONFLICT -> rollback();
+                    case FAILED -> abandon(r.failure());
+                }
+            }, this::abandon));
+        }
+
+        /** Superseded: removes what this writer wrote, at its own version (a newer writer's documents stay). */
+        void rollback() {
+            if (written.isEmpty()) {
+                listener.onResponse(Result.SUPERSEDED);
+                return;
+            }
+            store.delete(target, List.copyOf(written), version, ActionListener.wrap(results -> {
+                Exception failed = firstFailure(results);
+                if (failed != null) {
+                    listener.onFailure(failed);
+                } else {
+                    listener.onResponse(Result.SUPERSEDED);
+                }
+            }, listener::onFailure));
+        }
+
+        /**
+         * A write failed for another reason than a newer version: leaves no mix of versions behind (every chunk of the
+         * document deleted at this version) and fails with the cause.
+         */
+        void abandon(Exception cause) {
+            delete(target, sourceId, version, ActionListener.wrap(r -> listener.onFailure(cause), e -> {
+                cause.addSuppressed(e);
+                listener.onFailure(cause);
+            }));
+        }
+    }
+}

@@ -1,0 +1,134 @@
+package io.strata.chunkindex;
+
+import org.opensearch.cluster.ClusterChangedEvent;
+import org.opensearch.cluster.ClusterStateListener;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.core.index.Index;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Which chunk index serves which concrete source index: Strata's own record, kept in the chunk index's
+ * {@link IndexMetadata} custom data under {@value #CUSTOM_KEY} ({@code source_index}, {@code source_index_uuid}). Only
+ * the node writes it ({@link TransportRegisterChunkIndexAction}, a cluster-state update on the cluster manager after a
+ * caller's authorised chunk write); no user API edits index custom data, unlike a mapping's {@code _meta}. So the node
+ * acts on it as itself (the janitor deletes chunk indices of deleted sources, a source's delete takes its chunk indices)
+ * without trusting anything a user wrote.
+ *
+ * <p>Look-ups are O(1) from an in-memory index of the registrations, kept on every node by applying each cluster-state
+ * change incrementally: only indices whose metadata object changed are read again, and reading one is a map look-up
+ * (no mapping is parsed). One chunk index serves one concrete source index (by UUID); one source index may have several
+ * chunk indices (several processors).
+ */
+public final class ChunkIndexRegistry implements ClusterStateListener {
+    /** The key of the chunk index's custom metadata. */
+    public static final String CUSTOM_KEY = "strata";
+    static final String SOURCE_INDEX = "source_index";
+    static final String SOURCE_UUID = "source_index_uuid";
+
+    /** {@code chunkIndex} holds the chunks of {@code source} (both concrete, with their UUIDs). */
+    public record Registration(Index chunkIndex, Index source) {}
+
+    private record Snapshot(Map<String, Registration> byChunkIndex, Map<String, List<Registration>> bySourceUuid) {
+        static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of());
+    }
+
+    private volatile Snapshot snapshot = Snapshot.EMPTY;
+    /** The metadata last applied (written on the cluster applier thread only). */
+    private Metadata applied;
+
+    @Override
+    public void clusterChanged(ClusterChangedEvent event) {
+        if (event.metadataChanged() || applied == null) {
+            apply(event.state().metadata());
+        }
+    }
+
+    /** Brings the registrations up to {@code metadata}, reading only the indices whose metadata changed. */
+    synchronized void apply(Metadata metadata) {
+        Metadata before = applied;
+        applied = metadata;
+        Map<String, Registration> byChunk = null;
+        Snapshot current = snapshot;
+        if (before != null) {
+            for (String name : current.byChunkIndex().keySet()) {
+                if (!metadata.hasIndex(name)) {
+                    byChunk = byChunk == null ? new HashMap<>(current.byChunkIndex()) : byChunk;
+                    byChunk.remove(name);
+                }
+            }
+        }
+        for (IndexMetadata index : metadata.indices().values()) {
+            String name = index.getIndex().getName();
+            if (before != null && before.index(name) == index) {
+                continue; // unchanged: the same immutable object
+            }
+            Registration now = registrationOf(index);
+            Registration was = (byChunk == null ? current.byChunkIndex() : byChunk).get(name);
+            if (now == null ? was == null : now.equals(was)) {
+                continue;
+            }
+            byChunk = byChunk == null ? new HashMap<>(current.byChunkIndex()) : byChunk;
+            if (now == null) {
+                byChunk.remove(name);
+            } else {
+                byChunk.put(name, now);
+            }
+        }
+        if (byChunk != null) {
+            Map<String, List<Registration>> bySource = new HashMap<>();
+            for (Registration r : byChunk.values()) {
+                bySource.computeIfAbsent(r.source().getUUID(), k -> new ArrayList<>()).add(r);
+            }
+            bySource.replaceAll((k, v) -> List.copyOf(v));
+            snapshot = new Snapshot(Map.copyOf(byChunk), Map.copyOf(bySource));
+        }
+    }
+
+    /** The registration recorded in {@code index}'s custom metadata, or null. */
+    public static Registration registrationOf(IndexMetadata index) {
+        Map<String, String> custom = index == null ? null : index.getCustomData(CUSTOM_KEY);
+        if (custom == null || custom.get(SOURCE_INDEX) == null || custom.get(SOURCE_UUID) == null) {
+            return null;
+        }
+        return new Registration(index.getIndex(), new Index(custom.get(SOURCE_INDEX), custom.get(SOURCE_UUID)));
+    }
+
+    /** The custom metadata that registers a chunk index to {@code source}. */
+    static Map<String, String> customData(Index source) {
+        return Map.of(SOURCE_INDEX, source.getName(), SOURCE_UUID, source.getUUID());
+    }
+
+    /** The registration of chunk index {@code name}, or null when it is not a registered chunk index. */
+    public Registration ofChunkIndex(String name) {
+        return snapshot.byChunkIndex().get(name);
+    }
+
+    /** The chunk indices registered to the source index of UUID {@code sourceUuid}. */
+    public List<Registration> ofSource(String sourceUuid) {
+        return snapshot.bySourceUuid().getOrDefault(sourceUuid, List.of());
+    }
+
+    /** The chunk indices registered to source index {@code source}, by name, when it exists in {@code metadata}. */
+    public List<Registration> ofSource(Metadata metadata, String source) {
+        IndexMetadata index = metadata.index(source);
+        return index == null ? List.of() : ofSource(index.getIndexUUID());
+    }
+
+    /** Registrations whose source index no longer exists under its recorded UUID ({@code _reconcile} of a deleted source). */
+    public List<Registration> ofDeletedSource(Metadata metadata, String sourceName) {
+        List<Registration> out = new ArrayList<>();
+        for (Registration r : snapshot.byChunkIndex().values()) {
+            IndexMetadata now = metadata.index(sourceName);
+            if (r.source().getName().equals(sourceName) && (now == null || !now.getIndexUUID().equals(r.source().getUUID()))) {
+                out.add(r);
+            }
+        }
+        out.sort((a, b) -> a.chunkIndex().getName().compareTo(b.chunkIndex().getName()));
+        return out;
+    }
+}

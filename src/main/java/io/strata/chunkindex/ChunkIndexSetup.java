@@ -1,0 +1,401 @@
+package io.strata.chunkindex;
+
+import io.strata.model.ModelInfo;
+import org.opensearch.ExceptionsHelper;
+import org.opensearch.ResourceAlreadyExistsException;
+import org.opensearch.action.admin.indices.create.CreateIndexRequest;
+import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.action.bulk.BulkItemResponse;
+import org.opensearch.action.bulk.BulkRequest;
+import org.opensearch.action.index.IndexRequest;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.IndexAbstraction;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.IndexTemplateMetadata;
+import org.opensearch.cluster.metadata.MetadataIndexTemplateService;
+import org.opensearch.common.compress.CompressedXContent;
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.common.xcontent.support.XContentMapValues;
+import org.opensearch.core.xcontent.MediaTypeRegistry;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.index.Index;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.index.engine.VersionConflictEngineException;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Gets a chunk index ready for a caller's chunk writes, with the caller's permissions: creates it (or adds the chunk mapping
+ * to an index the user created) on first use, checks that it holds vectors of the same model and belongs to the same
+ * source index ({@link ChunkIndexRegistry}), and checks that the caller may write it ({@link #checkWritable}); then,
+ * after the caller's source write, registers it to its concrete source index as the node ({@link #register}).
+ */
+public final class ChunkIndexSetup {
+    /** The id of the write check: not a chunk id (those end in {@code :<ordinal>}). */
+    static final String WRITE_CHECK_ID = "_strata_write_check";
+
+    private final Client client;
+    private final ClusterService clusterService;
+    private final ChunkIndexRegistry registry;
+    /** "target|model" → the {@link #stamp} of the last successful check. */
+    private final Map<String, String> ready = new ConcurrentHashMap<>();
+    /** Callers waiting for an index check in progress, by "target|model". */
+    private final Map<String, List<Waiter>> inFlight = new ConcurrentHashMap<>();
+
+    public ChunkIndexSetup(Client client, ClusterService clusterService, ChunkIndexRegistry registry) {
+        this.client = client;
+        this.clusterService = clusterService;
+        this.registry = registry;
+    }
+
+    public ChunkIndexRegistry registry() {
+        return registry;
+    }
+
+    /**
+     * Makes {@code target} a chunk index for vectors of {@code model} (null: no vectors), to be written from source index
+     * {@code sourceIndex} (a concrete name; it may not exist yet). Fails when {@code target} is registered to another
+     * source index. Concurrent first uses (a bulk request of many documents) share one check; each caller continues in
+     * its own thread context, and a permission failure of the caller who ran the check is not handed to the others (they
+     * check again under their own permissions).
+     */
+    public void ensureIndex(String target, String sourceIndex, ModelInfo model, ActionListener<Void> listener) {
+        ClusterState state = clusterService.state();
+        try {
+            checkOwner(target, sourceIndex, state.metadata());
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        String key = target + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model));
+        IndexMetadata metadata = state.metadata().index(target);
+        if (metadata != null && stamp(metadata).equals(ready.get(key))) {
+            listener.onResponse(null);
+            return;
+        }
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        Waiter own = new Waiter(listener, threadContext.newRestorableContext(false));
+        boolean[] first = new boolean[1];
+        List<Waiter> waiting = inFlight.compute(key, (k, list) -> {
+            first[0] = list == null;
+            List<Waiter> l = list == null ? new ArrayList<>() : list;
+            l.add(own);
+            return l;
+        });
+        if (!first[0]) {
+            return;
+        }
+        ActionListener<Void> all = ActionListener.wrap(v -> {
+            for (Waiter w : drain(key, waiting)) {
+                w.run(() -> w.listener().onResponse(null));
+            }
+        }, e -> {
+            List<Waiter> joined = drain(key, waiting);
+            boolean permission = isPermission(e);
+            // a refused create or mapping update names the chunk index, as a refused chunk write does
+            Exception failure = permission ? ChunkWriteException.of(target, e) : e;
+            for (int i = 0; i < joined.size(); i++) {
+                Waiter w = joined.get(i);
+                if (i > 0 && permission) {
+                    // the caller who ran the check may not create or map the index; this one checks under its own rights
+                    w.run(() -> ensureIndex(target, sourceIndex, model, w.listener()));
+                } else {
+                    w.run(() -> w.listener().onFailure(failure));
+                }
+            }
+        });
+        try {
+            check(target, model, key, all);
+        } catch (Exception e) {
+            all.onFailure(e);
+        }
+    }
+
+    static boolean isPermission(Exception e) {
+        RestStatus status = ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e));
+        return status == RestStatus.FORBIDDEN || status == RestStatus.UNAUTHORIZED;
+    }
+
+    /**
+     * Fails when {@code target} is registered to a source index other than the concrete index {@code sourceIndex} (or to a
+     * deleted incarnation of it: its chunk documents carry that incarnation's sequence numbers), or is itself a source index
+     * with chunk indices.
+     */
+    void checkOwner(String target, String sourceIndex, Metadata metadata) {
+        ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
+        if (owner != null) {
+            IndexMetadata source = metadata.index(sourceIndex);
+            boolean same = owner.source().getName().equals(sourceIndex) && source != null
+                && source.getIndexUUID().equals(owner.source().getUUID());
+            if (!same) {
+                throw takenBy(target, owner.source(), metadata);
+            }
+        }
+        IndexMetadata targetMeta = metadata.index(target);
+        if (targetMeta != null && !registry.ofSource(targetMeta.getIndexUUID()).isEmpty()) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] is a source index with chunk indices of its own; chunks need an index of their own", target));
+        }
+    }
+
+    /** The error for a chunk index that already serves {@code owner}. */
+    static IllegalArgumentException takenBy(String target, Index owner, Metadata metadata) {
+        IndexMetadata now = metadata.index(owner.getName());
+        if (now == null || !now.getIndexUUID().equals(owner.getUUID())) {
+            return new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] holds the chunks of index [%s] (uuid [%s]), which no longer exists; its documents carry that "
+                    + "index's sequence numbers, so a new index cannot share it: delete [%s] and the pipeline creates it afresh",
+                target, owner.getName(), owner.getUUID(), target));
+        }
+        return new IllegalArgumentException(String.format(Locale.ROOT,
+            "[target_index] [%s] already holds the chunks of index [%s]; one chunk index serves one concrete index. For a "
+                + "rolling alias or several indices, name the chunk index after the index written to: "
+                + "\"target_index\": \"{{_index}}-chunks\"", target, owner.getName()));
+    }
+
+    /** What a cached check stands for: this chunk index and this mapping. */
+    private static String stamp(IndexMetadata chunkIndex) {
+        return chunkIndex.getIndexUUID() + "|" + chunkIndex.getMappingVersion();
+    }
+
+    /** A caller of {@link #ensureIndex} and its thread context, in which it continues (its chunk writes carry its rights). */
+    private record Waiter(ActionListener<Void> listener, Supplier<ThreadContext.StoredContext> context) {
+        void run(Runnable r) {
+            try (ThreadContext.StoredContext ignored = context.get()) {
+                r.run();
+            }
+        }
+    }
+
+    /** Ends the check: later callers start a new one; everyone who joined this one is returned, the first first. */
+    private List<Waiter> drain(String key, List<Waiter> waiting) {
+        // compute() and remove() lock the same map entry, so no listener joins after the removal
+        inFlight.remove(key, waiting);
+        return List.copyOf(waiting);
+    }
+
+    private void check(String target, ModelInfo model, String key, ActionListener<Void> listener) {
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        if (metadata == null) {
+            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(model))
+                .settings(Settings.builder().put("index.knn", true));
+            client.admin().indices().create(create, ActionListener.wrap(r -> {
+                markReady(target, key);
+                listener.onResponse(null);
+            }, e -> {
+                if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
+                    checkMapping(target, model, key, listener); // another document created it first
+                } else {
+                    listener.onFailure(e);
+                }
+            }));
+        } else {
+            checkMapping(target, model, key, listener);
+        }
+    }
+
+    private void checkMapping(String target, ModelInfo model, String key, ActionListener<Void> listener) {
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
+        Object existingModel = chunkMeta == null ? null : chunkMeta.model();
+        Object wantedModel = model == null ? null : ChunkDocuments.modelMeta(model);
+        if (existingModel != null && !existingModel.equals(wantedModel)) {
+            listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] holds vectors of %s; this pipeline embeds with %s. Use another target index or the same model",
+                target, describe(existingModel), wantedModel == null ? "no model" : describe(wantedModel))));
+            return;
+        }
+        if (model != null && metadata != null && !metadata.getSettings().getAsBoolean("index.knn", false)) {
+            listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] was created without [index.knn: true], which vector fields need; create it with "
+                    + "{\"settings\": {\"index.knn\": true}} or let the processor create it", target)));
+            return;
+        }
+        if (chunkMeta == null || (existingModel == null && wantedModel != null)) {
+            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(model));
+            client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
+                markReady(target, key);
+                listener.onResponse(null);
+            }, listener::onFailure));
+        } else {
+            ready.put(key, stamp(metadata));
+            listener.onResponse(null);
+        }
+    }
+
+    /** "model [name] (384 dims)" from a mapping's model record. */
+    private static String describe(Object modelMeta) {
+        if (!(modelMeta instanceof Map<?, ?> m)) {
+            return String.valueOf(modelMeta);
+        }
+        Object ref = m.containsKey("model") ? "model [" + m.get("model") + "]" : "model_id [" + m.get("model_id") + "]";
+        return ref + " (" + m.get("dimension") + " dims)";
+    }
+
+    private void markReady(String target, String key) {
+        // acknowledged create/put-mapping responses mean this node has applied the new state
+        IndexMetadata metadata = clusterService.state().metadata().index(target);
+        if (metadata != null) {
+            ready.put(key, stamp(metadata));
+        }
+    }
+
+    /**
+     * Whether the caller may write {@code target}, found out without writing anything: an index request guarded by a
+     * sequence number no document can have answers 409 (version conflict) to a caller allowed to write, and 403 to one who
+     * is not (or when the index is blocked for writes). The listener fails with the refusal, naming the chunk index.
+     */
+    public void checkWritable(String target, ActionListener<Void> listener) {
+        BulkRequest probe = new BulkRequest().add(new IndexRequest(target).id(WRITE_CHECK_ID).source(Map.of())
+            .setIfSeqNo(Long.MAX_VALUE - 1).setIfPrimaryTerm(Long.MAX_VALUE));
+        client.bulk(probe, ActionListener.wrap(response -> {
+            BulkItemResponse item = response.getItems()[0];
+            if (!item.isFailed() || ExceptionsHelper.unwrapCause(item.getFailure().getCause()) instanceof VersionConflictEngineException) {
+                listener.onResponse(null);
+            } else {
+                listener.onFailure(ChunkWriteException.of(target, item.getFailure().getCause()));
+            }
+        }, e -> listener.onFailure(ChunkWriteException.of(target, e))));
+    }
+
+    /**
+     * Registers {@code chunkIndex} to its concrete source index {@code source}, as the node (a caller's write to both came
+     * first), unless the registry already holds that; continues in the caller's thread context.
+     */
+    public void register(String chunkIndex, Index source, ActionListener<Void> listener) {
+        ChunkIndexRegistry.Registration existing = registry.ofChunkIndex(chunkIndex);
+        if (existing != null && existing.source().equals(source)) {
+            listener.onResponse(null);
+            return;
+        }
+        IndexMetadata chunks = clusterService.state().metadata().index(chunkIndex);
+        if (chunks == null) {
+            listener.onFailure(new org.opensearch.index.IndexNotFoundException(chunkIndex));
+            return;
+        }
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
+        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
+            // the node's own bookkeeping: an internal action, not the caller's request
+            client.execute(RegisterChunkIndexAction.INSTANCE, new RegisterChunkIndexRequest(chunks.getIndex(), source),
+                new org.opensearch.action.support.ContextPreservingActionListener<>(caller,
+                    ActionListener.wrap(r -> listener.onResponse(null), listener::onFailure)));
+        }
+    }
+
+    /**
+     * The concrete index a write naming {@code name} lands in, as the cluster state says now: the write index of an alias or
+     * data stream, the index itself, or {@code name} when nothing of that name exists yet (the write creates it).
+     */
+    public String concreteIndexFor(String name) {
+        IndexAbstraction found = clusterService.state().metadata().getIndicesLookup().get(name);
+        if (found == null) {
+            return name;
+        }
+        IndexMetadata write = found.getWriteIndex();
+        return write == null ? name : write.getIndex().getName();
+    }
+
+    /** "index uuid|mapping version|field" → whether the field is kept in {@code _source}: mappings are parsed once each. */
+    private final Map<String, Boolean> stored = new ConcurrentHashMap<>();
+
+    /**
+     * Fails with a 400 when {@code concreteIndex}'s mapping (or, before it exists, the index templates that will create it)
+     * keeps {@code field} out of {@code _source} ({@code _source.enabled: false}, {@code excludes}, {@code includes}): chunks
+     * of a text that is not stored cannot be kept in step with updates of the document nor checked by {@code _reconcile}.
+     */
+    public void checkTextStored(String processor, String concreteIndex, String field) {
+        ClusterState state = clusterService.state();
+        IndexMetadata index = state.metadata().index(concreteIndex);
+        List<Map<String, Object>> mappings = new ArrayList<>();
+        String key;
+        if (index != null) {
+            key = index.getIndexUUID() + "|" + index.getMappingVersion() + "|" + field;
+            Boolean known = stored.get(key);
+            if (known != null) {
+                if (!known) {
+                    throw notStored(processor, concreteIndex, field);
+                }
+                return;
+            }
+            if (index.mapping() != null) {
+                mappings.add(index.mapping().sourceAsMap());
+            }
+        } else {
+            key = null;
+            String v2 = MetadataIndexTemplateService.findV2Template(state.metadata(), concreteIndex, false);
+            try {
+                if (v2 != null) {
+                    for (CompressedXContent m : MetadataIndexTemplateService.collectMappings(state, v2, concreteIndex)) {
+                        mappings.add(unwrap(XContentHelper.convertToMap(m.compressedReference(), true, MediaTypeRegistry.JSON).v2()));
+                    }
+                } else {
+                    for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), concreteIndex, null)) {
+                        if (t.mappings() != null) {
+                            mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON).v2()));
+                        }
+                    }
+                }
+            } catch (Exception e) {
+                return; // the write itself reports a template it cannot apply
+            }
+        }
+        boolean kept = true;
+        for (Map<String, Object> mapping : mappings) {
+            kept &= keptInSource(mapping, field);
+        }
+        if (key != null) {
+            stored.put(key, kept);
+        }
+        if (!kept) {
+            throw notStored(processor, concreteIndex, field);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> unwrap(Map<String, Object> mapping) {
+        return mapping.size() == 1 && mapping.get("_doc") instanceof Map<?, ?> inner ? (Map<String, Object>) inner : mapping;
+    }
+
+    /** Whether a mapping's {@code _source} settings keep {@code field}, decided by OpenSearch's own source filtering. */
+    static boolean keptInSource(Map<String, Object> mapping, String field) {
+        if (!(mapping.get("_source") instanceof Map<?, ?> source)) {
+            return true;
+        }
+        if (Boolean.FALSE.equals(source.get("enabled")) || "false".equals(String.valueOf(source.get("enabled")))) {
+            return false;
+        }
+        String[] includes = strings(source.get("includes"));
+        String[] excludes = strings(source.get("excludes"));
+        if (includes.length == 0 && excludes.length == 0) {
+            return true;
+        }
+        Map<String, Object> probe = new java.util.HashMap<>();
+        probe.put(field, "x");
+        return XContentMapValues.extractValue(field, XContentMapValues.filter(probe, includes, excludes)) != null;
+    }
+
+    private static String[] strings(Object value) {
+        if (value instanceof List<?> l) {
+            return l.stream().map(String::valueOf).toArray(String[]::new);
+        }
+        return value instanceof String s ? new String[] { s } : new String[0];
+    }
+
+    private static IllegalArgumentException notStored(String processor, String index, String field) {
+        return new IllegalArgumentException(String.format(Locale.ROOT,
+            "[%s] field [%s] is kept out of [_source] in index [%s] (its mapping's _source enabled/includes/excludes); chunks of a "
+                + "text that is not stored cannot be kept in step with updates nor checked by _reconcile. Keep the field in _source "
+                + "(leave it out of search responses with _source filtering instead)", processor, field, index));
+    }
+}

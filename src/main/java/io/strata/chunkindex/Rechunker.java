@@ -1,0 +1,158 @@
+package io.strata.chunkindex;
+
+import io.strata.stats.StrataStats;
+import org.opensearch.ExceptionsHelper;
+import org.opensearch.action.index.IndexRequest;
+import org.opensearch.action.support.ContextPreservingActionListener;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.index.Index;
+import org.opensearch.index.engine.VersionConflictEngineException;
+import org.opensearch.ingest.IngestService;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Brings the chunks of one source document, and its {@code strata} summary, in step with the document as stored: for
+ * writes that ran no chunking pipeline ({@code _update} of a partial document or by script, an index request without the
+ * pipeline) and for {@code _reconcile}. The chunks of the chunk index its summary names are cut again from its stored text
+ * by the processor that summary names (or the index's default/final pipeline), every other chunk index registered to its
+ * source index loses its chunks, all versioned with the {@code _seq_no} of the document as read ({@link ChunkCommit}); then
+ * a changed summary is stored, guarded by that sequence number (a newer write wins, and carries its own chunks) and
+ * without running pipelines.
+ */
+public final class Rechunker {
+    /** What bringing one document in step did. */
+    public enum Outcome {
+        /** Its chunks (and its summary, when it changed) are those of the stored document. */
+        DONE,
+        /** A newer write of the document came first; it carries its own chunks. */
+        SUPERSEDED
+    }
+
+    private final ChunkIndexSetup setup;
+    private final ChunkCommit commit;
+    private final Supplier<ChunkWriters> writers;
+    private final Client client;
+    private final ThreadContext threadContext;
+    private final StrataStats stats;
+
+    public Rechunker(ChunkIndexSetup setup, ChunkCommit commit, Supplier<ChunkWriters> writers, Client client, StrataStats stats) {
+        this.setup = setup;
+        this.commit = commit;
+        this.writers = writers;
+        this.client = client;
+        this.threadContext = client.threadPool().getThreadContext();
+        this.stats = stats;
+    }
+
+    /**
+     * Brings {@code doc} (stored in concrete index {@code source}) in step in the chunk indices {@code targets} and the one
+     * its summary names. Fails when the summary names a chunk index no live pipeline writes to.
+     */
+    public void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks,
+                        ActionListener<Outcome> listener) {
+        Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
+        String summaryTarget = summary != null && summary.get("target_index") instanceof String t ? t : null;
+        Object pipeline = summary == null ? null : summary.get("pipeline");
+        Set<String> all = new LinkedHashSet<>(targets);
+        if (summaryTarget != null) {
+            all.add(summaryTarget);
+        }
+        List<String> ordered = new ArrayList<>(all);
+        Object[] newSummary = { summary };
+        boolean[] superseded = { false };
+        step(ordered, 0, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, ActionListener.wrap(v -> {
+            if (superseded[0] || Objects.equals(newSummary[0], summary)) {
+                listener.onResponse(superseded[0] ? Outcome.SUPERSEDED : Outcome.DONE);
+                return;
+            }
+            storeSummary(doc, cast((Map<?, ?>) newSummary[0]), listener);
+        }, listener::onFailure));
+    }
+
+    private void step(List<String> targets, int i, ChunkStore.StoredSource doc, Index source, WriteChecks checks, String summaryTarget,
+                      Object pipeline, Object[] newSummary, boolean[] superseded, ActionListener<Void> listener) {
+        if (i == targets.size()) {
+            listener.onResponse(null);
+            return;
+        }
+        String target = targets.get(i);
+        ActionListener<ChunkCommit.Result> next = ActionListener.wrap(result -> {
+            superseded[0] |= result == ChunkCommit.Result.SUPERSEDED;
+            step(targets, i + 1, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, listener);
+        }, listener::onFailure);
+        if (!target.equals(summaryTarget)) {
+            commit.delete(target, doc.id(), doc.seqNo(), next); // no summary points here: no chunks
+            return;
+        }
+        ChunkWriters lookup = writers.get();
+        ChunkWriter writer = lookup == null ? null : lookup.resolve(source.getName(), pipeline, target);
+        if (writer == null) {
+            listener.onFailure(new IllegalStateException(String.format(Locale.ROOT,
+                "no pipeline has a [multi_granular_chunking] processor writing to [%s]; cannot rewrite the chunks of [%s][%s]", target,
+                source.getName(), doc.id())));
+            return;
+        }
+        String text = writer.textIn(doc.source());
+        if (text == null) {
+            newSummary[0] = null; // the text is gone: so are its chunks and its summary
+            commit.delete(target, doc.id(), doc.seqNo(), next);
+            return;
+        }
+        String hash = ChunkWriter.sourceHash(text);
+        StrataStats.Progress progress = stats.track(source.getName(), doc.id(), text.length());
+        ActionListener<ChunkCommit.Result> tracked = ActionListener.runBefore(next, progress::done);
+        Consumer<Exception> failed = tracked::onFailure;
+        writer.chunk(text, ActionListener.wrap(parents -> writer.prepare(target, source.getName(), doc.id(), parents,
+            writer.copiedFields(doc.source()), hash, checks, progress, ActionListener.wrap(prepared -> {
+                newSummary[0] = writer.summary(target, parents, hash, pipeline instanceof String p ? p : null);
+                setup.register(target, source, writer.callerContext(ActionListener.wrap(
+                    r -> {
+                        progress.stage(StrataStats.Stage.WRITING);
+                        commit.write(target, doc.id(), doc.seqNo(), prepared.count(), prepared.documents(source.getName(), doc.id(),
+                            doc.routing()), progress::written, tracked);
+                    }, failed)));
+            }, failed), failed), failed));
+    }
+
+    /** Stores {@code summary} (null: none) in the document, if it is still the version read, without running pipelines. */
+    private void storeSummary(ChunkStore.StoredSource doc, Map<String, Object> summary, ActionListener<Outcome> listener) {
+        Map<String, Object> updated = new LinkedHashMap<>(doc.source());
+        if (summary == null) {
+            updated.remove(ChunkWriter.SUMMARY_FIELD);
+        } else {
+            updated.put(ChunkWriter.SUMMARY_FIELD, summary);
+        }
+        IndexRequest index = new IndexRequest(doc.index()).id(doc.id()).routing(doc.routing()).source(updated)
+            .setPipeline(IngestService.NOOP_PIPELINE_NAME).setIfSeqNo(doc.seqNo()).setIfPrimaryTerm(doc.primaryTerm());
+        ActionListener<Outcome> caller = ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
+        try (ThreadContext.StoredContext ignored = threadContext.newStoredContext(true)) {
+            if (threadContext.getTransient(ChunkLedger.TRANSIENT) == null) {
+                threadContext.putTransient(ChunkLedger.TRANSIENT, ChunkLedger.ownWrites()); // our own write: not handled again
+            }
+            client.index(index, ActionListener.wrap(r -> caller.onResponse(Outcome.DONE), e -> {
+                if (ExceptionsHelper.unwrapCause(e) instanceof VersionConflictEngineException) {
+                    caller.onResponse(Outcome.SUPERSEDED); // written meanwhile: that write carries its own chunks
+                } else {
+                    caller.onFailure(e);
+                }
+            }));
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> cast(Map<?, ?> map) {
+        return map == null ? null : (Map<String, Object>) map;
+    }
+}

@@ -1,0 +1,171 @@
+package io.strata.chunkindex;
+
+import org.opensearch.action.bulk.BulkItemResponse;
+import org.opensearch.action.bulk.BulkRequest;
+import org.opensearch.action.delete.DeleteRequest;
+import org.opensearch.action.get.MultiGetItemResponse;
+import org.opensearch.action.get.MultiGetRequest;
+import org.opensearch.action.search.SearchRequest;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.index.VersionType;
+import org.opensearch.index.engine.VersionConflictEngineException;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.search.SearchHit;
+import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.fetch.subphase.FetchSourceContext;
+import org.opensearch.transport.client.Client;
+import org.opensearch.ExceptionsHelper;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The chunk side of {@code _reconcile}: every chunk document of one chunk index is an <b>orphan</b> when its source
+ * document is gone or no longer carries a summary naming this chunk index, a <b>duplicate</b> when its ordinal is at or
+ * beyond the summary's {@code parents}. A page's candidates (found with a search of their sources) are confirmed with a
+ * realtime read of those sources, with their routing, and deleted with the chunk's own version as read ({@code
+ * external_gte}): a chunk rewritten since by a newer write is not touched.
+ */
+final class ReconcileChunkPass {
+    private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
+
+    private final Client client;
+    private final ShardPages pages;
+
+    ReconcileChunkPass(Client client, ShardPages pages) {
+        this.client = client;
+        this.pages = pages;
+    }
+
+    void run(ReconcileReport report, String chunkIndex, ActionListener<Void> listener) {
+        pages.forEach(chunkIndex, QueryBuilders.matchAllQuery(),
+            new String[] { ChunkDocuments.SOURCE_ID, ChunkDocuments.ORDINAL, ChunkDocuments.SOURCE_ROUTING }, Reconciler.CHUNK_PAGE,
+            (hits, l) -> checkPage(report, chunkIndex, hits, l), listener);
+    }
+
+    /** A chunk document as a page shows it. */
+    private record Chunk(String id, String sourceId, int ordinal, String routing, long version) {
+        static Chunk of(SearchHit hit) {
+            Map<String, Object> source = hit.getSourceAsMap();
+            String sourceId = source != null && source.get(ChunkDocuments.SOURCE_ID) instanceof String s ? s : idPrefix(hit.getId());
+            int ordinal = source != null && source.get(ChunkDocuments.ORDINAL) instanceof Number n ? n.intValue() : ordinalOf(hit.getId());
+            String routing = source != null && source.get(ChunkDocuments.SOURCE_ROUTING) instanceof String r ? r : null;
+            return new Chunk(hit.getId(), sourceId, ordinal, routing, hit.getVersion());
+        }
+    }
+
+    private void checkPage(ReconcileReport report, String chunkIndex, SearchHit[] hits, ActionListener<Void> listener) {
+        List<Chunk> chunks = new ArrayList<>(hits.length);
+        Set<String> sourceIds = new LinkedHashSet<>();
+        for (SearchHit hit : hits) {
+            Chunk c = Chunk.of(hit);
+            chunks.add(c);
+            sourceIds.add(c.sourceId());
+        }
+        // the summaries of the page's sources, whatever their routing (a search asks every shard)
+        SearchRequest search = new SearchRequest(report.sourceIndex).source(new SearchSourceBuilder().size(sourceIds.size())
+            .query(QueryBuilders.idsQuery().addIds(sourceIds.toArray(String[]::new))).fetchSource(new String[] { SUMMARY }, null));
+        client.search(search, ActionListener.wrap(response -> {
+            Map<String, Map<?, ?>> summaries = new HashMap<>();
+            for (SearchHit hit : response.getHits().getHits()) {
+                Map<?, ?> s = summaryFor(hit.getSourceAsMap(), chunkIndex);
+                if (s != null) {
+                    summaries.put(hit.getId(), s);
+                }
+            }
+            List<Chunk> candidates = chunks.stream().filter(c -> drift(c, summaries.get(c.sourceId())) != null).toList();
+            confirm(report, chunkIndex, candidates, listener);
+        }, listener::onFailure));
+    }
+
+    /** Candidates confirmed against their sources as stored now (realtime, with routing), counted, and deleted. */
+    private void confirm(ReconcileReport report, String chunkIndex, List<Chunk> candidates, ActionListener<Void> listener) {
+        if (candidates.isEmpty()) {
+            listener.onResponse(null);
+            return;
+        }
+        MultiGetRequest mget = new MultiGetRequest().realtime(true);
+        FetchSourceContext summaryOnly = new FetchSourceContext(true, new String[] { SUMMARY }, null);
+        Map<String, String> routed = new LinkedHashMap<>();
+        candidates.forEach(c -> routed.putIfAbsent(c.sourceId(), c.routing()));
+        routed.forEach((id, routing) -> mget.add(new MultiGetRequest.Item(report.sourceIndex, id).routing(routing)
+            .fetchSourceContext(summaryOnly)));
+        client.multiGet(mget, ActionListener.wrap(response -> {
+            Map<String, Map<?, ?>> summaries = new HashMap<>();
+            for (MultiGetItemResponse item : response.getResponses()) {
+                if (item.isFailed()) {
+                    throw item.getFailure().getFailure();
+                }
+                if (item.getResponse().isExists()) {
+                    Map<?, ?> s = summaryFor(item.getResponse().getSourceAsMap(), chunkIndex);
+                    if (s != null) {
+                        summaries.put(item.getId(), s);
+                    }
+                }
+            }
+            List<Chunk> delete = new ArrayList<>();
+            for (Chunk c : candidates) {
+                String kind = drift(c, summaries.get(c.sourceId()));
+                if ("orphan".equals(kind)) {
+                    report.orphans.incrementAndGet();
+                    delete.add(c);
+                } else if ("duplicate".equals(kind)) {
+                    report.duplicates.incrementAndGet();
+                    delete.add(c);
+                }
+            }
+            deleteChunks(report, chunkIndex, delete, listener);
+        }, listener::onFailure));
+    }
+
+    /** "orphan", "duplicate", or null when the chunk belongs to its source's summary. */
+    private static String drift(Chunk c, Map<?, ?> summary) {
+        if (summary == null) {
+            return "orphan";
+        }
+        return c.ordinal() >= (summary.get("parents") instanceof Number n ? n.intValue() : 0) ? "duplicate" : null;
+    }
+
+    private static Map<?, ?> summaryFor(Map<String, Object> source, String chunkIndex) {
+        return source != null && source.get(SUMMARY) instanceof Map<?, ?> s && chunkIndex.equals(s.get("target_index")) ? s : null;
+    }
+
+    /** Deletes with each chunk's version as read: a chunk written again since (a newer version) stays. */
+    private void deleteChunks(ReconcileReport report, String chunkIndex, List<Chunk> chunks, ActionListener<Void> listener) {
+        if (chunks.isEmpty() || report.dryRun) {
+            listener.onResponse(null);
+            return;
+        }
+        BulkRequest bulk = new BulkRequest();
+        chunks.forEach(c -> bulk.add(new DeleteRequest(chunkIndex, c.id()).version(c.version()).versionType(VersionType.EXTERNAL_GTE)));
+        client.bulk(bulk, ActionListener.wrap(response -> {
+            for (BulkItemResponse item : response.getItems()) {
+                if (!item.isFailed()) {
+                    report.fixed.incrementAndGet();
+                } else if (!(ExceptionsHelper.unwrapCause(item.getFailure().getCause()) instanceof VersionConflictEngineException)) {
+                    report.fail(chunkIndex, item.getId(), "deleting the chunk failed: " + item.getFailureMessage(),
+                        item.getFailure().getStatus());
+                }
+            }
+            listener.onResponse(null);
+        }, listener::onFailure));
+    }
+
+    private static String idPrefix(String chunkId) {
+        int colon = chunkId.lastIndexOf(':');
+        return colon < 0 ? chunkId : chunkId.substring(0, colon);
+    }
+
+    private static int ordinalOf(String chunkId) {
+        try {
+            return Integer.parseInt(chunkId.substring(chunkId.lastIndexOf(':') + 1));
+        } catch (NumberFormatException e) {
+            return Integer.MAX_VALUE; // not a chunk id of ours: beyond every summary
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.strata.chunkindex;
+
+import org.opensearch.common.xcontent.StatusToXContentObject;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.core.xcontent.XContentBuilder;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** What one {@code _reconcile} run found and did: counts by kind of drift, fixes, and the first failures. */
+public final class ReconcileReport implements StatusToXContentObject {
+    static final int MAX_FAILURES = 100;
+
+    final String sourceIndex;
+    final List<String> chunkIndices;
+    final boolean dryRun;
+    final AtomicLong checked = new AtomicLong();
+    final AtomicLong orphans = new AtomicLong();
+    final AtomicLong missing = new AtomicLong();
+    final AtomicLong stale = new AtomicLong();
+    final AtomicLong duplicates = new AtomicLong();
+    final AtomicLong fixed = new AtomicLong();
+    final AtomicLong failureCount = new AtomicLong();
+    final List<Map<String, Object>> failures = new ArrayList<>();
+    /** The statuses of all failures; a null element for a failure without one. */
+    final Set<RestStatus> failureStatuses = new HashSet<>();
+    /** The source index no longer exists: every chunk is an orphan (see {@link Reconciler#reconcileDeleted}). */
+    boolean sourceDeleted;
+    final List<String> deletedIndices = new ArrayList<>();
+    final long started = System.nanoTime();
+
+    ReconcileReport(String sourceIndex, List<String> chunkIndices, boolean dryRun) {
+        this.sourceIndex = sourceIndex;
+        this.chunkIndices = chunkIndices;
+        this.dryRun = dryRun;
+    }
+
+    synchronized void fail(String index, String id, String reason) {
+        fail(index, id, reason, null);
+    }
+
+    synchronized void fail(String index, String id, String reason, RestStatus status) {
+        failureCount.incrementAndGet();
+        failureStatuses.add(status);
+        if (failures.size() < MAX_FAILURES) {
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("index", index);
+            if (id != null) {
+                f.put("id", id);
+            }
+            f.put("reason", reason);
+            if (status != null) {
+                f.put("status", status.getStatus());
+            }
+            failures.add(f);
+        }
+    }
+
+    @Override
+    public synchronized XContentBuilder toXContent(XContentBuilder b, Params params) throws IOException {
+        b.startObject();
+        b.field("source_index", sourceIndex);
+        b.field("chunk_indices", chunkIndices);
+        b.field("checked", checked.get());
+        b.field("orphans", orphans.get());
+        b.field("missing", missing.get());
+        b.field("stale", stale.get());
+        b.field("duplicates", duplicates.get());
+        b.field("fixed", fixed.get());
+        b.field("failures", failures);
+        if (failureCount.get() > failures.size()) {
+            b.field("failures_not_shown", failureCount.get() - failures.size());
+        }
+        if (sourceDeleted) {
+            b.field("source_deleted", true);
+            b.field("deleted_indices", deletedIndices);
+        }
+        b.field("dry_run", dryRun);
+        b.field("took_ms", (System.nanoTime() - started) / 1_000_000);
+        return b.endObject();
+    }
+
+    /**
+     * 200, unless the run fixed nothing and every failure had the same error status (e.g. 403: the caller may not
+     * write the chunk index): then that status, with this report as the body.
+     */
+    @Override
+    public synchronized RestStatus status() {
+        if (fixed.get() == 0 && failureStatuses.size() == 1) {
+            RestStatus only = failureStatuses.iterator().next();
+            if (only != null && only.getStatus() >= 400) {
+                return only;
+            }
+        }
+        return RestStatus.OK;
+    }
+}

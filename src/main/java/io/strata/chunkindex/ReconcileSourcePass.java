@@ -1,0 +1,237 @@
+package io.strata.chunkindex;
+
+import org.opensearch.ExceptionsHelper;
+import org.opensearch.action.get.MultiGetItemResponse;
+import org.opensearch.action.get.MultiGetRequest;
+import org.opensearch.common.document.DocumentField;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.index.Index;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.search.SearchHit;
+import org.opensearch.search.fetch.subphase.FetchSourceContext;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+
+/**
+ * The source side of {@code _reconcile}: every source document with a summary is <b>missing</b> chunks when one of
+ * {@code 0..parents-1} is absent (realtime), else <b>stale</b> when its text (read at the processor's field path, objects
+ * and dotted keys alike) no longer hashes to the summary's {@code source_hash}, or a chunk carries another
+ * {@code source_hash}. A page's drifted documents are collected first and then fixed one by one ({@link Rechunker}: the
+ * document read again, realtime with its routing, its chunks rewritten with its {@code _seq_no}, its summary stored if it
+ * changed, guarded by that sequence number). Chunks written before {@code source_hash} existed are compared by content:
+ * each parent's text must equal the source text at its offsets.
+ */
+final class ReconcileSourcePass {
+    private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
+
+    private final Client client;
+    private final ShardPages pages;
+    private final ChunkStore store;
+    private final Rechunker rechunker;
+    private final Supplier<ChunkWriters> writers;
+
+    ReconcileSourcePass(Client client, ShardPages pages, ChunkStore store, Rechunker rechunker, Supplier<ChunkWriters> writers) {
+        this.client = client;
+        this.pages = pages;
+        this.store = store;
+        this.rechunker = rechunker;
+        this.writers = writers;
+    }
+
+    /** What the pass knows about one source document of a page. */
+    private static final class SourceDoc {
+        final String id;
+        final String routing;
+        final String target;
+        final int parents;
+        final String summaryHash;
+        final ChunkWriter writer;
+        /** Hash of the text as stored now; null when the processor is unknown or the text is gone. */
+        final String currentHash;
+        final String text;
+        int present;
+        boolean mismatch;
+
+        SourceDoc(String id, String routing, String target, int parents, String summaryHash, ChunkWriter writer, String text) {
+            this.id = id;
+            this.routing = routing;
+            this.target = target;
+            this.parents = parents;
+            this.summaryHash = summaryHash;
+            this.writer = writer;
+            this.text = text;
+            this.currentHash = text == null ? null : ChunkWriter.sourceHash(text);
+        }
+
+        boolean stale() {
+            if (mismatch) {
+                return true;
+            }
+            if (writer == null) {
+                return false; // the text field is unknown: only the chunks' own hashes were compared
+            }
+            return currentHash == null ? parents > 0 : summaryHash != null && !summaryHash.equals(currentHash);
+        }
+    }
+
+    void run(ReconcileReport report, Index source, WriteChecks checks, ActionListener<Void> listener) {
+        Set<String> includes = new TreeSet<>(Set.of(SUMMARY));
+        ChunkWriters lookup = writers.get();
+        if (lookup != null) {
+            for (ChunkWriter w : lookup.all()) {
+                includes.add(w.field());
+            }
+        }
+        Map<String, Object> resolved = new HashMap<>();
+        pages.forEach(source.getName(), QueryBuilders.existsQuery(SUMMARY + ".target_index"), includes.toArray(String[]::new),
+            Reconciler.SOURCE_PAGE, (hits, l) -> checkPage(report, source, hits, resolved, checks, l), listener);
+    }
+
+    private void checkPage(ReconcileReport report, Index source, SearchHit[] hits, Map<String, Object> resolved, WriteChecks checks,
+                           ActionListener<Void> listener) {
+        Map<String, SourceDoc> docs = new LinkedHashMap<>();
+        List<MultiGetRequest.Item> items = new ArrayList<>();
+        for (SearchHit hit : hits) {
+            Map<String, Object> stored = hit.getSourceAsMap();
+            if (!(stored.get(SUMMARY) instanceof Map<?, ?> summary) || !(summary.get("target_index") instanceof String target)) {
+                continue;
+            }
+            report.checked.incrementAndGet();
+            ChunkWriter writer = resolve(source.getName(), summary.get("pipeline"), target, resolved);
+            String text = writer == null ? null : writer.textIn(stored);
+            String hash = summary.get(ChunkDocuments.SOURCE_HASH) instanceof String h ? h : null;
+            DocumentField routing = hit.field("_routing");
+            SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
+                summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text);
+            docs.put(doc.id, doc);
+            FetchSourceContext fields = new FetchSourceContext(true, hash != null
+                ? new String[] { ChunkDocuments.SOURCE_HASH }
+                : new String[] { ChunkDocuments.SOURCE_HASH, ChunkDocuments.TEXT, ChunkDocuments.START, ChunkDocuments.END }, null);
+            for (int i = 0; i < doc.parents; i++) {
+                items.add(new MultiGetRequest.Item(target, ChunkDocuments.chunkId(doc.id, i)).fetchSourceContext(fields));
+            }
+        }
+        probe(docs, items, 0, ActionListener.wrap(v -> {
+            List<SourceDoc> drifted = new ArrayList<>();
+            for (SourceDoc doc : docs.values()) {
+                if (doc.present < doc.parents) {
+                    report.missing.incrementAndGet();
+                    drifted.add(doc);
+                } else if (doc.stale()) {
+                    report.stale.incrementAndGet();
+                    drifted.add(doc);
+                }
+            }
+            fix(report, source, drifted.iterator(), checks, listener);
+        }, listener::onFailure));
+    }
+
+    /** Realtime multi-gets of the expected chunks, {@link Reconciler#MGET_BATCH} ids at a time. */
+    private void probe(Map<String, SourceDoc> docs, List<MultiGetRequest.Item> items, int from, ActionListener<Void> listener) {
+        if (from >= items.size()) {
+            listener.onResponse(null);
+            return;
+        }
+        MultiGetRequest mget = new MultiGetRequest().realtime(true);
+        items.subList(from, Math.min(items.size(), from + Reconciler.MGET_BATCH)).forEach(mget::add);
+        client.multiGet(mget, ActionListener.wrap(response -> {
+            for (MultiGetItemResponse item : response.getResponses()) {
+                // a failed item (e.g. the chunk index is gone) counts as an absent chunk
+                if (item.isFailed() || !item.getResponse().isExists()) {
+                    continue;
+                }
+                String chunkId = item.getId();
+                SourceDoc doc = docs.get(chunkId.substring(0, chunkId.lastIndexOf(':')));
+                doc.present++;
+                Map<String, Object> chunk = item.getResponse().getSourceAsMap();
+                String expected = doc.currentHash != null ? doc.currentHash : doc.summaryHash;
+                if (chunk.get(ChunkDocuments.SOURCE_HASH) instanceof String h) {
+                    doc.mismatch |= expected != null && !expected.equals(h);
+                } else if (doc.text != null) {
+                    doc.mismatch |= !matchesText(doc.text, chunk);
+                }
+            }
+            probe(docs, items, from + Reconciler.MGET_BATCH, listener);
+        }, listener::onFailure));
+    }
+
+    /** A chunk without {@code source_hash} matches when its text is the source text at its offsets. */
+    private static boolean matchesText(String text, Map<String, Object> chunk) {
+        if (!(chunk.get(ChunkDocuments.START) instanceof Number s) || !(chunk.get(ChunkDocuments.END) instanceof Number e)) {
+            return false;
+        }
+        int start = s.intValue();
+        int end = e.intValue();
+        return 0 <= start && start <= end && end <= text.length() && text.substring(start, end).equals(chunk.get(ChunkDocuments.TEXT));
+    }
+
+    /** One document at a time: a fix may embed, and the inference queue is shared with ingest. */
+    private void fix(ReconcileReport report, Index source, Iterator<SourceDoc> docs, WriteChecks checks, ActionListener<Void> listener) {
+        if (!docs.hasNext()) {
+            listener.onResponse(null);
+            return;
+        }
+        SourceDoc doc = docs.next();
+        ActionListener<Void> next = ActionListener.wrap(v -> fix(report, source, docs, checks, listener), listener::onFailure);
+        if (report.dryRun) {
+            next.onResponse(null);
+            return;
+        }
+        if (doc.writer == null) {
+            report.fail(report.sourceIndex, doc.id, String.format(Locale.ROOT,
+                "no pipeline has a [%s] processor writing to [%s]; cannot rewrite the chunks", "multi_granular_chunking", doc.target));
+            next.onResponse(null);
+            return;
+        }
+        ActionListener<Rechunker.Outcome> done = ActionListener.wrap(outcome -> {
+            if (outcome == Rechunker.Outcome.DONE) {
+                report.fixed.incrementAndGet(); // superseded: a newer write of the document carries its own chunks
+            }
+            next.onResponse(null);
+        }, e -> {
+            report.fail(report.sourceIndex, doc.id, e.getMessage(), ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));
+            next.onResponse(null);
+        });
+        store.sourceOf(source.getName(), doc.id, doc.routing, ActionListener.wrap(stored -> {
+            if (stored == null) {
+                next.onResponse(null); // deleted meanwhile: its chunks went with it
+            } else {
+                rechunker.rechunk(stored, source, List.of(doc.target), checks, ActionListener.wrap(outcome -> {
+                    if (outcome == Rechunker.Outcome.DONE) {
+                        done.onResponse(outcome);
+                        return;
+                    }
+                    // superseded: by a newer write of the document (which carries its own chunks), or by chunk versions that
+                    // did not come from versioned writes, when the document is still the version read
+                    store.sourceOf(source.getName(), doc.id, doc.routing, ActionListener.wrap(now -> {
+                        if (now != null && now.seqNo() == stored.seqNo()) {
+                            done.onFailure(ChunkCommit.foreignVersions(doc.target, source.getName(), doc.id, stored.seqNo()));
+                        } else {
+                            done.onResponse(outcome);
+                        }
+                    }, done::onFailure));
+                }, done::onFailure));
+            }
+        }, done::onFailure));
+    }
+
+    /** {@link ChunkWriters#resolve}, cached per run. */
+    private ChunkWriter resolve(String sourceIndex, Object pipeline, String target, Map<String, Object> cache) {
+        Object hit = cache.computeIfAbsent(pipeline + "|" + target, k -> {
+            ChunkWriters lookup = writers.get();
+            ChunkWriter found = lookup == null ? null : lookup.resolve(sourceIndex, pipeline, target);
+            return found == null ? Boolean.FALSE : found;
+        });
+        return hit instanceof ChunkWriter w ? w : null;
+    }
+}

@@ -1,0 +1,244 @@
+package io.strata.chunkindex;
+
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.test.OpenSearchTestCase;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The commit protocol against a fake chunk index that applies every document operation as a step of its own, in an order
+ * the test draws: several writers and deletes of one source document, of different versions, interleaved every way a
+ * random schedule finds. Whatever the interleaving, the chunks left are exactly those of the newest version (none when it
+ * is a delete). The fake keeps tombstones forever: it models the window of {@code index.gc_deletes}, not what follows.
+ */
+public class ChunkCommitTests extends OpenSearchTestCase {
+    private static final String INDEX = "chunks";
+    private static final String SOURCE = "doc";
+
+    /** A document or a tombstone, with its version. */
+    private record Stored(long version, Map<String, Object> source) {
+        boolean live() {
+            return source != null;
+        }
+    }
+
+    /** Applies each document operation as one step, run when the test's schedule picks it. */
+    private static final class FakeChunks implements VersionedChunks {
+        final Map<String, Stored> docs = new HashMap<>();
+        final List<Runnable> pending = new ArrayList<>();
+        /** Ids whose writes fail (not a conflict): a rejected item. */
+        final java.util.Set<String> failing = new java.util.HashSet<>();
+
+        @Override
+        public void index(String index, List<Map.Entry<String, Map<String, Object>>> batch, long version,
+                          ActionListener<List<ItemResult>> listener) {
+            ItemResult[] results = new ItemResult[batch.size()];
+            AtomicInteger left = new AtomicInteger(batch.size());
+            for (int i = 0; i < batch.size(); i++) {
+                int k = i;
+                Map.Entry<String, Map<String, Object>> doc = batch.get(i);
+                pending.add(() -> {
+                    Stored current = docs.get(doc.getKey());
+                    if (failing.contains(doc.getKey())) {
+                        results[k] = new ItemResult(doc.getKey(), Outcome.FAILED, new IllegalStateException("rejected"));
+                    } else if (current != null && current.version() > version) {
+                        results[k] = new ItemResult(doc.getKey(), Outcome.CONFLICT, null);
+                    } else {
+                        docs.put(doc.getKey(), new Stored(version, doc.getValue()));
+                        results[k] = ItemResult.applied(doc.getKey());
+                    }
+                    if (left.decrementAndGet() == 0) {
+                        listener.onResponse(List.of(results));
+                    }
+                });
+            }
+        }
+
+        @Override
+        public void delete(String index, List<String> ids, long version, ActionListener<List<ItemResult>> listener) {
+            ItemResult[] results = new ItemResult[ids.size()];
+            AtomicInteger left = new AtomicInteger(ids.size());
+            for (int i = 0; i < ids.size(); i++) {
+                int k = i;
+                String id = ids.get(i);
+                pending.add(() -> {
+                    Stored current = docs.get(id);
+                    if (current != null && current.version() > version) {
+                        results[k] = new ItemResult(id, Outcome.CONFLICT, null);
+                    } else {
+                        docs.put(id, new Stored(version, null)); // a tombstone, also for an absent id
+                        results[k] = ItemResult.applied(id);
+                    }
+                    if (left.decrementAndGet() == 0) {
+                        listener.onResponse(List.of(results));
+                    }
+                });
+            }
+        }
+
+        @Override
+        public void existing(String index, List<String> ids, ActionListener<List<String>> listener) {
+            List<String> found = new ArrayList<>();
+            AtomicInteger left = new AtomicInteger(ids.size());
+            for (String id : ids) {
+                pending.add(() -> {
+                    Stored current = docs.get(id);
+                    if (current != null && current.live()) {
+                        found.add(id);
+                    }
+                    if (left.decrementAndGet() == 0) {
+                        listener.onResponse(List.copyOf(found));
+                    }
+                });
+            }
+        }
+
+        /** Runs the pending steps in a random order until none is left. */
+        void runAll(Random random) {
+            while (!pending.isEmpty()) {
+                pending.remove(random.nextInt(pending.size())).run();
+            }
+        }
+
+        /** Live chunk documents: id → the writer's mark. */
+        Map<String, Object> live() {
+            Map<String, Object> out = new TreeMap<>();
+            docs.forEach((id, d) -> {
+                if (d.live()) {
+                    out.put(id, d.source().get("by"));
+                }
+            });
+            return out;
+        }
+    }
+
+    /** One writer of the source document: version, and its chunk count ({@code -1}: a delete of the document). */
+    private record Op(long version, int chunks) {
+        Map<String, Object> expected() {
+            Map<String, Object> out = new TreeMap<>();
+            for (int i = 0; i < chunks; i++) {
+                out.put(ChunkDocuments.chunkId(SOURCE, i), "v" + version);
+            }
+            return out;
+        }
+    }
+
+    private static ChunkCommit commit(FakeChunks store, int bulkDocs) {
+        return new ChunkCommit(store, new Slicing(1, bulkDocs, 1L << 20));
+    }
+
+    private static void start(ChunkCommit commit, Op op, List<Object> outcomes) {
+        ActionListener<ChunkCommit.Result> record = ActionListener.wrap(outcomes::add, outcomes::add);
+        if (op.chunks() < 0) {
+            commit.delete(INDEX, SOURCE, op.version(), record);
+        } else {
+            commit.write(INDEX, SOURCE, op.version(), op.chunks(), i -> Map.of("by", "v" + op.version(), "ordinal", i), record);
+        }
+    }
+
+    public void testWritersOfOneDocument_inAnyInterleaving_leaveExactlyTheNewestVersionsChunks() {
+        for (int run = 0; run < 3000; run++) {
+            Random random = new Random(random().nextLong());
+            FakeChunks store = new FakeChunks();
+            // what an earlier, finished version left
+            Op earlier = new Op(1, random.nextInt(8));
+            List<Object> outcomes = new ArrayList<>();
+            start(commit(store, 1 + random.nextInt(3)), earlier, outcomes);
+            store.runAll(random);
+            assertEquals(earlier.expected(), store.live());
+
+            int writers = 2 + random.nextInt(3);
+            List<Op> ops = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                // distinct versions, newer than the earlier one; a delete now and then
+                ops.add(new Op(10 + w * 10 + random.nextInt(5), random.nextInt(5) == 0 ? -1 : random.nextInt(10)));
+            }
+            outcomes.clear();
+            for (Op op : ops) {
+                start(commit(store, 1 + random.nextInt(4)), op, outcomes);
+            }
+            store.runAll(random);
+            Op newest = ops.stream().max((a, b) -> Long.compare(a.version(), b.version())).orElseThrow();
+            Map<String, Object> expected = newest.chunks() < 0 ? Map.of() : newest.expected();
+            assertEquals("run " + run + ": " + ops + " outcomes " + outcomes, expected, store.live());
+            assertEquals(writers, outcomes.size());
+            assertFalse(outcomes.toString(), outcomes.stream().anyMatch(o -> o instanceof Exception));
+        }
+    }
+
+    public void testAnOlderWriterAfterTheNewerOneFinished_isSupersededAndLeavesNothing() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 2), new Op(20, 2), outcomes);
+        store.runAll(random());
+        start(commit(store, 2), new Op(10, 6), outcomes);
+        store.runAll(random());
+        assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes);
+        assertEquals(new Op(20, 2).expected(), store.live());
+        // its first slice (ids 1, 2) met the newer chunk and tombstone: it wrote no further
+        assertNull(store.docs.get(ChunkDocuments.chunkId(SOURCE, 5)));
+    }
+
+    public void testAnOlderWriterAfterADelete_isSuperseded_soTheDeletedDocumentHasNoChunks() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 3), new Op(5, 4), outcomes);
+        store.runAll(random());
+        start(commit(store, 3), new Op(30, -1), outcomes);
+        store.runAll(random());
+        assertEquals(Map.of(), store.live());
+        start(commit(store, 3), new Op(20, 7), outcomes);
+        store.runAll(random());
+        assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes);
+        assertEquals(Map.of(), store.live());
+    }
+
+    public void testAnOlderWritersLateWritesBeyondTheNewerChunks_areRolledBackWhenItsCommitConflicts() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        // the newer version (2 chunks) finishes while the older one (6 chunks, one id per bulk) has written ids 1..5 but not
+        // committed: the newer's probe removes them; had any landed after the probe, the older's failed commit removes it
+        ChunkCommit older = commit(store, 5);
+        start(older, new Op(10, 6), outcomes);
+        for (int i = 0; i < 5; i++) {
+            store.pending.remove(0).run(); // ids 1..5 land; the older writer's commit is queued
+        }
+        start(commit(store, 5), new Op(20, 2), outcomes);
+        while (!store.pending.isEmpty()) {
+            store.pending.remove(store.pending.size() - 1).run(); // the newer writer's steps first: the older commits last
+        }
+        assertEquals(new Op(20, 2).expected(), store.live());
+        assertTrue(outcomes.toString(), outcomes.contains(ChunkCommit.Result.SUPERSEDED));
+    }
+
+    public void testAShorterNewVersion_deletesTheOlderChunksBeyondIt_andTombstonesTheFirstIdPastItsChunks() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 2), new Op(3, 150), outcomes); // beyond one probe window of 64 ids
+        store.runAll(random());
+        start(commit(store, 2), new Op(4, 2), outcomes);
+        store.runAll(random());
+        assertEquals(new Op(4, 2).expected(), store.live());
+        assertEquals(4, store.docs.get(ChunkDocuments.chunkId(SOURCE, 2)).version());
+    }
+
+    public void testAFailedWrite_leavesNoMixOfVersions_andFailsWithItsCause() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 2), new Op(3, 5), outcomes);
+        store.runAll(random());
+        store.failing.add(ChunkDocuments.chunkId(SOURCE, 3));
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        commit(store, 2).write(INDEX, SOURCE, 7, 6, i -> Map.of("by", "v7"), ActionListener.wrap(r -> fail("wrote " + r), failure::set));
+        store.runAll(random());
+        assertEquals("rejected", failure.get().getMessage());
+        assertEquals("every chunk of the document removed at the failed version", Map.of(), store.live());
+    }
+}

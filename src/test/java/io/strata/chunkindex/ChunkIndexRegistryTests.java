@@ -1,0 +1,75 @@
+package io.strata.chunkindex;
+
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.core.index.Index;
+import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.test.OpenSearchTestCase;
+
+import java.util.List;
+import java.util.Map;
+
+import static io.strata.chunkindex.ChunkIndexJanitorTests.chunksOf;
+import static io.strata.chunkindex.TestClusterService.chunkIndex;
+import static io.strata.chunkindex.TestClusterService.index;
+import static io.strata.chunkindex.TestClusterService.state;
+
+/**
+ * The registry of chunk index ↔ concrete source index: read from the chunk indices' own metadata (never their mapping),
+ * kept by applying each new cluster state incrementally, and written only by the register task, which decides on the
+ * state it replaces.
+ */
+public class ChunkIndexRegistryTests extends OpenSearchTestCase {
+
+    public void testApply_findsRegistrationsBothWays_andFollowsChangesAndDeletions() {
+        ChunkIndexRegistry registry = new ChunkIndexRegistry();
+        IndexMetadata a = chunksOf("a-chunks", "ca", "a", "ua");
+        IndexMetadata b = chunksOf("b-chunks", "cb", "b", "ub");
+        Metadata first = Metadata.builder().put(index("a", "ua"), false).put(index("b", "ub"), false).put(a, false).put(b, false)
+            .put(chunkIndex("meta-only", "cm", Map.of("_meta", Map.of("strata", Map.of("source_index", "a", "source_index_uuid", "ua")))),
+                false).build();
+        registry.apply(first);
+        assertEquals(new Index("a", "ua"), registry.ofChunkIndex("a-chunks").source());
+        assertEquals(List.of("a-chunks"), registry.ofSource("ua").stream().map(r -> r.chunkIndex().getName()).toList());
+        assertNull("a mapping's _meta registers nothing", registry.ofChunkIndex("meta-only"));
+
+        // b-chunks deleted, a second chunk index registered to a
+        IndexMetadata a2 = chunksOf("a-more", "ca2", "a", "ua");
+        Metadata second = Metadata.builder(first).remove("b-chunks").put(a2, false).build();
+        registry.apply(second);
+        assertNull(registry.ofChunkIndex("b-chunks"));
+        assertEquals(List.of(), registry.ofSource("ub"));
+        assertEquals(2, registry.ofSource("ua").size());
+
+        // source a deleted: its chunk indices are reported as those of a deleted source
+        Metadata third = Metadata.builder(second).remove("a").build();
+        registry.apply(third);
+        assertEquals(List.of("a-chunks", "a-more"), registry.ofDeletedSource(third, "a").stream().map(r -> r.chunkIndex().getName()).toList());
+        assertEquals(List.of(), registry.ofDeletedSource(third, "b"));
+    }
+
+    public void testRegister_recordsTheSourceInTheChunkIndexsMetadata_onceAndForOneSourceOnly() {
+        IndexMetadata chunks = chunkIndex("c", "cu", ChunkDocuments.mapping(null));
+        ClusterState current = state(index("logs-1", "u1"), index("logs-2", "u2"), chunks);
+
+        ClusterState registered = TransportRegisterChunkIndexAction.register(current, chunks.getIndex(), new Index("logs-1", "u1"));
+        assertEquals(new Index("logs-1", "u1"), ChunkIndexRegistry.registrationOf(registered.metadata().index("c")).source());
+        assertSame("again: nothing changes", registered,
+            TransportRegisterChunkIndexAction.register(registered, chunks.getIndex(), new Index("logs-1", "u1")));
+
+        IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
+            () -> TransportRegisterChunkIndexAction.register(registered, chunks.getIndex(), new Index("logs-2", "u2")));
+        assertTrue(e.getMessage(), e.getMessage().contains("[target_index] [c] already holds the chunks of index [logs-1]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("\"target_index\": \"{{_index}}-chunks\""));
+    }
+
+    public void testRegister_whenEitherIndexIsGoneOrAnotherIncarnation_fails() {
+        IndexMetadata chunks = chunkIndex("c", "cu", ChunkDocuments.mapping(null));
+        ClusterState current = state(index("logs-1", "u1"), chunks);
+        expectThrows(IndexNotFoundException.class,
+            () -> TransportRegisterChunkIndexAction.register(current, chunks.getIndex(), new Index("logs-1", "deleted-uuid")));
+        expectThrows(IndexNotFoundException.class,
+            () -> TransportRegisterChunkIndexAction.register(current, new Index("c", "old-uuid"), new Index("logs-1", "u1")));
+    }
+}

@@ -1,0 +1,305 @@
+package io.strata.chunkindex;
+
+import io.strata.model.ModelInfo;
+import io.strata.model.ModelRef;
+import io.strata.stats.StrataStats;
+import org.opensearch.OpenSearchSecurityException;
+import org.opensearch.action.admin.indices.create.CreateIndexAction;
+import org.opensearch.action.admin.indices.create.CreateIndexRequest;
+import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.AliasMetadata;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.action.ActionResponse;
+import org.opensearch.core.index.Index;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.test.OpenSearchTestCase;
+import org.opensearch.threadpool.TestThreadPool;
+import org.opensearch.threadpool.ThreadPool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.strata.chunkindex.ChunkIndexJanitorTests.chunksOf;
+import static io.strata.chunkindex.TestClusterService.chunkIndex;
+import static io.strata.chunkindex.TestClusterService.index;
+import static io.strata.chunkindex.TestClusterService.state;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.instanceOf;
+
+/**
+ * Getting a chunk index ready for a caller's writes, over an in-memory client and a cluster state set by hand: it is
+ * created (or mapped) once with the model's mapping and no source index in {@code _meta}; a target registered to another
+ * source index (or a deleted incarnation) or holding another model's vectors is refused before anything is written;
+ * concurrent callers share one check, each continuing under its own thread context; the write check tells 409 (allowed)
+ * from 403; the alias a request names resolves to its write index; a text kept out of {@code _source} is refused.
+ */
+public class ChunkIndexSetupTests extends OpenSearchTestCase {
+    private static final String SOURCE = "docs";
+    private static final String CHUNKS = "docs-chunks";
+    private static final ModelInfo E5 = new ModelInfo(ModelRef.embedded("e5-small-v2"), "intfloat/e5-small-v2", 384);
+    private static final ModelInfo BGE = new ModelInfo(ModelRef.embedded("bge-small"), "BAAI/bge-small-en-v1.5", 512);
+
+    private ThreadPool threadPool;
+    private TestClusterService clusterService;
+    private InMemoryClient client;
+    private ChunkIndexRegistry registry;
+    private ChunkIndexSetup setup;
+
+    @Override
+    public void setUp() throws Exception {
+        super.setUp();
+        threadPool = new TestThreadPool(getTestName());
+        clusterService = new TestClusterService(Settings.EMPTY, threadPool);
+        client = new InMemoryClient(threadPool, clusterService);
+        registry = new ChunkIndexRegistry();
+        setup = new ChunkIndexSetup(client, clusterService, registry);
+    }
+
+    @Override
+    public void tearDown() throws Exception {
+        ThreadPool.terminate(threadPool, 10, TimeUnit.SECONDS);
+        super.tearDown();
+    }
+
+    private void setState(ClusterState state) {
+        clusterService.setState(state);
+        registry.apply(state.metadata());
+    }
+
+    private Captured<Void> ensure(ModelInfo model) {
+        Captured<Void> done = new Captured<>();
+        setup.ensureIndex(CHUNKS, SOURCE, model, done);
+        return done;
+    }
+
+    private ChunkIndexMeta storedMeta() {
+        return ChunkIndexMeta.of(clusterService.state().metadata().index(CHUNKS));
+    }
+
+    public void testEnsureIndex_withoutAChunkIndex_createsOneWithTheModelsMapping_andChecksOnlyOnce() {
+        setState(state(index(SOURCE, "src-1")));
+
+        ensure(E5).assertSucceeded();
+
+        List<CreateIndexRequest> creates = client.requests(CreateIndexRequest.class);
+        assertEquals(1, creates.size());
+        assertEquals(CHUNKS, creates.get(0).index());
+        assertTrue(creates.get(0).settings().getAsBoolean("index.knn", false));
+        ChunkIndexMeta meta = ChunkIndexMeta.ofMapping(InMemoryClient.parse(creates.get(0).mappings()));
+        assertNull("no source index in _meta", meta.sourceIndex());
+        assertEquals(ChunkDocuments.FORMAT_VERSION, meta.format());
+        assertEquals(ChunkDocuments.modelMeta(E5), meta.model());
+
+        int before = client.requests.size();
+        ensure(E5).assertSucceeded();
+        ensure(E5).assertSucceeded();
+        assertEquals("checked once for this index and mapping", before, client.requests.size());
+    }
+
+    public void testEnsureIndex_whenTheTargetIsRegisteredToAnotherIndex_failsSuggestingTheTemplate_andWritesNothing() {
+        setState(state(index(SOURCE, "src-1"), index("news", "n-1"), chunksOf(CHUNKS, "c-1", "news", "n-1")));
+
+        Exception e = ensure(E5).failure();
+
+        assertThat(e, instanceOf(IllegalArgumentException.class));
+        assertThat(e.getMessage(), containsString("[target_index] [docs-chunks] already holds the chunks of index [news]"));
+        assertThat(e.getMessage(), containsString("{{_index}}"));
+        assertEquals(List.of(), client.requests);
+    }
+
+    public void testEnsureIndex_whenTheTargetIsRegisteredToADeletedIncarnation_failsSayingToDeleteIt() {
+        // the source deleted and written again (its chunk index kept: delete_with_source off): sequence numbers start over
+        setState(state(index(SOURCE, "src-2"), chunksOf(CHUNKS, "c-1", SOURCE, "src-1")));
+
+        Exception e = ensure(E5).failure();
+
+        assertThat(e.getMessage(), containsString("holds the chunks of index [docs] (uuid [src-1]), which no longer exists"));
+        assertThat(e.getMessage(), containsString("delete [docs-chunks]"));
+        assertEquals(List.of(), client.requests);
+    }
+
+    public void testEnsureIndex_onItsOwnRegisteredChunkIndex_writesNothing() {
+        setState(state(index(SOURCE, "src-1"), IndexMetadata.builder(chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(E5)))
+            .putCustom(ChunkIndexRegistry.CUSTOM_KEY, ChunkIndexRegistry.customData(new Index(SOURCE, "src-1"))).build()));
+
+        ensure(E5).assertSucceeded();
+        ensure(E5).assertSucceeded();
+
+        assertEquals(List.of(), client.requests);
+    }
+
+    public void testEnsureIndex_whenTheTargetHoldsVectorsOfAnotherModel_failsNamingBothModels() {
+        setState(state(index(SOURCE, "src-1"), chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(E5))));
+
+        String otherModel = ensure(BGE).failure().getMessage();
+        assertThat(otherModel, containsString("holds vectors of model [e5-small-v2] (384 dims)"));
+        assertThat(otherModel, containsString("this pipeline embeds with model [bge-small] (512 dims)"));
+
+        assertThat(ensure(null).failure().getMessage(), containsString("this pipeline embeds with no model"));
+        assertEquals(List.of(), client.requests);
+    }
+
+    public void testEnsureIndex_withAModel_onAnIndexCreatedWithoutKnn_failsSayingHowToCreateIt() {
+        setState(state(index(SOURCE, "src-1"), index(CHUNKS, "c-1")));
+
+        assertThat(ensure(E5).failure().getMessage(), containsString("was created without [index.knn: true]"));
+        assertEquals(List.of(), client.requests);
+    }
+
+    public void testEnsureIndex_onAnIndexTheUserCreated_addsTheChunkMapping() {
+        setState(state(index(SOURCE, "src-1"), index(CHUNKS, "c-1", null, Settings.builder().put("index.knn", true).build())));
+
+        ensure(E5).assertSucceeded();
+
+        List<PutMappingRequest> puts = client.requests(PutMappingRequest.class);
+        assertEquals(1, puts.size());
+        assertEquals(ChunkDocuments.mapping(E5).keySet(), InMemoryClient.parse(puts.get(0).source()).keySet());
+    }
+
+    public void testEnsureIndex_withAModel_onAChunkIndexWrittenWithoutVectors_addsTheVectorFields() {
+        setState(state(index(SOURCE, "src-1"), chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(null))));
+
+        ensure(E5).assertSucceeded();
+
+        assertEquals(1, client.requests(PutMappingRequest.class).size());
+        assertEquals(ChunkDocuments.modelMeta(E5), storedMeta().model());
+    }
+
+    public void testEnsureIndex_concurrentCallersShareOneCheck_andEachContinuesInItsOwnThreadContext() {
+        setState(state(index(SOURCE, "src-1")));
+        List<Runnable> held = new ArrayList<>();
+        client.on(CreateIndexAction.INSTANCE, (request, listener) -> held.add(() -> answer(CreateIndexAction.INSTANCE, request, listener)));
+        ThreadContext context = threadPool.getThreadContext();
+        List<String> users = List.of("ann", "bob", "cid");
+        List<Captured<Void>> answers = new ArrayList<>();
+        String[] seenBy = new String[users.size()];
+        for (int i = 0; i < users.size(); i++) {
+            int caller = i;
+            try (ThreadContext.StoredContext ignored = context.stashContext()) {
+                context.putHeader("user", users.get(i));
+                Captured<Void> answer = new Captured<>();
+                answers.add(answer);
+                setup.ensureIndex(CHUNKS, SOURCE, E5, ActionListener.wrap(v -> {
+                    seenBy[caller] = context.getHeader("user");
+                    answer.onResponse(v);
+                }, answer::onFailure));
+            }
+        }
+        assertEquals("one check for all three", 1, held.size());
+        assertTrue(answers.stream().allMatch(a -> a.calls() == 0));
+
+        held.get(0).run();
+
+        answers.forEach(Captured::assertSucceeded);
+        assertArrayEquals(users.toArray(), seenBy);
+        assertEquals(1, client.requests(CreateIndexRequest.class).size());
+    }
+
+    public void testEnsureIndex_whenTheCallerWhoRanTheCheckMayNotCreateTheIndex_theOthersCheckUnderTheirOwnRights() {
+        setState(state(index(SOURCE, "src-1")));
+        List<Runnable> held = new ArrayList<>();
+        List<String> createdBy = new ArrayList<>();
+        ThreadContext context = threadPool.getThreadContext();
+        client.on(CreateIndexAction.INSTANCE, (request, listener) -> {
+            String user = context.getHeader("user");
+            createdBy.add(user);
+            if (user.equals("ann")) {
+                held.add(() -> listener.onFailure(new OpenSearchSecurityException("no permission for [ann]", RestStatus.FORBIDDEN)));
+            } else {
+                answer(CreateIndexAction.INSTANCE, request, listener);
+            }
+        });
+        List<Captured<Void>> answers = new ArrayList<>();
+        for (String user : List.of("ann", "bob", "cid")) {
+            try (ThreadContext.StoredContext ignored = context.stashContext()) {
+                context.putHeader("user", user);
+                Captured<Void> answer = new Captured<>();
+                answers.add(answer);
+                setup.ensureIndex(CHUNKS, SOURCE, E5, answer);
+            }
+        }
+
+        held.get(0).run();
+
+        assertThat(answers.get(0).failure().getMessage(), containsString("no permission for [ann]"));
+        answers.get(1).assertSucceeded();
+        answers.get(2).assertSucceeded();
+        // bob checks again under his rights and creates the index; cid then finds it ready
+        assertEquals(List.of("ann", "bob"), createdBy);
+    }
+
+    /** The in-memory client's usual answer, from inside a handler. */
+    private void answer(org.opensearch.action.ActionType<?> action, org.opensearch.action.ActionRequest request,
+                        ActionListener<ActionResponse> listener) {
+        try {
+            client.answer(action, request, listener);
+        } catch (Exception e) {
+            listener.onFailure(e);
+        }
+    }
+
+    // ---- the write check
+
+    public void testCheckWritable_aVersionConflictMeansAllowed_aRefusalFailsNamingTheChunkIndex_andNothingIsWritten() {
+        setState(state(chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(null))));
+        Captured<Void> allowed = new Captured<>();
+        setup.checkWritable(CHUNKS, allowed);
+        allowed.assertSucceeded();
+        assertEquals("nothing written", List.of(), client.ids(CHUNKS));
+
+        client.failBulkItem = r -> new OpenSearchSecurityException("no permissions for [indices:data/write/bulk[s]]", RestStatus.FORBIDDEN);
+        Captured<Void> refused = new Captured<>();
+        setup.checkWritable(CHUNKS, refused);
+        Exception e = refused.failure();
+        assertEquals(RestStatus.FORBIDDEN, ((ChunkWriteException) e).status());
+        assertThat(e.getMessage(), containsString("writing chunks to [docs-chunks] failed: no permissions for"));
+    }
+
+    public void testWriteChecks_checkEachChunkIndexOncePerRequest() {
+        setState(state(chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(null))));
+        WriteChecks checks = new WriteChecks(setup);
+        for (int i = 0; i < 5; i++) {
+            Captured<Void> answer = new Captured<>();
+            checks.check(CHUNKS, answer);
+            answer.assertSucceeded();
+        }
+        assertEquals(1, client.requests(org.opensearch.action.bulk.BulkRequest.class).size());
+    }
+
+    // ---- where a document lands, and whether its text is stored
+
+    public void testConcreteIndexFor_anAliasIsItsWriteIndex_anIndexItself_anUnknownNameAsIs() {
+        IndexMetadata first = IndexMetadata.builder(index("logs-000001", "l1"))
+            .putAlias(AliasMetadata.builder("logs").writeIndex(false)).build();
+        IndexMetadata second = IndexMetadata.builder(index("logs-000002", "l2"))
+            .putAlias(AliasMetadata.builder("logs").writeIndex(true)).build();
+        setState(state(first, second));
+        assertEquals("logs-000002", setup.concreteIndexFor("logs"));
+        assertEquals("logs-000001", setup.concreteIndexFor("logs-000001"));
+        assertEquals("new-index", setup.concreteIndexFor("new-index"));
+    }
+
+    public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {
+        assertTrue(ChunkIndexSetup.keptInSource(Map.of(), "doc.body"));
+        assertFalse(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("enabled", false)), "body"));
+        assertFalse(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("excludes", List.of("doc.*"))), "doc.body"));
+        assertTrue(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("excludes", List.of("title"))), "doc.body"));
+        assertTrue(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("includes", List.of("doc"))), "doc.body"));
+        assertFalse(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("includes", List.of("title"))), "body"));
+    }
+
+    public void testCheckTextStored_refusesAFieldExcludedFromSource_namingItAndWhatToDo() {
+        setState(state(index(SOURCE, "src-1", Map.of("_source", Map.of("excludes", List.of("body"))), Settings.EMPTY)));
+        IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
+            () -> setup.checkTextStored("multi_granular_chunking", SOURCE, "body"));
+        assertThat(e.getMessage(), containsString("field [body] is kept out of [_source] in index [docs]"));
+        setup.checkTextStored("multi_granular_chunking", SOURCE, "title");
+    }
+}

@@ -1,0 +1,65 @@
+package io.strata.it;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The two lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"})
+ * and an index written and deleted through its write alias with {@code index.default_pipeline}.
+ */
+@SuppressWarnings("unchecked")
+public class LifecycleRegressionIT extends StrataRestTestCase {
+
+    private static String text(int doc) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 5; i++) {
+            b.append("Document ").append(doc).append(" sentence ").append(i)
+                .append(" tells how Emma walked from Hartfield to Highbury in the rain. ");
+        }
+        return b.toString().strip();
+    }
+
+    public void testReconcile_whenTheTextIsInsideAnObject_findsNothingToFix_andKeepsChunksAndSummaries() throws Exception {
+        putPipeline("reg-obj", "{\"field\": \"doc.body\", \"target_index\": \"reg-obj-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        StringBuilder body = new StringBuilder();
+        for (int i = 1; i <= 5; i++) {
+            body.append(json(Map.of("index", Map.of("_index", "reg-obj", "_id", "d" + i)))).append('\n');
+            body.append(json(Map.of("doc", Map.of("body", text(i)), "title", "t" + i))).append('\n');
+        }
+        org.opensearch.client.Request bulk = new org.opensearch.client.Request("POST", "/_bulk?pipeline=reg-obj&refresh=true");
+        bulk.setJsonEntity(body.toString());
+        assertEquals(false, entityAsMap(client().performRequest(bulk)).get("errors"));
+        int chunks = count("reg-obj-chunks");
+        assertTrue("chunks written: " + chunks, chunks >= 5);
+
+        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=reg-obj&dry_run=true");
+        for (String k : List.of("orphans", "missing", "stale", "duplicates")) {
+            assertEquals(k + " in " + dry, 0, ((Number) dry.get(k)).intValue());
+        }
+        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=reg-obj");
+        assertEquals(fix.toString(), 0, ((Number) fix.get("fixed")).intValue());
+        assertEquals("no chunk deleted", chunks, count("reg-obj-chunks"));
+        Map<String, Object> d1 = (Map<String, Object>) call("GET", "/reg-obj/_doc/d1").get("_source");
+        assertNotNull("the summary stays: " + d1, d1.get("strata"));
+    }
+
+    public void testDeleteThroughTheWriteAlias_withADefaultPipeline_removesTheChunks() throws Exception {
+        putPipeline("reg-alias", "{\"field\": \"body\", \"target_index\": \"reg-alias-chunks\", \"embed\": false}");
+        call("PUT", "/reg-alias-000001", """
+            {"settings": {"index.default_pipeline": "reg-alias"},
+             "aliases": {"reg-alias-w": {"is_write_index": true}}}""");
+        call("PUT", "/reg-alias-w/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        call("PUT", "/reg-alias-w/_doc/b?refresh=true", json(Map.of("body", text(2))));
+        assertFalse(chunksOf("reg-alias-chunks", "a").isEmpty());
+        int ofB = chunksOf("reg-alias-chunks", "b").size();
+
+        call("DELETE", "/reg-alias-w/_doc/a?refresh=true");
+        assertEquals("chunks of a deleted document", List.of(), chunksOf("reg-alias-chunks", "a"));
+        assertEquals(ofB, chunksOf("reg-alias-chunks", "b").size());
+
+        // deleting the concrete index takes its chunk index with it
+        call("DELETE", "/reg-alias-000001");
+        assertFalse("the chunk index went with its source index", indexExists("reg-alias-chunks"));
+    }
+}
