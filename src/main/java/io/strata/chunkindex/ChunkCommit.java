@@ -9,7 +9,8 @@ import java.util.function.IntFunction;
 
 /**
  * Ordered, idempotent chunk writes: the chunks of one source document are written <em>after</em> the source write, every
- * chunk document versioned with the source operation's {@code _seq_no} ({@code version_type: external_gte}), so that the
+ * chunk document versioned with {@code 2 × } the source operation's {@code _seq_no} ({@code version_type: external_gte}; the
+ * odd version in between is a repair's, below), so that the
  * chunks of the newest source version win however the writers of several versions interleave — without reading the chunk
  * shards before writing (no realtime read of the chunks just written, no refresh per bulk).
  *
@@ -41,6 +42,14 @@ import java.util.function.IntFunction;
  * </ul>
  * Equal versions (the same source operation written twice, e.g. a retried repair) write the same chunks and both apply.
  *
+ * <p><b>Repairs.</b> A chunk deleted or rewritten by hand without {@code version_type=external_gte} (a {@code DELETE} of a
+ * chunk document, a {@code _delete_by_query}) gets the next internal version, {@code 2s + 1} for chunks of operation
+ * {@code s}, which blocks the rewrite of that same operation's chunks at {@code 2s}. {@code _reconcile} then rewrites them
+ * at {@link #repairing() 2s + 1}: it wins over that one hand edit and still loses to every newer operation of the
+ * document ({@code s' ≥ s + 1}, so {@code 2s' ≥ 2s + 2}). Versions further above (several hand edits, internal versions
+ * of a chunk index written before format 3) are reported by {@link #foreignVersions}. Chunk indices written with the bare
+ * {@code _seq_no} as version need no migration: {@code s ≤ 2s}.
+ *
  * <p><b>Limits.</b> A tombstone blocks older versions for {@code index.gc_deletes} of the chunk index (60 s by default);
  * an older writer delayed longer than that after a newer <em>delete</em> (every id tombstoned, none live) can write its
  * chunks for a source document that is gone — {@code _reconcile} removes them. A writer that dies mid-protocol (its node
@@ -65,8 +74,9 @@ public final class ChunkCommit {
     public static ChunkWriteException foreignVersions(String target, String index, String id, long seqNo) {
         return new ChunkWriteException(String.format(java.util.Locale.ROOT,
             "[%s] holds chunks of [%s][%s] with a version above the document's _seq_no [%d]: they were written outside Strata's "
-                + "versioned chunk writes (by hand without version_type=external_gte, or by Strata before chunk index format 3), and "
-                + "versioned writes of this document lose to them; delete the chunk index and run _reconcile to rewrite it", target,
+                + "versioned chunk writes (by hand without version_type=external_gte, more than once, or by Strata before chunk index "
+                + "format 3), and versioned writes of this document lose to them; delete the chunk index and run _reconcile to rewrite "
+                + "it", target,
             index, id, seqNo), new org.opensearch.index.engine.VersionConflictEngineException(
                 new org.opensearch.core.index.shard.ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
     }
@@ -76,33 +86,54 @@ public final class ChunkCommit {
 
     private final VersionedChunks store;
     private final Slicing slicing;
+    /** 0 for writes of a source operation, 1 for repairs ({@link #repairing()}). */
+    private final long offset;
 
     public ChunkCommit(VersionedChunks store, Slicing slicing) {
+        this(store, slicing, 0);
+    }
+
+    private ChunkCommit(VersionedChunks store, Slicing slicing, long offset) {
         this.store = store;
         this.slicing = slicing;
+        this.offset = offset;
+    }
+
+    /** The same protocol at the repair version {@code 2s + 1} of source operation {@code s} (see the class comment). */
+    public ChunkCommit repairing() {
+        return new ChunkCommit(store, slicing, 1);
+    }
+
+    /** The chunk version of source operation {@code seqNo} (a repair's: one above). */
+    public static long versionOf(long seqNo) {
+        return Math.multiplyExact(seqNo, 2L);
     }
 
     /**
      * Makes the chunks of {@code sourceId} in {@code target} documents {@code 0 … n-1} (document {@code i} is
-     * {@code docAt.apply(i)}, built once, as its slice is sent), at {@code version}.
+     * {@code docAt.apply(i)}, built once, as its slice is sent), for source operation {@code seqNo}.
      */
-    public void write(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+    public void write(String target, String sourceId, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
                       ActionListener<Result> listener) {
-        write(target, sourceId, version, n, docAt, k -> {}, listener);
+        write(target, sourceId, seqNo, n, docAt, k -> {}, listener);
     }
 
     /** As {@link #write}, telling {@code written} how many documents each slice (and the commit) wrote. */
-    public void write(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+    public void write(String target, String sourceId, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
                       java.util.function.IntConsumer written, ActionListener<Result> listener) {
         if (n == 0) {
-            delete(target, sourceId, version, listener);
+            delete(target, sourceId, seqNo, listener);
             return;
         }
-        new Writer(target, sourceId, version, n, docAt, written, listener).writeFrom(1);
+        new Writer(target, sourceId, versionOf(seqNo) + offset, n, docAt, written, listener).writeFrom(1);
     }
 
-    /** Removes every chunk of {@code sourceId} from {@code target} at {@code version} (tombstoning id 0 first). */
-    public void delete(String target, String sourceId, long version, ActionListener<Result> listener) {
+    /** Removes every chunk of {@code sourceId} from {@code target} for source operation {@code seqNo} (id 0 first). */
+    public void delete(String target, String sourceId, long seqNo, ActionListener<Result> listener) {
+        deleteAt(target, sourceId, versionOf(seqNo) + offset, listener);
+    }
+
+    private void deleteAt(String target, String sourceId, long version, ActionListener<Result> listener) {
         store.delete(target, List.of(ChunkDocuments.chunkId(sourceId, 0)), version, ActionListener.wrap(results -> {
             VersionedChunks.ItemResult commit = results.get(0);
             switch (commit.outcome()) {
@@ -261,7 +292,7 @@ public final class ChunkCommit {
          * document deleted at this version) and fails with the cause.
          */
         void abandon(Exception cause) {
-            delete(target, sourceId, version, ActionListener.wrap(r -> listener.onFailure(cause), e -> {
+            deleteAt(target, sourceId, version, ActionListener.wrap(r -> listener.onFailure(cause), e -> {
                 cause.addSuppressed(e);
                 listener.onFailure(cause);
             }));

@@ -62,6 +62,16 @@ public final class Rechunker {
      */
     public void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks,
                         ActionListener<Outcome> listener) {
+        rechunk(doc, source, targets, checks, false, listener);
+    }
+
+    /**
+     * As above; {@code repair} writes at the repair version ({@link ChunkCommit#repairing()}), for {@code _reconcile} after
+     * a plain rewrite of the unchanged document lost to a chunk edited by hand.
+     */
+    public void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks, boolean repair,
+                        ActionListener<Outcome> listener) {
+        ChunkCommit commit = repair ? this.commit.repairing() : this.commit;
         Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
         String summaryTarget = summary != null && summary.get("target_index") instanceof String t ? t : null;
         Object pipeline = summary == null ? null : summary.get("pipeline");
@@ -72,7 +82,7 @@ public final class Rechunker {
         List<String> ordered = new ArrayList<>(all);
         Object[] newSummary = { summary };
         boolean[] superseded = { false };
-        step(ordered, 0, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, ActionListener.wrap(v -> {
+        step(commit, ordered, 0, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, ActionListener.wrap(v -> {
             if (superseded[0] || Objects.equals(newSummary[0], summary)) {
                 listener.onResponse(superseded[0] ? Outcome.SUPERSEDED : Outcome.DONE);
                 return;
@@ -81,7 +91,7 @@ public final class Rechunker {
         }, listener::onFailure));
     }
 
-    private void step(List<String> targets, int i, ChunkStore.StoredSource doc, Index source, WriteChecks checks, String summaryTarget,
+    private void step(ChunkCommit commit, List<String> targets, int i, ChunkStore.StoredSource doc, Index source, WriteChecks checks, String summaryTarget,
                       Object pipeline, Object[] newSummary, boolean[] superseded, ActionListener<Void> listener) {
         if (i == targets.size()) {
             listener.onResponse(null);
@@ -90,7 +100,7 @@ public final class Rechunker {
         String target = targets.get(i);
         ActionListener<ChunkCommit.Result> next = ActionListener.wrap(result -> {
             superseded[0] |= result == ChunkCommit.Result.SUPERSEDED;
-            step(targets, i + 1, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, listener);
+            step(commit, targets, i + 1, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, listener);
         }, listener::onFailure);
         if (!target.equals(summaryTarget)) {
             commit.delete(target, doc.id(), doc.seqNo(), next); // no summary points here: no chunks

@@ -206,22 +206,33 @@ final class ReconcileSourcePass {
             if (stored == null) {
                 next.onResponse(null); // deleted meanwhile: its chunks went with it
             } else {
-                rechunker.rechunk(stored, source, List.of(doc.target), checks, ActionListener.wrap(outcome -> {
-                    if (outcome == Rechunker.Outcome.DONE) {
-                        done.onResponse(outcome);
-                        return;
-                    }
-                    // superseded: by a newer write of the document (which carries its own chunks), or by chunk versions that
-                    // did not come from versioned writes, when the document is still the version read
-                    store.sourceOf(source.getName(), doc.id, doc.routing, ActionListener.wrap(now -> {
-                        if (now != null && now.seqNo() == stored.seqNo()) {
-                            done.onFailure(ChunkCommit.foreignVersions(doc.target, source.getName(), doc.id, stored.seqNo()));
-                        } else {
-                            done.onResponse(outcome);
-                        }
-                    }, done::onFailure));
-                }, done::onFailure));
+                rewrite(stored, source, doc, false, checks, done);
             }
+        }, done::onFailure));
+    }
+
+    /**
+     * Rewrites the chunks of {@code stored}; when that loses to a newer chunk version while the document is still the
+     * version read, the loser was a chunk edited by hand: once more at the repair version, then it is an error.
+     */
+    private void rewrite(ChunkStore.StoredSource stored, Index source, SourceDoc doc, boolean repair, WriteChecks checks,
+                         ActionListener<Rechunker.Outcome> done) {
+        rechunker.rechunk(stored, source, List.of(doc.target), checks, repair, ActionListener.wrap(outcome -> {
+            if (outcome == Rechunker.Outcome.DONE) {
+                done.onResponse(outcome);
+                return;
+            }
+            // superseded: by a newer write of the document (which carries its own chunks), or by chunk versions that did
+            // not come from versioned writes, when the document is still the version read
+            store.sourceOf(source.getName(), doc.id, doc.routing, ActionListener.wrap(now -> {
+                if (now == null || now.seqNo() != stored.seqNo()) {
+                    done.onResponse(outcome);
+                } else if (!repair) {
+                    rewrite(stored, source, doc, true, checks, done);
+                } else {
+                    done.onFailure(ChunkCommit.foreignVersions(doc.target, source.getName(), doc.id, stored.seqNo()));
+                }
+            }, done::onFailure));
         }, done::onFailure));
     }
 

@@ -226,7 +226,7 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         start(commit(store, 2), new Op(4, 2), outcomes);
         store.runAll(random());
         assertEquals(new Op(4, 2).expected(), store.live());
-        assertEquals(4, store.docs.get(ChunkDocuments.chunkId(SOURCE, 2)).version());
+        assertEquals(ChunkCommit.versionOf(4), store.docs.get(ChunkDocuments.chunkId(SOURCE, 2)).version());
     }
 
     public void testAFailedWrite_leavesNoMixOfVersions_andFailsWithItsCause() {
@@ -240,5 +240,34 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         store.runAll(random());
         assertEquals("rejected", failure.get().getMessage());
         assertEquals("every chunk of the document removed at the failed version", Map.of(), store.live());
+    }
+
+    public void testAChunkDeletedByHand_blocksARewriteOfTheSameOperation_butNotItsRepair_whichStillLosesToANewerOperation() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 2), new Op(5, 3), outcomes);
+        store.runAll(random());
+        // DELETE /chunks/_doc/<id>:0 without a version: the engine tombstones it at the next internal version
+        String first = ChunkDocuments.chunkId(SOURCE, 0);
+        store.docs.put(first, new Stored(store.docs.get(first).version() + 1, null));
+        start(commit(store, 2), new Op(5, 3), outcomes);
+        store.runAll(random());
+        assertEquals(ChunkCommit.Result.SUPERSEDED, outcomes.get(1));
+        assertEquals("the plain rewrite rolled back what it wrote", Map.of(), store.live());
+
+        commit(store, 2).repairing().write(INDEX, SOURCE, 5, 3, i -> Map.of("by", "v5", "ordinal", i),
+            ActionListener.wrap(outcomes::add, outcomes::add));
+        store.runAll(random());
+        assertEquals(ChunkCommit.Result.DONE, outcomes.get(2));
+        assertEquals(new Op(5, 3).expected(), store.live());
+
+        // the next operation of the document (seq_no 6) wins over the repair, and a late repair of 5 loses to it
+        start(commit(store, 2), new Op(6, 2), outcomes);
+        store.runAll(random());
+        commit(store, 2).repairing().write(INDEX, SOURCE, 5, 3, i -> Map.of("by", "v5", "ordinal", i),
+            ActionListener.wrap(outcomes::add, outcomes::add));
+        store.runAll(random());
+        assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes.subList(3, 5));
+        assertEquals(new Op(6, 2).expected(), store.live());
     }
 }
