@@ -55,6 +55,16 @@ final class ChaosClient implements Closeable {
         }
     }
 
+    /** Kills node {@code i} with SIGKILL, restarts it 1–4 s later; returns the seconds from the kill until it is back. */
+    double killAndRestart(int i, java.util.SplittableRandom random) throws IOException, InterruptedException {
+        long k0 = System.nanoTime();
+        node("kill", i);
+        kills.incrementAndGet();
+        Thread.sleep(1000 + random.nextInt(3000));
+        node("restart", i);
+        return (System.nanoTime() - k0) / 1e9;
+    }
+
     private void retryReason(String reason) {
         retryReasons.computeIfAbsent(reason, k -> new AtomicLong()).incrementAndGet();
     }

@@ -111,13 +111,9 @@ public final class ChaosRun {
                 while (done.get() < killAt[k] && done.get() < batches) {
                     Thread.sleep(50);
                 }
-                long k0 = System.nanoTime();
-                client.node("kill", victims[k]);
-                client.kills.incrementAndGet();
-                Thread.sleep(1000 + random.nextInt(3000));
-                client.node("restart", victims[k]);
+                double back = client.killAndRestart(victims[k], random);
                 killLog.add(String.format(Locale.ROOT, "killed node-%d after %d of %d batches; back in %.1f s", victims[k], killAt[k], batches,
-                    secs(k0)));
+                    back));
             }
             return null;
         }));
@@ -187,13 +183,9 @@ public final class ChaosRun {
                     break;
                 }
                 int victim = random.nextInt(client.clients.size());
-                long k0 = System.nanoTime();
-                client.node("kill", victim);
-                client.kills.incrementAndGet();
-                Thread.sleep(1000 + random.nextInt(3000));
-                client.node("restart", victim);
+                double back = client.killAndRestart(victim, random);
                 raceKillLog.add(String.format(Locale.ROOT, "race: killed node-%d after %d of %d operations; back in %.1f s", victim, at,
-                    raceTotal, secs(k0)));
+                    raceTotal, back));
             }
             return null;
         });

@@ -104,13 +104,9 @@ public final class LifecycleChaosRun {
                     break;
                 }
                 int victim = random.nextInt(client.clients.size());
-                long k0 = System.nanoTime();
-                client.node("kill", victim);
-                client.kills.incrementAndGet();
-                Thread.sleep(1000 + random.nextInt(3000));
-                client.node("restart", victim);
+                double back = client.killAndRestart(victim, random);
                 log.add(String.format(Locale.ROOT, "killed node-%d after %d of %d operations; back in %.1f s", victim, done.get(), total,
-                    ChaosRun.secs(k0)));
+                    back));
             }
             return null;
         });
