@@ -121,7 +121,7 @@ public final class LifecycleChaosRun {
         client.call("GET", "/_cluster/health/" + ALIAS + "-*?wait_for_status=green&timeout=120s", null);
 
         List<String> indices = new ArrayList<>();
-        for (Object index : client.call("GET", "/" + ALIAS + "-0*/_settings", null).keySet()) {
+        for (Object index : client.call("GET", "/_alias/" + ALIAS, null).keySet()) { // the rolled-over indices, not their chunk indices
             indices.add((String) index);
         }
         indices.sort(null);
