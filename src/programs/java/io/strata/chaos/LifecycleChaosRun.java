@@ -229,16 +229,20 @@ public final class LifecycleChaosRun {
         ChaosRun.Drift drift = new ChaosRun.Drift();
         Map<String, String> texts = new HashMap<>();
         Map<String, Integer> summaryParents = new HashMap<>();
-        for (Map<String, Object> h : client.scrollAll(index, "{\"size\": 1000, \"sort\": [\"_doc\"]}")) {
+        Map<String, Object> seqNos = new HashMap<>();
+        for (Map<String, Object> h : client.scrollAll(index, "{\"size\": 1000, \"sort\": [\"_doc\"], \"seq_no_primary_term\": true}")) {
             Map<String, Object> src = (Map<String, Object>) h.get("_source");
+            seqNos.put((String) h.get("_id"), h.get("_seq_no"));
             texts.put((String) h.get("_id"), (String) ((Map<String, Object>) src.get("doc")).get("body"));
             Map<String, Object> summary = (Map<String, Object>) src.get("strata");
             summaryParents.put((String) h.get("_id"), summary == null ? -1 : ((Number) summary.get("parents")).intValue());
         }
         drift.sources = texts.size();
         Map<String, Map<Integer, Map<String, Object>>> chunks = new HashMap<>();
-        for (Map<String, Object> h : client.scrollAll(chunkIndex, "{\"size\": 1000, \"sort\": [\"_doc\"]}")) {
+        Map<String, Long> versions = new HashMap<>();
+        for (Map<String, Object> h : client.scrollAll(chunkIndex, "{\"size\": 1000, \"sort\": [\"_doc\"], \"version\": true}")) {
             Map<String, Object> src = (Map<String, Object>) h.get("_source");
+            versions.put((String) h.get("_id"), ((Number) h.get("_version")).longValue());
             drift.chunks++;
             String sid = (String) src.get("source_id");
             int ordinal = ((Number) src.get("ordinal")).intValue();
@@ -282,6 +286,12 @@ public final class LifecycleChaosRun {
             }
             if (bad) {
                 drift.affected.add(e.getKey());
+                if (drift.affected.size() <= 5) { // what a post-mortem needs: the source's _seq_no, each chunk's version (2 × _seq_no)
+                    Map<Integer, Long> found = new TreeMap<>();
+                    have.keySet().forEach(o -> found.put(o, versions.get(e.getKey() + ":" + o)));
+                    System.out.printf(Locale.ROOT, "  [%s][%s] _seq_no %s, %d parents expected, summary %d; chunk ordinal=version: %s%n",
+                        index, e.getKey(), seqNos.get(e.getKey()), parents.size(), summaryParents.get(e.getKey()), found);
+                }
             }
         }
         return drift;
