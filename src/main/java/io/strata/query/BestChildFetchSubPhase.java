@@ -58,14 +58,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         return new Processor(roots) {
             @Override
             Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet blockStarts) throws IOException {
-                Map<String, Object> best = bestChunk(hit.reader(), hit.docId(), blockStarts, source, query.vector(), query.levels());
-                if (best == null) {
-                    return null;
-                }
-                Map<String, Object> out = new LinkedHashMap<>();
-                out.put("side", "dense");
-                out.putAll(best);
-                return out;
+                return onSide("dense", bestChunk(hit.reader(), hit.docId(), blockStarts, source, query.vector(), query.levels()));
             }
         };
     }
@@ -106,32 +99,33 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                 }
                 return switch (query.mode()) {
                     case DENSE -> {
-                        Map<String, Object> best = bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels());
-                        if (best == null) {
-                            yield null;
+                        Map<String, Object> out = onSide("dense",
+                            bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels()));
+                        if (out != null) {
+                            out.put("score", parent.fused().dense()); // the search's own score of that chunk: see the class comment
                         }
-                        Map<String, Object> out = new LinkedHashMap<>();
-                        out.put("side", "dense");
-                        out.putAll(best);
-                        out.put("score", parent.fused().dense()); // the search's own score of that chunk: see the class comment
                         yield out;
                     }
                     case LEXICAL -> {
                         PlannedParentsQueryBuilder.SideChunk chunk = parent.lexicalChunk();
-                        Map<String, Object> c = chunk == null ? null : chunkAt(source, chunk.level(), chunk.ordinal(), parent.fused().score());
-                        if (c == null) {
-                            yield null;
-                        }
-                        Map<String, Object> out = new LinkedHashMap<>();
-                        out.put("side", "lexical");
-                        out.putAll(c);
-                        yield out;
+                        yield onSide("lexical", chunk == null ? null : chunkAt(source, chunk.level(), chunk.ordinal(), parent.fused().score()));
                     }
                     case HYBRID -> explainFused(bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels()),
                         source, parent);
                 };
             }
         };
+    }
+
+    /** {@code chunk} (null: none) as the explanation of the side that found it: {@code side} first, then the chunk. */
+    private static Map<String, Object> onSide(String side, Map<String, Object> chunk) {
+        if (chunk == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("side", side);
+        out.putAll(chunk);
+        return out;
     }
 
     /** The hybrid explanation of one fused parent (see the class comment), given the dense side's best chunk (or null). */
