@@ -1,10 +1,14 @@
 package io.strata.chunkindex;
 
 import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.index.shard.ShardId;
+import org.opensearch.index.engine.VersionConflictEngineException;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 
 /**
@@ -72,13 +76,12 @@ public final class ChunkCommit {
      * did not come from this protocol.
      */
     public static ChunkWriteException foreignVersions(String target, String index, String id, long seqNo) {
-        return new ChunkWriteException(String.format(java.util.Locale.ROOT,
+        return new ChunkWriteException(String.format(Locale.ROOT,
             "[%s] holds chunks of [%s][%s] with a version above the document's _seq_no [%d]: they were written outside Strata's "
                 + "versioned chunk writes (by hand without version_type=external_gte, more than once, or by Strata before chunk index "
                 + "format 3), and versioned writes of this document lose to them; delete the chunk index and run _reconcile to rewrite "
-                + "it", target,
-            index, id, seqNo), new org.opensearch.index.engine.VersionConflictEngineException(
-                new org.opensearch.core.index.shard.ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
+                + "it", target, index, id, seqNo),
+            new VersionConflictEngineException(new ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
     }
 
     /** How many consecutive ids one probe asks for. */
@@ -120,7 +123,7 @@ public final class ChunkCommit {
 
     /** As {@link #write}, telling {@code written} how many documents each slice (and the commit) wrote. */
     public void write(String target, String sourceId, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
-                      java.util.function.IntConsumer written, ActionListener<Result> listener) {
+                      IntConsumer written, ActionListener<Result> listener) {
         if (n == 0) {
             delete(target, sourceId, seqNo, listener);
             return;
@@ -191,12 +194,12 @@ public final class ChunkCommit {
         private final long version;
         private final int n;
         private final IntFunction<Map<String, Object>> docAt;
-        private final java.util.function.IntConsumer progress;
+        private final IntConsumer progress;
         private final ActionListener<Result> listener;
         private final List<String> written = new ArrayList<>();
 
         Writer(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
-               java.util.function.IntConsumer progress, ActionListener<Result> listener) {
+               IntConsumer progress, ActionListener<Result> listener) {
             this.target = target;
             this.sourceId = sourceId;
             this.version = version;

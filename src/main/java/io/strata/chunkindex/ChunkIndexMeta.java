@@ -68,7 +68,7 @@ public record ChunkIndexMeta(String sourceIndex, String sourceUuid, int format, 
         return format >= ChunkDocuments.FORMAT_SELF_IN_CHILDREN;
     }
 
-    /** Format 3 and later: chunk documents carry their source operation's sequence number as their version. */
+    /** Format 3 and later: chunk documents are versioned by their source operation's sequence number ({@link ChunkCommit}). */
     public boolean versioned() {
         return format >= ChunkDocuments.FORMAT_VERSIONED;
     }

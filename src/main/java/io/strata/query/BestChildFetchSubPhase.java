@@ -108,7 +108,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                     }
                     case LEXICAL -> {
                         PlannedParentsQueryBuilder.SideChunk chunk = parent.lexicalChunk();
-                        yield onSide("lexical", chunk == null ? null : chunkAt(source, chunk.level(), chunk.ordinal(), parent.fused().score()));
+                        yield onSide("lexical",
+                            chunk == null ? null : chunkAt(source, chunk.level(), chunk.ordinal(), parent.fused().score()));
                     }
                     case HYBRID -> explainFused(bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels()),
                         source, parent);
