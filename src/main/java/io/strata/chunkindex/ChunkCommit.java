@@ -131,6 +131,29 @@ public final class ChunkCommit {
         new Writer(target, sourceId, versionOf(seqNo) + offset, n, docAt, written, listener).writeFrom(1);
     }
 
+    /**
+     * Whether the chunks of {@code sourceId} are those of source operation {@code seqNo} (or a newer one): its commit, id 0,
+     * stored at that operation's version or above in {@code target} (null: the document has no chunks), and absent from
+     * every other of {@code indices}. One realtime read of id 0 per index: the commit is written after ids {@code 1 … n-1}
+     * and a writer that fails before it removes what it wrote, so a current commit means a complete set.
+     */
+    public void inStep(List<String> indices, String target, String sourceId, long seqNo, ActionListener<Boolean> listener) {
+        List<String> all = new ArrayList<>(indices);
+        if (target != null && !all.contains(target)) {
+            all.add(target);
+        }
+        store.versions(all, ChunkDocuments.chunkId(sourceId, 0), ActionListener.map(listener, versions -> {
+            for (String index : all) {
+                Long version = versions.get(index);
+                boolean ok = index.equals(target) ? version != null && version >= versionOf(seqNo) : version == null;
+                if (!ok) {
+                    return false;
+                }
+            }
+            return true;
+        }));
+    }
+
     /** Removes every chunk of {@code sourceId} from {@code target} for source operation {@code seqNo} (id 0 first). */
     public void delete(String target, String sourceId, long seqNo, ActionListener<Result> listener) {
         deleteAt(target, sourceId, versionOf(seqNo) + offset, listener);

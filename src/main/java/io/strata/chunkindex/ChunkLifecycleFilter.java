@@ -14,7 +14,9 @@ import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.support.WriteRequest;
+import org.opensearch.action.update.UpdateAction;
 import org.opensearch.action.update.UpdateRequest;
+import org.opensearch.action.update.UpdateResponse;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.core.action.ActionListener;
@@ -45,7 +47,11 @@ import java.util.function.Supplier;
  *       in, versioned with its {@code _seq_no} ({@link ChunkCommit}); a deleted document loses its chunks in every chunk
  *       index registered to its index, with the delete's {@code _seq_no}; a document written without chunking (an
  *       {@code _update}, an index request that ran no chunking pipeline) is brought in step from what is stored
- *       ({@link Rechunker}).</li>
+ *       ({@link Rechunker});</li>
+ *   <li>a retried write that finds nothing to do, after its first attempt stored the source and failed on the chunks: a
+ *       noop update (in a bulk, or a single {@code _update}, which writes no inner bulk then) has its chunks checked against
+ *       the stored summary and cut again if stale or missing; a delete answered {@code not_found} deletes the document's
+ *       chunks at its own {@code _seq_no}.</li>
  * </ul>
  * Ledger entries are matched to items through the request slot (the item's id, and the index the request named, which may
  * be an alias), and written into the chunk index of the item's concrete index ({@link BulkItemResponse#getIndex()}). The
@@ -83,6 +89,15 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                                                                                        ActionFilterChain<Request, Response> chain) {
         ThreadContext context = threadContext.get();
         Components c = components.get();
+        if (UpdateAction.NAME.equals(action) && context != null && c != null && context.getTransient(ChunkLedger.TRANSIENT) == null) {
+            // a single _update runs its write as an inner bulk (seen below), except a noop, which writes nothing
+            UpdateRequest update = (UpdateRequest) request;
+            ActionListener<Response> after = ContextPreservingActionListener.wrapPreservingContext(ActionListener.wrap(
+                response -> afterUpdate(c, update, (UpdateResponse) response, r -> listener.onResponse((Response) r), listener::onFailure),
+                listener::onFailure), context);
+            chain.proceed(task, action, request, after);
+            return;
+        }
         if (!BulkAction.NAME.equals(action) || context == null || c == null || context.getTransient(ChunkLedger.TRANSIENT) != null) {
             // not a bulk, or Strata's own writes (chunks, summaries) inside an outer bulk or a reconcile
             chain.proceed(task, action, request, listener);
@@ -98,6 +113,25 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 listener::onFailure), context);
             chain.proceed(task, action, request, after);
         }
+    }
+
+    /** After a single {@code _update} answered noop: its chunks checked and repaired ({@link #checkNoop}). */
+    private static void afterUpdate(Components c, UpdateRequest request, UpdateResponse response, Consumer<UpdateResponse> reply,
+                                    Consumer<Exception> fail) {
+        Index concrete = response.getShardId().getIndex();
+        List<String> targets = response.getResult() != DocWriteResponse.Result.NOOP ? List.of()
+            : c.setup().registry().ofSource(concrete.getUUID()).stream().map(r -> r.chunkIndex().getName()).toList();
+        if (targets.isEmpty()) {
+            reply.accept(response);
+            return;
+        }
+        checkNoop(c, concrete, response.getId(), request.routing(), targets, new WriteChecks(c.setup()), ActionListener.wrap(v -> {
+            if (request.getRefreshPolicy() == WriteRequest.RefreshPolicy.NONE) {
+                reply.accept(response);
+            } else {
+                c.store().refresh(targets, ActionListener.wrap(r -> reply.accept(response), e -> reply.accept(response)));
+            }
+        }, e -> fail.accept(chunkFailure(new BulkItemResponse(0, DocWriteRequest.OpType.UPDATE, response), null, e))));
     }
 
     /** The chunk work of one bulk response. */
@@ -161,10 +195,19 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             DocWriteRequest<?> sent = request.requests().get(item.getItemId());
             List<ChunkIndexRegistry.Registration> registered = c.setup().registry().ofSource(concrete.getUUID());
             DocWriteResponse.Result result = written.getResult();
-            if (result == DocWriteResponse.Result.NOOP || result == DocWriteResponse.Result.NOT_FOUND) {
+            if (result == DocWriteResponse.Result.NOOP) {
+                // nothing changed now, but an earlier attempt of the same update may have stored it and then failed on its
+                // chunks (a client retrying after a 5xx or a lost connection gets a noop): check, and repair if so
+                if (!registered.isEmpty()) {
+                    List<String> targets = registered.stream().map(r -> r.chunkIndex().getName()).toList();
+                    touched.addAll(targets);
+                    work.add(l -> checkNoop(c, concrete, item.getId(), routingOf(item), targets, ledger.writeChecks(),
+                        ActionListener.wrap(l::onResponse, e -> l.onFailure(recordFailure(item, null, e)))));
+                }
                 return;
             }
-            if (result == DocWriteResponse.Result.DELETED) {
+            if (result == DocWriteResponse.Result.DELETED || (result == DocWriteResponse.Result.NOT_FOUND && seqNo >= 0)) {
+                // not_found: possibly a retried delete whose first attempt removed the source but not its chunks
                 for (ChunkIndexRegistry.Registration r : registered) {
                     String target = r.chunkIndex().getName();
                     touched.add(target);
@@ -335,9 +378,35 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         }
     }
 
+    /**
+     * After a noop update of {@code id}: its chunks are checked against its summary ({@link ChunkCommit#inStep}) and cut
+     * again from the stored text when an earlier attempt of the same update stored it and then failed on its chunks (a
+     * client retrying after an error or a lost connection gets a noop).
+     */
+    static void checkNoop(Components c, Index concrete, String id, String routing, List<String> targets, WriteChecks checks,
+                          ActionListener<Void> listener) {
+        c.store().sourceOf(concrete.getName(), id, routing, ActionListener.wrap(stored -> {
+            if (stored == null) {
+                listener.onResponse(null); // deleted meanwhile: that delete removed its chunks
+                return;
+            }
+            Map<?, ?> summary = stored.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? m : null;
+            String target = summary != null && summary.get("target_index") instanceof String t
+                && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? t : null;
+            c.commit().inStep(targets, target, id, stored.seqNo(), ActionListener.wrap(ok -> {
+                if (ok) {
+                    listener.onResponse(null);
+                } else {
+                    c.rechunker().rechunk(stored, concrete, targets, checks, ActionListener.map(listener, outcome -> null));
+                }
+            }, listener::onFailure));
+        }, listener::onFailure));
+    }
+
     /** What the caller is told when a source write stood but its chunks could not follow. */
     static Exception chunkFailure(BulkItemResponse item, String target, Exception cause) {
-        boolean deleted = item.getResponse() != null && item.getResponse().getResult() == DocWriteResponse.Result.DELETED;
+        DocWriteResponse.Result result = item.getResponse() == null ? null : item.getResponse().getResult();
+        boolean deleted = result == DocWriteResponse.Result.DELETED || result == DocWriteResponse.Result.NOT_FOUND;
         String where = target == null ? "its chunks" : "its chunks " + (deleted ? "from" : "to") + " [" + target + "]";
         String what = deleted
             ? String.format(Locale.ROOT, "[%s][%s] was deleted, but deleting %s failed, so they remain", item.getIndex(), item.getId(), where)

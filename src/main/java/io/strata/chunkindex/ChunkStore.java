@@ -106,8 +106,26 @@ public final class ChunkStore implements VersionedChunks {
         for (String id : ids) {
             probe.add(new MultiGetRequest.Item(index, id).fetchSourceContext(FetchSourceContext.DO_NOT_FETCH_SOURCE));
         }
+        probe(probe, ActionListener.map(listener, found -> found.stream().map(GetResponse::getId).toList()));
+    }
+
+    @Override
+    public void versions(List<String> indices, String id, ActionListener<Map<String, Long>> listener) {
+        MultiGetRequest probe = new MultiGetRequest().realtime(true);
+        for (String index : indices) {
+            probe.add(new MultiGetRequest.Item(index, id).fetchSourceContext(FetchSourceContext.DO_NOT_FETCH_SOURCE));
+        }
+        probe(probe, ActionListener.map(listener, found -> {
+            Map<String, Long> out = new HashMap<>();
+            found.forEach(r -> out.put(r.getIndex(), r.getVersion()));
+            return out;
+        }));
+    }
+
+    /** The documents of {@code probe} that exist; a missing index has none, any other failure fails the probe. */
+    private void probe(MultiGetRequest probe, ActionListener<List<GetResponse>> listener) {
         client.multiGet(probe, ActionListener.wrap(response -> {
-            List<String> found = new ArrayList<>();
+            List<GetResponse> found = new ArrayList<>();
             for (MultiGetItemResponse item : response.getResponses()) {
                 if (item.isFailed()) {
                     Exception cause = item.getFailure().getFailure();
@@ -115,11 +133,11 @@ public final class ChunkStore implements VersionedChunks {
                         continue; // no chunk index, no chunks
                     }
                     // e.g. the caller may not read the chunk index: "none found" would silently leave them behind
-                    listener.onFailure(ChunkWriteException.of(index, cause));
+                    listener.onFailure(ChunkWriteException.of(item.getIndex(), cause));
                     return;
                 }
                 if (item.getResponse().isExists()) {
-                    found.add(item.getId());
+                    found.add(item.getResponse());
                 }
             }
             listener.onResponse(found);

@@ -185,6 +185,17 @@ public final class ChunkWriter {
         }, listener::onFailure)));
     }
 
+    /**
+     * Whether this writer can have written a document with {@code summary}: the same field and strategy where the summary
+     * records them (summaries before the field was recorded match on the strategy alone). Tells apart pipelines whose
+     * targets coincide (e.g. two with {@code "{{_index}}-chunks"}) when the summary names no pipeline.
+     */
+    public boolean agreesWith(Map<?, ?> summary) {
+        Object f = summary == null ? null : summary.get("field");
+        Object s = summary == null ? null : summary.get("strategy");
+        return (f == null || f.equals(field)) && (s == null || s.equals(chunker.strategy().label()));
+    }
+
     /** The summary the source document carries under {@value #SUMMARY_FIELD}. */
     public Map<String, Object> summary(String target, List<ChunkedParent> parents, String sourceHash, String pipeline) {
         Map<String, Object> summary = new LinkedHashMap<>();
@@ -192,6 +203,7 @@ public final class ChunkWriter {
         summary.put("children", parents.stream().mapToInt(p -> p.children().size()).sum());
         summary.put("strategy", chunker.strategy().label());
         summary.put("target_index", target);
+        summary.put("field", field);
         summary.put(ChunkDocuments.SOURCE_HASH, sourceHash);
         if (pipeline != null) {
             summary.put("pipeline", pipeline);

@@ -1,6 +1,7 @@
 package io.strata.chunkindex;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * The chunk writers of the node's live ingest pipelines (one per {@code multi_granular_chunking} processor): what the bulk
@@ -9,11 +10,12 @@ import java.util.List;
  */
 public interface ChunkWriters {
     /**
-     * The writer that chunks documents of concrete index {@code sourceIndex} into {@code target}: of the pipeline the
-     * document's summary names ({@code pipeline}, may be null), else of the index's default or final pipeline, else the
-     * first writing there; null when none does.
+     * The writer that chunks documents of concrete index {@code sourceIndex} into {@code target} and agrees with the
+     * document's {@code summary} ({@link ChunkWriter#agreesWith}: same field, same strategy): of the pipeline the summary
+     * names (batched bulks record none), else of the index's default or final pipeline, else the first of any pipeline;
+     * null when none does.
      */
-    ChunkWriter resolve(String sourceIndex, Object pipeline, String target);
+    ChunkWriter resolve(String sourceIndex, Map<?, ?> summary, String target);
 
     /** Every writer of every pipeline this node has parsed. */
     List<ChunkWriter> all();

@@ -74,7 +74,6 @@ public final class Rechunker {
         ChunkCommit commit = repair ? this.commit.repairing() : this.commit;
         Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
         String summaryTarget = summary != null && summary.get("target_index") instanceof String t ? t : null;
-        Object pipeline = summary == null ? null : summary.get("pipeline");
         Set<String> all = new LinkedHashSet<>(targets);
         if (summaryTarget != null) {
             all.add(summaryTarget);
@@ -82,7 +81,7 @@ public final class Rechunker {
         List<String> ordered = new ArrayList<>(all);
         Object[] newSummary = { summary };
         boolean[] superseded = { false };
-        step(commit, ordered, 0, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, ActionListener.wrap(v -> {
+        step(commit, ordered, 0, doc, source, checks, summaryTarget, summary, newSummary, superseded, ActionListener.wrap(v -> {
             if (superseded[0] || Objects.equals(newSummary[0], summary)) {
                 listener.onResponse(superseded[0] ? Outcome.SUPERSEDED : Outcome.DONE);
                 return;
@@ -92,7 +91,7 @@ public final class Rechunker {
     }
 
     private void step(ChunkCommit commit, List<String> targets, int i, ChunkStore.StoredSource doc, Index source, WriteChecks checks, String summaryTarget,
-                      Object pipeline, Object[] newSummary, boolean[] superseded, ActionListener<Void> listener) {
+                      Map<String, Object> summary, Object[] newSummary, boolean[] superseded, ActionListener<Void> listener) {
         if (i == targets.size()) {
             listener.onResponse(null);
             return;
@@ -100,14 +99,15 @@ public final class Rechunker {
         String target = targets.get(i);
         ActionListener<ChunkCommit.Result> next = ActionListener.wrap(result -> {
             superseded[0] |= result == ChunkCommit.Result.SUPERSEDED;
-            step(commit, targets, i + 1, doc, source, checks, summaryTarget, pipeline, newSummary, superseded, listener);
+            step(commit, targets, i + 1, doc, source, checks, summaryTarget, summary, newSummary, superseded, listener);
         }, listener::onFailure);
         if (!target.equals(summaryTarget)) {
             commit.delete(target, doc.id(), doc.seqNo(), next); // no summary points here: no chunks
             return;
         }
+        Object pipeline = summary == null ? null : summary.get("pipeline");
         ChunkWriters lookup = writers.get();
-        ChunkWriter writer = lookup == null ? null : lookup.resolve(source.getName(), pipeline, target);
+        ChunkWriter writer = lookup == null ? null : lookup.resolve(source.getName(), summary, target);
         if (writer == null) {
             listener.onFailure(new IllegalStateException(String.format(Locale.ROOT,
                 "no pipeline has a [multi_granular_chunking] processor writing to [%s]; cannot rewrite the chunks of [%s][%s]", target,

@@ -107,7 +107,7 @@ final class ReconcileSourcePass {
                 continue;
             }
             report.checked.incrementAndGet();
-            ChunkWriter writer = resolve(source.getName(), summary.get("pipeline"), target, resolved);
+            ChunkWriter writer = resolve(source.getName(), summary, target, resolved);
             String text = writer == null ? null : writer.textIn(stored);
             String hash = summary.get(ChunkDocuments.SOURCE_HASH) instanceof String h ? h : null;
             DocumentField routing = hit.field("_routing");
@@ -237,10 +237,11 @@ final class ReconcileSourcePass {
     }
 
     /** {@link ChunkWriters#resolve}, cached per run. */
-    private ChunkWriter resolve(String sourceIndex, Object pipeline, String target, Map<String, Object> cache) {
-        Object hit = cache.computeIfAbsent(pipeline + "|" + target, k -> {
+    private ChunkWriter resolve(String sourceIndex, Map<?, ?> summary, String target, Map<String, Object> cache) {
+        String key = summary.get("pipeline") + "|" + summary.get("field") + "|" + summary.get("strategy") + "|" + target;
+        Object hit = cache.computeIfAbsent(key, k -> {
             ChunkWriters lookup = writers.get();
-            ChunkWriter found = lookup == null ? null : lookup.resolve(sourceIndex, pipeline, target);
+            ChunkWriter found = lookup == null ? null : lookup.resolve(sourceIndex, summary, target);
             return found == null ? Boolean.FALSE : found;
         });
         return hit instanceof ChunkWriter w ? w : null;

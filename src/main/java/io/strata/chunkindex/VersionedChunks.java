@@ -7,8 +7,8 @@ import java.util.Map;
 
 /**
  * The operations on chunk documents that {@link ChunkCommit} needs: versioned writes and deletes ({@code version_type:
- * external_gte}: applied where the stored version, live or a delete's tombstone, is not higher) and a realtime look-up of
- * which ids exist. {@link ChunkStore} implements it over the node client in the caller's thread context.
+ * external_gte}: applied where the stored version, live or a delete's tombstone, is not higher) and realtime look-ups of
+ * which ids exist and at which version. {@link ChunkStore} implements it over the node client in the caller's thread context.
  */
 public interface VersionedChunks {
     /** How one versioned write or delete ended. */
@@ -36,4 +36,7 @@ public interface VersionedChunks {
 
     /** Which of {@code ids} exist now (realtime). A missing index: none. */
     void existing(String index, List<String> ids, ActionListener<List<String>> listener);
+
+    /** The version of {@code id} in each of {@code indices} where it exists now (realtime). A missing index: absent. */
+    void versions(List<String> indices, String id, ActionListener<Map<String, Long>> listener);
 }

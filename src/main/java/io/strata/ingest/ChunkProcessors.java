@@ -12,6 +12,7 @@ import org.opensearch.ingest.PipelineConfiguration;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -30,9 +31,9 @@ public final class ChunkProcessors implements ChunkWriters {
     }
 
     @Override
-    public ChunkWriter resolve(String sourceIndex, Object pipeline, String target) {
+    public ChunkWriter resolve(String sourceIndex, Map<?, ?> summary, String target) {
         List<String> candidates = new ArrayList<>();
-        if (pipeline instanceof String p) {
+        if (summary != null && summary.get("pipeline") instanceof String p) {
             candidates.add(p);
         }
         IndexMetadata index = clusterService.state().metadata().index(sourceIndex);
@@ -41,12 +42,12 @@ public final class ChunkProcessors implements ChunkWriters {
             candidates.add(IndexSettings.FINAL_PIPELINE.get(index.getSettings()));
         }
         for (String id : candidates) {
-            ChunkWriter found = inPipeline(id, sourceIndex, target);
+            ChunkWriter found = inPipeline(id, sourceIndex, summary, target);
             if (found != null) {
                 return found;
             }
         }
-        return all().stream().filter(w -> w.targetFor(sourceIndex).equals(target)).findFirst().orElse(null);
+        return all().stream().filter(w -> w.targetFor(sourceIndex).equals(target) && w.agreesWith(summary)).findFirst().orElse(null);
     }
 
     @Override
@@ -62,12 +63,13 @@ public final class ChunkProcessors implements ChunkWriters {
         return out;
     }
 
-    private ChunkWriter inPipeline(String pipelineId, String sourceIndex, String target) {
+    private ChunkWriter inPipeline(String pipelineId, String sourceIndex, Map<?, ?> summary, String target) {
         IngestService ingestService = this.ingestService.get();
         if (pipelineId == null || IngestService.NOOP_PIPELINE_NAME.equals(pipelineId) || ingestService.getPipeline(pipelineId) == null) {
             return null;
         }
         return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class).stream()
-            .map(MultiGranularChunkingProcessor::writer).filter(w -> w.targetFor(sourceIndex).equals(target)).findFirst().orElse(null);
+            .map(MultiGranularChunkingProcessor::writer).filter(w -> w.targetFor(sourceIndex).equals(target) && w.agreesWith(summary))
+            .findFirst().orElse(null);
     }
 }

@@ -100,6 +100,19 @@ public class ChunkCommitTests extends OpenSearchTestCase {
             }
         }
 
+        /** One index only: other indices hold no chunks. */
+        @Override
+        public void versions(List<String> indices, String id, ActionListener<Map<String, Long>> listener) {
+            pending.add(() -> {
+                Stored current = docs.get(id);
+                Map<String, Long> out = new HashMap<>();
+                if (indices.contains(INDEX) && current != null && current.live()) {
+                    out.put(INDEX, current.version());
+                }
+                listener.onResponse(out);
+            });
+        }
+
         /** Runs the pending steps in a random order until none is left. */
         void runAll(Random random) {
             while (!pending.isEmpty()) {
@@ -269,5 +282,42 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         store.runAll(random());
         assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes.subList(3, 5));
         assertEquals(new Op(6, 2).expected(), store.live());
+    }
+
+    private static boolean inStep(FakeChunks store, List<String> indices, String target, long seqNo) {
+        AtomicReference<Object> answer = new AtomicReference<>();
+        commit(store, 2).inStep(indices, target, SOURCE, seqNo, ActionListener.wrap(answer::set, answer::set));
+        store.runAll(random());
+        assertTrue(String.valueOf(answer.get()), answer.get() instanceof Boolean);
+        return (Boolean) answer.get();
+    }
+
+    public void testInStep_holdsOnlyWhenTheCommitIsOfTheOperationOrNewer_andNoOtherIndexHoldsChunks() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 2), new Op(3, 4), outcomes);
+        store.runAll(random());
+        assertTrue(inStep(store, List.of(INDEX), INDEX, 3));
+        assertTrue("a newer operation's chunks are its own", inStep(store, List.of(INDEX), INDEX, 2));
+        assertFalse("the chunks of an older operation", inStep(store, List.of(INDEX), INDEX, 4));
+        assertFalse("chunks where the summary names none", inStep(store, List.of(INDEX), null, 3));
+        assertTrue("another index holds none", inStep(store, List.of("other", INDEX), INDEX, 3));
+
+        // operation 8 stored, its chunk write failed: what it wrote is removed, the commit of 3 is gone too
+        store.failing.add(ChunkDocuments.chunkId(SOURCE, 2));
+        commit(store, 2).write(INDEX, SOURCE, 8, 5, i -> Map.of("by", "v8"), ActionListener.wrap(r -> fail("wrote " + r), e -> {}));
+        store.runAll(random());
+        assertFalse(inStep(store, List.of(INDEX), INDEX, 8));
+        store.failing.clear();
+        start(commit(store, 2), new Op(8, 5), outcomes);
+        store.runAll(random());
+        assertTrue(inStep(store, List.of(INDEX), INDEX, 8));
+        commit(store, 2).repairing().write(INDEX, SOURCE, 8, 5, i -> Map.of("by", "v8"), ActionListener.wrap(outcomes::add, outcomes::add));
+        store.runAll(random());
+        assertTrue("a repair's version counts", inStep(store, List.of(INDEX), INDEX, 8));
+        assertFalse(inStep(store, List.of(INDEX), INDEX, 9));
+        start(commit(store, 2), new Op(9, -1), outcomes);
+        store.runAll(random());
+        assertTrue("deleted: none anywhere", inStep(store, List.of(INDEX), null, 9));
     }
 }

@@ -58,7 +58,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         client = new InMemoryClient(threadPool, clusterService);
         ChunkWriters writers = new ChunkWriters() {
             @Override
-            public ChunkWriter resolve(String sourceIndex, Object pipeline, String target) {
+            public ChunkWriter resolve(String sourceIndex, Map<?, ?> summary, String target) {
                 return target.equals(CHUNKS) ? writer : null;
             }
 

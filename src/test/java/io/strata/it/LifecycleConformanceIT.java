@@ -246,6 +246,71 @@ public class LifecycleConformanceIT extends StrataRestTestCase {
         }
     }
 
+    /** {@code method path} answered with an error status (warnings allowed): the status and the body. */
+    private static ResponseException failing(String method, String path, String body) {
+        Request request = new Request(method, path);
+        if (body != null) {
+            request.setJsonEntity(body);
+        }
+        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
+        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
+        request.setOptions(options);
+        return expectThrows(ResponseException.class, () -> client().performRequest(request));
+    }
+
+    private static void writeBlock(String index, boolean on) throws IOException {
+        call("PUT", "/" + index + "/_settings", "{\"index.blocks.write\": " + on + "}");
+    }
+
+    /**
+     * A client that retries a write whose chunks failed (an error, a lost connection) resends the same request: the update
+     * is then a noop and the delete finds nothing, yet the chunks are still those the first attempt could not replace.
+     */
+    public void testARetriedUpdate_afterTheFirstAttemptsChunksFailed_bringsThemInStep() throws Exception {
+        pipeline("lc-r", "body", "{{_index}}-chunks");
+        call("PUT", "/lc-r", "{\"settings\": {\"index.default_pipeline\": \"lc-r\"}}");
+        String c = "lc-r-chunks";
+        call("PUT", "/lc-r/_doc/1?refresh=true", body(text("r1", 3)));
+        expect(c, "1", text("r1", 3));
+        check("indexed");
+
+        String partial = json(Map.of("doc", Map.of("body", text("r1 retried", 5)), "doc_as_upsert", true));
+        // chunk documents (each with nested children; not the processor's write check, an empty document) are refused
+        call("PUT", "/" + c + "/_settings", "{\"index.mapping.nested_objects.limit\": 1}");
+        ResponseException first = failing("POST", "/lc-r/_update/1?refresh=true", partial);
+        String answer = org.apache.hc.core5.http.io.entity.EntityUtils.toString(first.getResponse().getEntity());
+        assertTrue(answer, answer.contains("_reconcile"));
+        call("PUT", "/" + c + "/_settings", "{\"index.mapping.nested_objects.limit\": null}");
+        Request retry = new Request("POST", "/lc-r/_update/1?refresh=true");
+        retry.setJsonEntity(partial);
+        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
+        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
+        retry.setOptions(options);
+        assertEquals("noop", entityAsMap(client().performRequest(retry)).get("result"));
+        expect(c, "1", text("r1 retried", 5));
+        check("a retried update answered noop");
+        assertReconcileClean("lc-r");
+    }
+
+    public void testARetriedDelete_afterTheFirstAttemptsChunkDeleteFailed_removesTheChunks() throws Exception {
+        pipeline("lc-rd", "body", "lc-rd-chunks");
+        String c = "lc-rd-chunks";
+        call("PUT", "/lc-rd/_doc/1?pipeline=lc-rd&refresh=true", body(text("rd1", 3)));
+        call("PUT", "/lc-rd/_doc/2?pipeline=lc-rd&refresh=true", body(text("rd2", 2)));
+        expect(c, "1", text("rd1", 3));
+        expect(c, "2", text("rd2", 2));
+        check("indexed");
+
+        writeBlock(c, true);
+        failing("DELETE", "/lc-rd/_doc/1?refresh=true", null);
+        writeBlock(c, false);
+        ResponseException again = failing("DELETE", "/lc-rd/_doc/1?refresh=true", null);
+        assertEquals(404, again.getResponse().getStatusLine().getStatusCode());
+        gone(c, "1");
+        check("a retried delete answered not_found");
+        assertReconcileClean("lc-rd");
+    }
+
     // ---- by query and reindex
 
     public void testUpdateByQuery_deleteByQuery_andReindexIntoAPipedIndex() throws Exception {

@@ -4,8 +4,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The two lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"})
- * and an index written and deleted through its write alias with {@code index.default_pipeline}.
+ * Lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"}), an index
+ * written and deleted through its write alias with {@code index.default_pipeline}, and two pipelines whose templated
+ * targets name the same chunk index.
  */
 @SuppressWarnings("unchecked")
 public class LifecycleRegressionIT extends StrataRestTestCase {
@@ -61,5 +62,35 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         // deleting the concrete index takes its chunk index with it
         call("DELETE", "/reg-alias-000001");
         assertFalse("the chunk index went with its source index", indexExists("reg-alias-chunks"));
+    }
+
+    /**
+     * A bulk of several documents runs its pipeline batched, and OpenSearch then records no pipeline in the ingest metadata:
+     * the summary names none. Another pipeline whose templated target gives the same chunk index must not be taken for it.
+     */
+    public void testReconcile_whenAnotherPipelinesTemplateNamesTheSameChunkIndex_usesTheOneThatChunkedTheDocuments() throws Exception {
+        for (String other : List.of("lc-two", "reg-two-body", "two-a", "two-b")) {
+            putPipeline(other, "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false}");
+        }
+        putPipeline("reg-two-obj", "{\"field\": \"doc.body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        StringBuilder body = new StringBuilder();
+        for (int i = 1; i <= 4; i++) {
+            body.append(json(Map.of("index", Map.of("_index", "reg-two", "_id", "d" + i)))).append('\n');
+            body.append(json(Map.of("doc", Map.of("body", text(i))))).append('\n');
+        }
+        org.opensearch.client.Request bulk = new org.opensearch.client.Request("POST", "/_bulk?pipeline=reg-two-obj&refresh=true");
+        bulk.setJsonEntity(body.toString());
+        assertEquals(false, entityAsMap(client().performRequest(bulk)).get("errors"));
+        int chunks = count("reg-two-chunks");
+        assertTrue("chunks written: " + chunks, chunks >= 4);
+
+        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=reg-two&dry_run=true");
+        for (String k : List.of("orphans", "missing", "stale", "duplicates")) {
+            assertEquals(k + " in " + dry, 0, ((Number) dry.get(k)).intValue());
+        }
+        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=reg-two");
+        assertEquals(fix.toString(), 0, ((Number) fix.get("fixed")).intValue());
+        assertEquals("no chunk deleted", chunks, count("reg-two-chunks"));
     }
 }
