@@ -215,9 +215,15 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 }
                 return;
             }
-            List<ChunkLedger.Entry> entries = item.getOpType() == DocWriteRequest.OpType.UPDATE && result != DocWriteResponse.Result.CREATED
+            boolean updated = item.getOpType() == DocWriteRequest.OpType.UPDATE && result != DocWriteResponse.Result.CREATED;
+            List<ChunkLedger.Entry> entries = updated
                 ? List.of() // an update of a stored document: its pipeline (if any) saw only the partial document
                 : entriesOf(sent, item.getId());
+            // a pipeline chunked the partial document: the index is chunked even if this node does not know its chunk index yet
+            // (registered by a write on another node a moment ago), so the stored document is re-chunked regardless
+            List<ChunkLedger.Entry> partial = updated ? entriesOf(sent, item.getId()) : List.of();
+            boolean chunkedPartial = !partial.isEmpty();
+            partial.forEach(e -> touched.add(e.target()));
             Set<String> covered = new TreeSet<>();
             for (ChunkLedger.Entry entry : entries) {
                 String target = entry.chunks().writer().targetFor(concrete.getName());
@@ -231,7 +237,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                     rest.add(r.chunkIndex().getName());
                 }
             }
-            if (rest.isEmpty()) {
+            if (rest.isEmpty() && !chunkedPartial) {
                 return;
             }
             touched.addAll(rest);
@@ -312,13 +318,27 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                     chunks.progress().stage(io.strata.stats.StrataStats.Stage.WRITING);
                     c.commit().write(target, item.getId(), seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
                     chunks.progress()::written, ActionListener.wrap(result -> {
-                        if (result == ChunkCommit.Result.DONE) {
+                        if (result == ChunkCommit.Result.DONE && !target.equals(entry.target())) {
+                            retarget(item, concrete, seqNo, target, failOn);
+                        } else if (result == ChunkCommit.Result.DONE) {
                             failOn.onResponse(null);
                         } else {
                             checkSuperseded(item, concrete, target, seqNo, failOn);
                         }
                     }, failOn::onFailure));
                 }, failOn::onFailure))), failOn::onFailure));
+        }
+
+        /** The summary of a document that landed in another index than its pipeline expected, pointed at its chunk index. */
+        private void retarget(BulkItemResponse item, Index concrete, long seqNo, String target, ActionListener<Void> listener) {
+            Map<String, Object> source = sourceOf(request.requests().get(item.getItemId()));
+            if (source == null) {
+                listener.onResponse(null);
+                return;
+            }
+            ChunkStore.StoredSource written = new ChunkStore.StoredSource(concrete.getName(), item.getId(), routingOf(item), source, seqNo,
+                item.getResponse().getPrimaryTerm());
+            c.rechunker().retarget(written, target, ActionListener.map(listener, outcome -> null));
         }
 
         /**

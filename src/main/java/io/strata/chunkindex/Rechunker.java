@@ -73,7 +73,7 @@ public final class Rechunker {
                         ActionListener<Outcome> listener) {
         ChunkCommit commit = repair ? this.commit.repairing() : this.commit;
         Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
-        String summaryTarget = summary != null && summary.get("target_index") instanceof String t ? t : null;
+        String summaryTarget = movedTarget(source, summary);
         Set<String> all = new LinkedHashSet<>(targets);
         if (summaryTarget != null) {
             all.add(summaryTarget);
@@ -134,6 +134,39 @@ public final class Rechunker {
                             doc.routing()), progress::written, tracked);
                     }, failed)));
             }, failed), failed), failed));
+    }
+
+    /**
+     * The chunk index the document's chunks belong in: the summary's, unless that one serves another source index, no
+     * writer of this one writes there, and the one that agrees with the summary writes elsewhere — a rollover between the pipeline (which named the
+     * previous write index's chunk index) and the write (which landed in the new index). The summary is then corrected.
+     */
+    private String movedTarget(Index source, Map<String, Object> summary) {
+        String named = summary != null && summary.get("target_index") instanceof String t ? t : null;
+        ChunkWriters lookup = writers.get();
+        ChunkIndexRegistry.Registration registered = named == null ? null : setup.registry().ofChunkIndex(named);
+        if (registered == null || registered.source().getUUID().equals(source.getUUID()) || lookup == null
+            || lookup.resolve(source.getName(), summary, named) != null) {
+            return named; // not registered to another source index: the summary's own chunk index
+        }
+        ChunkWriter writer = lookup.resolve(source.getName(), summary, null);
+        return writer == null ? named : writer.targetFor(source.getName());
+    }
+
+    /**
+     * Points the summary of {@code doc} (as written, at its {@code _seq_no}) at {@code target}: for a document whose pipeline
+     * named the chunk index of the write index before a rollover and that landed in the new index, whose chunk index got
+     * its chunks. Guarded by the sequence number like every summary write; a newer write of the document wins.
+     */
+    public void retarget(ChunkStore.StoredSource doc, String target, ActionListener<Outcome> listener) {
+        Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
+        if (summary == null || target.equals(summary.get("target_index"))) {
+            listener.onResponse(Outcome.DONE);
+            return;
+        }
+        Map<String, Object> moved = new LinkedHashMap<>(summary);
+        moved.put("target_index", target);
+        storeSummary(doc, moved, listener);
     }
 
     /** Stores {@code summary} (null: none) in the document, if it is still the version read, without running pipelines. */

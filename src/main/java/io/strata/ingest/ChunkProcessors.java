@@ -47,7 +47,7 @@ public final class ChunkProcessors implements ChunkWriters {
                 return found;
             }
         }
-        return all().stream().filter(w -> w.targetFor(sourceIndex).equals(target) && w.agreesWith(summary)).findFirst().orElse(null);
+        return all().stream().filter(w -> writes(w, sourceIndex, summary, target)).findFirst().orElse(null);
     }
 
     @Override
@@ -69,7 +69,10 @@ public final class ChunkProcessors implements ChunkWriters {
             return null;
         }
         return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class).stream()
-            .map(MultiGranularChunkingProcessor::writer).filter(w -> w.targetFor(sourceIndex).equals(target) && w.agreesWith(summary))
-            .findFirst().orElse(null);
+            .map(MultiGranularChunkingProcessor::writer).filter(w -> writes(w, sourceIndex, summary, target)).findFirst().orElse(null);
+    }
+
+    private static boolean writes(ChunkWriter writer, String sourceIndex, Map<?, ?> summary, String target) {
+        return (target == null || writer.targetFor(sourceIndex).equals(target)) && writer.agreesWith(summary);
     }
 }

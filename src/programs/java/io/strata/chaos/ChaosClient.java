@@ -37,6 +37,21 @@ final class ChaosClient implements Closeable {
     final AtomicLong errors = new AtomicLong();
     final Map<String, AtomicLong> retryReasons = new ConcurrentHashMap<>();
     final List<String> errorSamples = Collections.synchronizedList(new ArrayList<>());
+    /** Per document id, what each write of it was answered, in order (for the post-mortem of a drifted document). */
+    final Map<String, List<String>> history = new ConcurrentHashMap<>();
+
+    private void record(String id, String what) {
+        history.computeIfAbsent(id, k -> Collections.synchronizedList(new ArrayList<>())).add(what);
+    }
+
+    /** The answer to one write, as the history keeps it. */
+    @SuppressWarnings("unchecked")
+    private void recordAnswer(String op, Map<String, Object> item, int attempt) {
+        Object error = item.get("error");
+        record(String.valueOf(item.get("_id")), String.format(java.util.Locale.ROOT, "%s %s %s [%s] _seq_no %s%s%s", op, item.get("status"),
+            item.get("result"), item.get("_index"), item.get("_seq_no"), attempt > 0 ? " (attempt " + (attempt + 1) + ")" : "",
+            error instanceof Map<?, ?> m ? " " + ((Map<String, Object>) m).get("type") + ": " + ((Map<String, Object>) m).get("reason") : ""));
+    }
     final AtomicInteger kills = new AtomicInteger();
 
     ChaosClient(String name, List<String> nodes) {
@@ -117,7 +132,11 @@ final class ChaosClient implements Closeable {
     /** A single request; a refusal other than 429/5xx (and 404 for a delete) counts as an error. */
     void single(String method, String path, String body) throws IOException, InterruptedException {
         try {
-            send(method, path, body);
+            Response r = send(method, path, body);
+            Map<String, Object> answer = XContentHelper.convertToMap(new BytesArray(r.getEntity().getContent().readAllBytes()), true,
+                MediaTypeRegistry.JSON).v2();
+            answer.put("status", r.getStatusLine().getStatusCode());
+            recordAnswer(method + " " + path.replaceAll("\\?.*", ""), answer, 0);
         } catch (ResponseException e) {
             errors.incrementAndGet();
             errorSamples.add(method + " " + path + ": " + e.getMessage());
@@ -155,6 +174,7 @@ final class ChaosClient implements Closeable {
             for (int i = 0; i < answers.size(); i++) {
                 Map<String, Object> item = (Map<String, Object>) answers.get(i).values().iterator().next();
                 int status = ((Number) item.get("status")).intValue();
+                recordAnswer("bulk " + answers.get(i).keySet().iterator().next(), item, attempt);
                 if (status < 300 || (status == 404 && answers.get(i).containsKey("delete"))) {
                     continue;
                 }

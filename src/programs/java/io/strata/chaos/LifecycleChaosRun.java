@@ -291,6 +291,7 @@ public final class LifecycleChaosRun {
                     have.keySet().forEach(o -> found.put(o, versions.get(e.getKey() + ":" + o)));
                     System.out.printf(Locale.ROOT, "  [%s][%s] _seq_no %s, %d parents expected, summary %d; chunk ordinal=version: %s%n",
                         index, e.getKey(), seqNos.get(e.getKey()), parents.size(), summaryParents.get(e.getKey()), found);
+                    client.history.getOrDefault(e.getKey(), List.of()).forEach(h -> System.out.println("      " + h));
                 }
             }
         }
