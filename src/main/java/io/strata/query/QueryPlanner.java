@@ -96,13 +96,60 @@ final class QueryPlanner {
         }
         QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
             : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);
-        QueryPlanner planner = new QueryPlanner(query, services, mode, model, sideFilter, searches);
         SetOnce<QueryBuilder> done = new SetOnce<>();
+        if (mode == MultiGranularQueryBuilder.Mode.DENSE && restriction == null && oneLocalShard(request, cluster.state(), services)) {
+            // one shard, nothing restricting the query: that shard's own top k is the global top k the dense sub-search would
+            // plan, so the request runs the graph search itself (one search instead of two; same parents, same scores)
+            QueryPlanner direct = new QueryPlanner(query, services, mode, model, sideFilter, searches);
+            if (query.vector() != null) {
+                done.set(direct.directDense(query.vector()));
+                return query.pending(done::get);
+            }
+            context.registerAsyncAction((client, listener) -> direct.embed(ActionListener.wrap(vector -> {
+                done.set(direct.directDense(vector));
+                listener.onResponse(null);
+            }, listener::onFailure)));
+            return query.pending(done::get);
+        }
+        QueryPlanner planner = new QueryPlanner(query, services, mode, model, sideFilter, searches);
         context.registerAsyncAction((client, listener) -> planner.run(client, ActionListener.wrap(planned -> {
             done.set(planned.boost(query.boost()).queryName(query.queryName()));
             listener.onResponse(null);
         }, listener::onFailure)));
         return query.pending(done::get);
+    }
+
+    /** The dense form for the request's single shard: its {@code k} best parents are the global ones. */
+    private QueryBuilder directDense(float[] vector) {
+        return query.perShardDense(vector, query.k(), query.candidates(), sideFilter, query.explainChild()).boost(query.boost())
+            .queryName(query.queryName());
+    }
+
+    /**
+     * Whether {@code request} is a search of concrete indices (no alias, which may filter, no wildcard, no point in time, no
+     * remote cluster) holding one shard in all, by a caller the security plugin does not restrict (its document-level
+     * security would filter the shard after the graph search): then the shard's top k is the request's.
+     */
+    static boolean oneLocalShard(IndicesRequest request, ClusterState state, QueryServices services) {
+        if (!(request instanceof SearchRequest search) || search.pointInTimeBuilder() != null || search.indices().length == 0) {
+            return false;
+        }
+        org.opensearch.common.util.concurrent.ThreadContext context = services.threadContext().get();
+        // the security plugin marks every request it authenticated (the user, or the origin of an internal one)
+        if (context == null || context.getTransient("_opendistro_security_user") != null
+            || context.getTransient("_opendistro_security_origin") != null
+            || context.getHeaders().keySet().stream().anyMatch(k -> k.startsWith("_opendistro_security"))) {
+            return false;
+        }
+        int shards = 0;
+        for (String name : search.indices()) {
+            org.opensearch.cluster.metadata.IndexAbstraction found = state.metadata().getIndicesLookup().get(name);
+            if (found == null || found.getType() != org.opensearch.cluster.metadata.IndexAbstraction.Type.CONCRETE_INDEX) {
+                return false;
+            }
+            shards += found.getWriteIndex().getNumberOfShards();
+        }
+        return shards == 1;
     }
 
     /** The query tree of the request being rewritten: a search's query, an explain's or a validate's; null when it has none. */
