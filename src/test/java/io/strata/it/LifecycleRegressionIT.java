@@ -20,27 +20,36 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         return b.toString().strip();
     }
 
-    public void testReconcile_whenTheTextIsInsideAnObject_findsNothingToFix_andKeepsChunksAndSummaries() throws Exception {
-        putPipeline("reg-obj", "{\"field\": \"doc.body\", \"target_index\": \"reg-obj-chunks\", \"embed\": false, "
-            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+    /** Bulk-writes {@code n} documents with the text in {@code doc.body} through {@code pipeline}; the chunks written. */
+    private static int writeObjects(String index, String pipeline, int n) throws Exception {
         StringBuilder body = new StringBuilder();
-        for (int i = 1; i <= 5; i++) {
-            body.append(json(Map.of("index", Map.of("_index", "reg-obj", "_id", "d" + i)))).append('\n');
+        for (int i = 1; i <= n; i++) {
+            body.append(json(Map.of("index", Map.of("_index", index, "_id", "d" + i)))).append('\n');
             body.append(json(Map.of("doc", Map.of("body", text(i)), "title", "t" + i))).append('\n');
         }
-        org.opensearch.client.Request bulk = new org.opensearch.client.Request("POST", "/_bulk?pipeline=reg-obj&refresh=true");
+        org.opensearch.client.Request bulk = new org.opensearch.client.Request("POST", "/_bulk?pipeline=" + pipeline + "&refresh=true");
         bulk.setJsonEntity(body.toString());
         assertEquals(false, entityAsMap(client().performRequest(bulk)).get("errors"));
-        int chunks = count("reg-obj-chunks");
-        assertTrue("chunks written: " + chunks, chunks >= 5);
+        int chunks = count(index + "-chunks");
+        assertTrue("chunks written: " + chunks, chunks >= n);
+        return chunks;
+    }
 
-        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=reg-obj&dry_run=true");
+    /** {@code _reconcile} (dry run, then for real) finds and fixes nothing, and deletes no chunk. */
+    private static void assertReconcileClean(String index, int chunks) throws Exception {
+        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=" + index + "&dry_run=true");
         for (String k : List.of("orphans", "missing", "stale", "duplicates")) {
             assertEquals(k + " in " + dry, 0, ((Number) dry.get(k)).intValue());
         }
-        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=reg-obj");
+        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=" + index);
         assertEquals(fix.toString(), 0, ((Number) fix.get("fixed")).intValue());
-        assertEquals("no chunk deleted", chunks, count("reg-obj-chunks"));
+        assertEquals("no chunk deleted", chunks, count(index + "-chunks"));
+    }
+
+    public void testReconcile_whenTheTextIsInsideAnObject_findsNothingToFix_andKeepsChunksAndSummaries() throws Exception {
+        putPipeline("reg-obj", "{\"field\": \"doc.body\", \"target_index\": \"reg-obj-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        assertReconcileClean("reg-obj", writeObjects("reg-obj", "reg-obj", 5));
         Map<String, Object> d1 = (Map<String, Object>) call("GET", "/reg-obj/_doc/d1").get("_source");
         assertNotNull("the summary stays: " + d1, d1.get("strata"));
     }
@@ -74,23 +83,6 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         }
         putPipeline("reg-two-obj", "{\"field\": \"doc.body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
             + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
-        StringBuilder body = new StringBuilder();
-        for (int i = 1; i <= 4; i++) {
-            body.append(json(Map.of("index", Map.of("_index", "reg-two", "_id", "d" + i)))).append('\n');
-            body.append(json(Map.of("doc", Map.of("body", text(i))))).append('\n');
-        }
-        org.opensearch.client.Request bulk = new org.opensearch.client.Request("POST", "/_bulk?pipeline=reg-two-obj&refresh=true");
-        bulk.setJsonEntity(body.toString());
-        assertEquals(false, entityAsMap(client().performRequest(bulk)).get("errors"));
-        int chunks = count("reg-two-chunks");
-        assertTrue("chunks written: " + chunks, chunks >= 4);
-
-        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=reg-two&dry_run=true");
-        for (String k : List.of("orphans", "missing", "stale", "duplicates")) {
-            assertEquals(k + " in " + dry, 0, ((Number) dry.get(k)).intValue());
-        }
-        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=reg-two");
-        assertEquals(fix.toString(), 0, ((Number) fix.get("fixed")).intValue());
-        assertEquals("no chunk deleted", chunks, count("reg-two-chunks"));
+        assertReconcileClean("reg-two", writeObjects("reg-two", "reg-two-obj", 4));
     }
 }
