@@ -13,7 +13,9 @@ import java.util.Locale;
  * <p>How this follows the paper and where it differs:
  * <ul>
  *   <li>{@code threshold} is a probability: p = σ(t) with t = logit(start) − logit(normal) (eq. 1), so the default
- *       0.5 is the paper's t_c = 0 and a higher threshold gives fewer chunks, as in the paper.</li>
+ *       0.5 is logit 0, the paper's t_c = 0, and a higher threshold gives fewer chunks, as in the paper. The shipped
+ *       head's bias was shifted after training by its validation F1-best threshold, so for it 0.5 is that tuned
+ *       operating point rather than the paper's raw t_c.</li>
  *   <li>Boundaries are snapped to <em>sentence</em> starts: a sentence's score is the highest of the (sub-word) tokens
  *       starting in its first word, and only sentence starts are candidates, so parents keep sentences whole (the
  *       multi-granular children never split a sentence). The paper lets any token start a chunk; but with the encoder
@@ -31,7 +33,7 @@ import java.util.Locale;
  */
 public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "boundary_classifier";
-    /** The paper's t_c = 0 on the logit difference, as a probability. */
+    /** Logit 0 (the paper's t_c = 0) as a probability; the shipped head's bias puts its tuned threshold there. */
     public static final double DEFAULT_THRESHOLD = 0.5;
     public static final String SIGNAL = "chunk_start_probability";
 
