@@ -35,8 +35,20 @@ public interface CausalLm {
      * For each position p (ascending character offsets into {@code text}, 0 &lt; p ≤ length):
      * p([EOS] | prompt, text[0, p)), the probability that the model ends the sequence right there. One forward
      * pass over {@code prompt + text} answers every position when the text fits the context (LGMGC §3.1).
+     * A model that only lists its top alternatives (a remote completions API) may not know p(EOS) at a position: it
+     * answers {@link #unknownBelow} the least listed probability there (a negative value; see {@link #isKnown}).
      */
     double[] eosProbabilities(String prompt, String text, int[] positions);
+
+    /** The answer for a probability that is not known, only that it is below {@code bound} (encoded as {@code -bound}). */
+    static double unknownBelow(double bound) {
+        return -Math.max(bound, Double.MIN_VALUE);
+    }
+
+    /** Whether {@code value} of {@link #eosProbabilities} is a probability (else {@code -value} bounds it from above). */
+    static boolean isKnown(double value) {
+        return value >= 0;
+    }
 
     /**
      * log p(candidate | prompt) for each candidate continuation, summed over the candidate's tokens (for

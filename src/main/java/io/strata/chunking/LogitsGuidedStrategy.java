@@ -104,12 +104,48 @@ public final class LogitsGuidedStrategy extends ModelGuidedStrategy {
                 throw new IllegalStateException("causal LM [" + lm.name() + "] returned " + eos.length
                     + " EOS probabilities for " + positions.length + " positions");
             }
-            evidence.add(new Segmentation.Evidence(SIGNAL, absolute, eos.clone(), Double.NaN));
-            int cut = argmax(eos);
+            double[] shown = eos.clone();
+            for (int k = 0; k < shown.length; k++) {
+                shown[k] = CausalLm.isKnown(shown[k]) ? shown[k] : Double.NaN; // not known: shown as such
+            }
+            evidence.add(new Segmentation.Evidence(SIGNAL, absolute, shown, Double.NaN));
+            int cut = decide(eos, lm.name());
             parents.add(new Span(windowStart, absolute[cut]));
             first += cut + 1;
         }
         return new Segmentation(parents, evidence);
+    }
+
+    /**
+     * The window's cut (eq. 1: argmax of p(EOS)). A value the model could not give ({@link CausalLm#unknownBelow}, a remote
+     * API that lists only its top alternatives) is below its bound: the argmax is decided when the best known value is at
+     * least every such bound; otherwise no cut is faithful to the paper, and the document fails naming the model (we
+     * deliberately do not read an unknown p(EOS) as 0, which cuts after the first sentence of every window).
+     */
+    static int decide(double[] eos, String model) {
+        if (eos.length == 1) {
+            return 0; // one sentence end: nothing to choose
+        }
+        double bound = 0;
+        int unknown = 0;
+        double[] known = eos.clone();
+        for (int i = 0; i < eos.length; i++) {
+            if (!CausalLm.isKnown(eos[i])) {
+                bound = Math.max(bound, -eos[i]);
+                unknown++;
+                known[i] = Double.NaN;
+            }
+        }
+        int best = argmax(known);
+        if (unknown > 0 && (unknown == eos.length || !(known[best] >= bound))) {
+            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+                "[strategy] [%s] cannot place a logits-guided cut: the model does not give the end-of-sequence probability at %d "
+                    + "of %d sentence ends of a window (its answer lists only its most likely next tokens, and the end-of-sequence "
+                    + "token is not among them), so the most likely end is unknown; use a model server that returns more "
+                    + "alternatives (a higher [logprobs] limit) or the end-of-sequence token's probability, or an embedded causal "
+                    + "LM ([strategy.llm])", model, unknown, eos.length));
+        }
+        return best;
     }
 
     /** Index of the largest value (eq. 1), the earliest on ties; the last index when every value is NaN. */

@@ -73,6 +73,38 @@ public class LogitsGuidedStrategyTests {
         assertEquals(List.of(range(1, 5, 4), range(6, 7, 4)), texts(index, parents));
     }
 
+    /** A remote model that lists only its top alternatives: p(EOS) unknown (below 0.05) except where scripted. */
+    private static ScriptedCausalLm topListsOnly(Map<Integer, Double> known) {
+        ScriptedCausalLm lm = new ScriptedCausalLm();
+        for (int id = 1; id <= 10; id++) {
+            lm.eos.put(id, known.getOrDefault(id, CausalLm.unknownBelow(0.05)));
+        }
+        return lm;
+    }
+
+    @Test
+    public void testSegment_whenTheModelCannotGiveEosInAWindow_failsNamingIt_insteadOfCuttingAfterTheFirstSentence() {
+        TextIndex index = new TextIndex(sentences(10, 4), SEGMENTER);
+        ScriptedCausalLm lm = topListsOnly(Map.of());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> new LogitsGuidedStrategy(lm, "ρ", 0, 20).split(index));
+        assertTrue(e.getMessage(), e.getMessage().contains("[" + lm.name() + "]") && e.getMessage().contains("end-of-sequence"));
+        // a known value below an unknown one's bound cannot be the argmax either
+        ScriptedCausalLm low = topListsOnly(Map.of(3, 0.04));
+        assertThrows(IllegalArgumentException.class, () -> new LogitsGuidedStrategy(low, "ρ", 0, 20).split(index));
+    }
+
+    @Test
+    public void testSegment_unknownEosBelowTheBestKnownValue_stillCutsAtTheArgmax_andShowsUnknownAsNaN() {
+        TextIndex index = new TextIndex(sentences(10, 4), SEGMENTER);
+        ScriptedCausalLm lm = topListsOnly(Map.of(3, 0.9, 6, 0.8, 9, 0.7, 10, 0.2));
+        Segmentation seg = new LogitsGuidedStrategy(lm, "ρ", 0, 20).segment(index);
+        assertEquals(List.of(range(1, 3, 4), range(4, 6, 4), range(7, 9, 4), range(10, 10, 4)), texts(index, seg.parents()));
+        double[] first = seg.evidence().get(0).values();
+        assertEquals(0.9, first[2], 0);
+        assertTrue(Double.isNaN(first[0]) && Double.isNaN(first[4]));
+    }
+
     @Test
     public void testSegment_onTies_cutsAtTheEarliestSentence() {
         ScriptedCausalLm lm = new ScriptedCausalLm(); // 0.1 everywhere

@@ -191,6 +191,18 @@ public class ModelGuidedStrategiesIT extends StrataRestTestCase {
         assertTrue(e.getMessage(), e.getMessage().contains("is not an LLM Strata can use"));
     }
 
+    /**
+     * A server whose top alternatives never list the end-of-sequence token cannot tell where a window should end: the
+     * preview fails naming the model, instead of cutting one-sentence parents (p(EOS) read as 0 everywhere).
+     */
+    public void testRemoteLlm_whoseTopLogProbsNeverListEos_failsNamingTheModel_insteadOfOneSentenceParents() throws Exception {
+        String text = "The cat sat on the mat. The cat ran away from the dog! Dogs bark at night. Birds sing in the morning.";
+        ResponseException e = callFailing("POST", PREVIEW, json(Map.of("text", text, "strategy", Map.of("type", "logits_guided",
+            "max_words", 300, "remainder_words", 0, "llm_model_id", "standin-llm-no-eos"))));
+        assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[standin-llm-no-eos]") && e.getMessage().contains("end-of-sequence"));
+    }
+
     public void testBadStrategyConfigs_get400NamingTheField() {
         assertBadPipeline("{\"type\": \"logits_guided\"}", "[strategy.llm]", "needs a causal language model");
         assertBadPipeline("{\"type\": \"perplexity\", \"llm\": \"bge-small-en-v15-q\"}", "[strategy.llm]",

@@ -1,5 +1,6 @@
 package io.strata.inference.mlcommons;
 
+import io.strata.chunking.CausalLm;
 import io.strata.inference.RemoteLlms;
 import io.strata.inference.mlcommons.Completions.Completion;
 import io.strata.inference.mlcommons.Completions.Token;
@@ -41,7 +42,9 @@ import java.util.function.Supplier;
  *     scored, so it costs one more call: {@code prompt + text[0, p)} without echo, {@code max_tokens: 1}, reading the
  *     generated token's {@code top_logprobs}. So 1 + (positions inside tokens) calls, the extra ones concurrent.
  *     p(EOS) is the summed probability of the end-of-sequence tokens found among the top k (k = 5, OpenAI's limit);
- *     none there means it is below the k-th token's probability and reads as 0. When the model generated nothing
+ *     none there means it is below the least listed probability, which is all that is answered
+ *     ({@link CausalLm#unknownBelow}; the logits-guided strategy decides a window only when that cannot change its argmax,
+ *     else it fails naming the model). When the model generated nothing
  *     because it stopped at once ({@code finish_reason: stop}, on a server that does not list the EOS token itself),
  *     ending was its greedy choice and reads as 1.</li>
  * <li>{@link #continuationLogProbs}: one echo call per candidate on {@code prompt + candidate} (concurrent), summing the
@@ -192,14 +195,23 @@ public final class MlCommonsLlm implements RemoteLlms.Llm {
         return eos(generated.get(0).top());
     }
 
+    /**
+     * The summed probability of the EOS tokens among {@code top}; when none is listed, p(EOS) is not known, only that it is
+     * below the least listed alternative ({@link CausalLm#unknownBelow}) — reading it as 0 would make every position
+     * equally unlikely and the logits-guided argmax cut after the first sentence.
+     */
     private static double eos(Map<String, Double> top) {
         double p = 0;
+        boolean listed = false;
+        double least = 1;
         for (Map.Entry<String, Double> e : top.entrySet()) {
+            least = Math.min(least, Math.exp(e.getValue()));
             if (EOS_TOKENS.contains(e.getKey().strip())) {
                 p += Math.exp(e.getValue());
+                listed = true;
             }
         }
-        return Math.min(1, p);
+        return listed ? Math.min(1, p) : CausalLm.unknownBelow(least);
     }
 
     private CompletableFuture<Completion> echo(String text, int logprobs) {

@@ -30,6 +30,7 @@ import java.util.function.Supplier;
 
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -174,13 +175,16 @@ public class MlCommonsLlmTests {
     }
 
     @Test
-    public void testEos_notAmongTheTopTokens_isZero_andStoppingAtOnceIsOne() {
+    public void testEos_notAmongTheTopTokens_isUnknownBelowTheLeastListed_andStoppingAtOnceIsOne() {
         client.model = p -> p.get("prompt").equals("One two")
             ? completion("One two", "stop", List.of("One", " two"), Arrays.asList(null, -2.0), List.of(0, 3),
                 Arrays.asList(null, top(" two", 0.1, " three", 0.05)))
             : null;
-        // after "One": EOS not listed; after "One two": the model ended at once (no generated token)
-        assertArrayEquals(new double[] {0, 1}, llm.eosProbabilities("", "One two", new int[] {3, 7}), 0);
+        // after "One": EOS not listed, so only below the least listed (0.05); after "One two": the model ended at once
+        double[] eos = llm.eosProbabilities("", "One two", new int[] {3, 7});
+        assertFalse(io.strata.chunking.CausalLm.isKnown(eos[0]));
+        assertEquals(0.05, -eos[0], 1e-9);
+        assertEquals(1, eos[1], 0);
     }
 
     @Test

@@ -47,6 +47,11 @@ final class StandinLlm {
 
     /** The answer to a predict call; {@code withLogProbs} false plays a connector whose template drops echo/logprobs. */
     static MLTaskResponse predict(MLInput input, boolean withLogProbs) {
+        return predict(input, withLogProbs, true);
+    }
+
+    /** {@code listsEos} false plays a server whose top alternatives never include the end-of-sequence token. */
+    static MLTaskResponse predict(MLInput input, boolean withLogProbs, boolean listsEos) {
         Map<String, String> p = ((RemoteInferenceInputDataSet) input.getInputDataset()).getParameters();
         String prompt = p.getOrDefault("prompt", "");
         int maxTokens = Integer.parseInt(p.getOrDefault("max_tokens", "16"));
@@ -92,7 +97,7 @@ final class StandinLlm {
                     texts.add(t);
                     offsets.add(before.codePointCount(0, before.length()));
                     lps.add(i == 0 ? null : logProb(before, t));
-                    tops.add(i == 0 || logprobs == 0 ? null : top(before, t, logprobs));
+                    tops.add(i == 0 || logprobs == 0 ? null : top(before, t, logprobs, listsEos));
                 }
                 before += t.equals(EOS) ? "" : t;
             }
@@ -139,9 +144,11 @@ final class StandinLlm {
     }
 
     /** The {@code k} most likely next tokens after {@code before}: EOS, the actual token, then fillers. */
-    private static Map<String, Double> top(String before, String actual, int k) {
+    private static Map<String, Double> top(String before, String actual, int k, boolean listsEos) {
         Map<String, Double> top = new LinkedHashMap<>();
-        top.put(EOS, Math.log(eos(before)));
+        if (listsEos) {
+            top.put(EOS, Math.log(eos(before)));
+        }
         top.putIfAbsent(actual, logProb(before, actual));
         for (String f : FILLERS) {
             top.putIfAbsent(f, Math.log(0.005)); // below EOS_ELSEWHERE: EOS is always among the top 2..5

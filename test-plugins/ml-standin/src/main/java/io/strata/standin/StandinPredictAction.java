@@ -42,6 +42,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <li>{@code standin-raw-output}: a remote model whose connector has no post-processing (a {@code response} tensor).</li>
  * <li>{@code standin-llm}: a REMOTE model whose connector calls an OpenAI-compatible completions API, answered by
  *     {@link StandinLlm}'s deterministic rules (echo, logprobs, text_offset, top_logprobs, greedy text).</li>
+ * <li>{@code standin-llm-no-eos}: the same model behind a server whose top alternatives never list the end-of-sequence
+ * token (as an OpenAI-style API with {@code logprobs: 5} where EOS is rarely among the five);</li>
  * <li>{@code standin-llm-text-only}: the same model behind a connector whose template drops {@code echo} and
  *     {@code logprobs} (answers text only).</li>
  * <li>anything else: unknown ({@code MLModelManager.getModel}'s error).</li>
@@ -112,6 +114,7 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
                 ModelTensor.builder().name("response").dataAsMap(Map.of("object", "list", "data", List.of())).build()))))));
             case "standin-llm" -> listener.onResponse(StandinLlm.predict(input, true));
             case "standin-llm-text-only" -> listener.onResponse(StandinLlm.predict(input, false));
+            case "standin-llm-no-eos" -> listener.onResponse(StandinLlm.predict(input, true, false));
             default -> listener.onFailure(new OpenSearchStatusException("Failed to find model", RestStatus.NOT_FOUND));
         }
     }
