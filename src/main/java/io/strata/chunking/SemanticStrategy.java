@@ -15,7 +15,12 @@ import java.util.Locale;
  *   <li>{@code standard_deviation} (3): mean + amount · population standard deviation;</li>
  *   <li>{@code interquartile} (1.5): mean + amount · (Q3 − Q1);</li>
  *   <li>{@code gradient} (95): the amount-th percentile of the gradient of the distances (central differences,
- *       one-sided at the ends), and breakpoints where the gradient, not the distance, exceeds it.</li>
+ *       one-sided at the ends), and breakpoints where the gradient, not the distance, exceeds it;</li>
+ *   <li>{@code similarity} (0.8): an absolute cosine similarity in [0, 1], the same for every document — a sentence
+ *       starts a new chunk when its similarity to the preceding one is below it (distance above 1 − amount): the
+ *       "similarity threshold" of the chunk-splitting comparison (paper 003 §2.2, which gives no value) and of
+ *       Meta-Chunking's Similarity Chunking baseline (paper 002 Table 3: 0.73–0.83; 0.8 is inside that range). With
+ *       {@code buffer_size} 0 each sentence is compared with the preceding one alone, as both papers do.</li>
  * </ul>
  * Differences from LangChain: sentences come from the shared ICU segmentation, not the regex {@code (?<=[.?!])\s+};
  * no {@code number_of_chunks} or {@code min_chunk_size}; and parents above θ = {@code max_words} words are split
@@ -27,7 +32,7 @@ public final class SemanticStrategy extends ModelGuidedStrategy {
 
     /** Threshold types with their default amounts, in LangChain's order (the first is the default). */
     public enum ThresholdType {
-        PERCENTILE(95), STANDARD_DEVIATION(3), INTERQUARTILE(1.5), GRADIENT(95);
+        PERCENTILE(95), STANDARD_DEVIATION(3), INTERQUARTILE(1.5), GRADIENT(95), SIMILARITY(0.8);
 
         final double defaultAmount;
 
@@ -70,8 +75,9 @@ public final class SemanticStrategy extends ModelGuidedStrategy {
         int bufferSize = o.intValue("buffer_size", 1, 0, MAX_BUFFER_SIZE);
         ThresholdType type = ThresholdType.valueOf(
             o.enumValue("breakpoint_threshold_type", ThresholdType.names()).toUpperCase(Locale.ROOT));
-        // percentiles are in [0, 100]; multiples of a spread are >= 0 (above ~(n-1)/sqrt(n) they never fire)
-        double amount = o.doubleValue("breakpoint_threshold_amount", type.defaultAmount, 0, 100);
+        // percentiles are in [0, 100]; multiples of a spread are >= 0 (above ~(n-1)/sqrt(n) they never fire); a similarity
+        // is a cosine in [0, 1]
+        double amount = o.doubleValue("breakpoint_threshold_amount", type.defaultAmount, 0, type == ThresholdType.SIMILARITY ? 1 : 100);
         Embedder embedder = o.embedder();
         return new SemanticStrategy(embedder, bufferSize, type, amount, maxWords);
     }
@@ -174,6 +180,7 @@ public final class SemanticStrategy extends ModelGuidedStrategy {
             case STANDARD_DEVIATION -> Vectors.mean(values) + amount * Vectors.std(values);
             case INTERQUARTILE -> Vectors.mean(values)
                 + amount * (Vectors.percentile(values, 75) - Vectors.percentile(values, 25));
+            case SIMILARITY -> 1 - amount; // distances are 1 - cos: a similarity below the amount is a distance above this
         };
     }
 

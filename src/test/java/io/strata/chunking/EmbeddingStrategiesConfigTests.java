@@ -78,6 +78,8 @@ public class EmbeddingStrategiesConfigTests {
             .thresholdAmount(), 0);
         assertEquals(95, ((SemanticStrategy) parse("type", "semantic", "breakpoint_threshold_type", "gradient"))
             .thresholdAmount(), 0);
+        assertEquals(0.8, ((SemanticStrategy) parse("type", "semantic", "breakpoint_threshold_type", "similarity"))
+            .thresholdAmount(), 0);
         SemanticStrategy s = (SemanticStrategy) parse("type", "semantic", "breakpoint_threshold_type", "interquartile",
             "breakpoint_threshold_amount", 2, "buffer_size", 0, "max_words", 120, "model", "other");
         assertEquals(2, s.thresholdAmount(), 0);
@@ -90,7 +92,7 @@ public class EmbeddingStrategiesConfigTests {
     public void testParseSemantic_badValues_nameTheFieldAndWhatIsAllowed() {
         ConfigException e = rejected("type", "semantic", "breakpoint_threshold_type", "median");
         assertEquals("strategy.breakpoint_threshold_type", e.field());
-        assertTrue(e.getMessage(), e.getMessage().contains("[percentile, standard_deviation, interquartile, gradient]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("[percentile, standard_deviation, interquartile, gradient, similarity]"));
         for (Object bad : List.of(-1, 100.5, "95", Double.NaN)) {
             e = rejected("type", "semantic", "breakpoint_threshold_amount", bad);
             assertEquals("strategy.breakpoint_threshold_amount", e.field());
@@ -99,6 +101,10 @@ public class EmbeddingStrategiesConfigTests {
         for (Object bad : List.of(-1, 21, 1.5)) {
             assertEquals("strategy.buffer_size", rejected("type", "semantic", "buffer_size", bad).field());
         }
+        // a similarity is a cosine: at most 1
+        e = rejected("type", "semantic", "breakpoint_threshold_type", "similarity", "breakpoint_threshold_amount", 80);
+        assertEquals("strategy.breakpoint_threshold_amount", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("[0.0, 1.0]"));
         e = rejected("type", "semantic", "number_of_chunks", 4);
         assertEquals("strategy.number_of_chunks", e.field());
         assertTrue(e.getMessage(), e.getMessage().contains(

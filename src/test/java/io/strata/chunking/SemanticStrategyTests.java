@@ -77,6 +77,16 @@ public class SemanticStrategyTests {
     }
 
     @Test
+    public void testSplit_similarityThreshold_isAbsolute_breakingWhereTheCosineToThePreviousSentenceFallsBelowIt() {
+        // papers 002/003: a sentence starts a new chunk when its similarity to the preceding one is below the amount
+        assertEquals(List.of(2, 6), breaks(ThresholdType.SIMILARITY, 0.8)); // cos 0.5 and 0.7 < 0.8
+        assertEquals(List.of(2), breaks(ThresholdType.SIMILARITY, 0.6)); // only cos 0.5
+        assertEquals(List.of(2, 4, 6), breaks(ThresholdType.SIMILARITY, 0.965)); // cos 0.96 too, not 0.97 / 0.98
+        assertEquals(List.of(), breaks(ThresholdType.SIMILARITY, 0.49)); // every cosine is above it
+        assertEquals(List.of(), breaks(ThresholdType.SIMILARITY, 0));
+    }
+
+    @Test
     public void testSegment_reportsDistancesAtSentenceEndsAndTheThreshold() {
         String text = numberedSentences(DISTANCES.length + 1);
         TextIndex index = index(text);
@@ -213,8 +223,8 @@ public class SemanticStrategyTests {
         assertTrue(s.usesModels());
         assertEquals("semantic", s.type());
         assertEquals(300, s.maxWords());
-        assertEquals(List.of("percentile", "standard_deviation", "interquartile", "gradient"), ThresholdType.names());
-        assertEquals(Arrays.asList(95.0, 3.0, 1.5, 95.0),
+        assertEquals(List.of("percentile", "standard_deviation", "interquartile", "gradient", "similarity"), ThresholdType.names());
+        assertEquals(Arrays.asList(95.0, 3.0, 1.5, 95.0, 0.8),
             Arrays.stream(ThresholdType.values()).map(t -> t.defaultAmount).toList());
     }
 }
