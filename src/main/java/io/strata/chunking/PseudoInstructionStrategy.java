@@ -16,8 +16,13 @@ import java.util.Locale;
  *       its summary of the document with the prompt of the paper's Table 7, embedded by the same model and the same
  *       function φ as the sentences (eq. 1 uses one φ for both), i.e. as a {@link Embedder.Purpose#PASSAGE};</li>
  *   <li>{@code mean} (the paper's "PIC-Mean" ablation, §6.1) without an LLM: the mean of the sentence embeddings,
- *       re-normalised.</li>
+ *       re-normalised;</li>
+ *   <li>{@code sent} (the "PIC-Sent" ablation, §6.1: "a randomly chosen sentence from the document"), asked for with
+ *       {@code instruction: sent}: one of the document's sentences — chosen by the text's hash instead of at random, so
+ *       the same document always gets the same parents.</li>
  * </ul>
+ * The threshold family of §6.2 (Figure 2: μ − 2σ … μ + 2σ): {@code threshold_sigmas} k gives τ = μ + kσ (σ the
+ * population standard deviation of the r_i); the default k = 0 is the paper's τ = μ, which it found best.
  * Where we differ from the paper, which states no length bound (its chunks average 42.8 words, Table 6): parents above
  * θ = {@code max_words} words are split further with the {@link RecursiveSplitter}. The document given to the LLM is
  * cut to its first {@code llm_max_input_words} words (the paper summarised Wikipedia articles whole; a book does not
@@ -28,6 +33,9 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
     public static final String TYPE = "pseudo_instruction";
     public static final String VARIANT_SUMMARY = "summary";
     public static final String VARIANT_MEAN = "mean";
+    public static final String VARIANT_SENT = "sent";
+    /** The paper's §6.2 range of k in τ = μ + kσ, widened by one σ each side. */
+    public static final double MAX_SIGMAS = 3;
 
     /** The summarizer prompt of PIC's Table 7, verbatim; {@code {context}} is the document. */
     public static final String PROMPT = "Read this passage:\n{context}\nWrite a summary for this passage. Your summary should be "
@@ -41,14 +49,28 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
     private final TextGenerator generator; // null: mean variant
     private final int summaryMaxTokens;
     private final int llmMaxInputWords;
+    /** {@link #VARIANT_SENT}, or null: summary with a generator, else mean. */
+    private final String fixedVariant;
+    private final double sigmas;
 
     public PseudoInstructionStrategy(Embedder embedder, TextGenerator generator, int summaryMaxTokens, int llmMaxInputWords,
         int maxWords) {
+        this(embedder, generator, summaryMaxTokens, llmMaxInputWords, maxWords, null, 0);
+    }
+
+    /** With {@code variant} {@value #VARIANT_SENT} (no generator) or null, and τ = μ + {@code sigmas} σ. */
+    public PseudoInstructionStrategy(Embedder embedder, TextGenerator generator, int summaryMaxTokens, int llmMaxInputWords,
+        int maxWords, String variant, double sigmas) {
         super(maxWords);
+        if (variant != null && (!VARIANT_SENT.equals(variant) || generator != null)) {
+            throw new IllegalArgumentException("variant must be null or [sent] without a generator, got [" + variant + "]");
+        }
         this.embedder = embedder;
         this.generator = generator;
         this.summaryMaxTokens = summaryMaxTokens;
         this.llmMaxInputWords = llmMaxInputWords;
+        this.fixedVariant = variant;
+        this.sigmas = sigmas;
     }
 
     /** Reads {@code model}/{@code model_id}, {@code llm}/{@code llm_model_id}, {@code summary_max_tokens}, {@code llm_max_input_words}, {@code max_words}. */
@@ -59,8 +81,18 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
         StrategyModels.Name llm = o.modelName("llm", "llm_model_id");
         TextGenerator generator = llm == null ? null
             : o.models().generator(o.path(llm.model() != null ? "llm" : "llm_model_id"), llm);
+        String instruction = o.enumValue("instruction", List.of(generator != null ? VARIANT_SUMMARY : VARIANT_MEAN,
+            generator != null ? VARIANT_MEAN : VARIANT_SUMMARY, VARIANT_SENT));
+        if (VARIANT_SUMMARY.equals(instruction) && generator == null) {
+            throw o.error("instruction", "[summary] needs an LLM: set [llm] or [llm_model_id]");
+        }
+        if (!VARIANT_SUMMARY.equals(instruction) && generator != null) {
+            throw o.error("instruction", "[" + instruction + "] uses no LLM: remove [llm] / [llm_model_id], or use [summary]");
+        }
+        double sigmas = o.doubleValue("threshold_sigmas", 0, -MAX_SIGMAS, MAX_SIGMAS);
         Embedder embedder = o.embedder();
-        return new PseudoInstructionStrategy(embedder, generator, summaryMaxTokens, llmMaxInputWords, maxWords);
+        return new PseudoInstructionStrategy(embedder, generator, summaryMaxTokens, llmMaxInputWords, maxWords,
+            VARIANT_SENT.equals(instruction) ? VARIANT_SENT : null, sigmas);
     }
 
     @Override
@@ -74,9 +106,14 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
         return TYPE + "/" + variant();
     }
 
-    /** {@value #VARIANT_SUMMARY} with an LLM, else {@value #VARIANT_MEAN}: for the chunk metadata. */
+    /** {@value #VARIANT_SUMMARY} with an LLM, {@value #VARIANT_SENT} when asked for, else {@value #VARIANT_MEAN}. */
     public String variant() {
-        return generator != null ? VARIANT_SUMMARY : VARIANT_MEAN;
+        return fixedVariant != null ? fixedVariant : generator != null ? VARIANT_SUMMARY : VARIANT_MEAN;
+    }
+
+    /** k in τ = μ + kσ. */
+    public double thresholdSigmas() {
+        return sigmas;
     }
 
     public Embedder embedder() {
@@ -107,7 +144,13 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
         float[] instruction = generator != null ? summaryEmbedding(text) : null;
         String variant = instruction != null ? VARIANT_SUMMARY : VARIANT_MEAN;
         double[] r = new double[n];
-        if (instruction != null) {
+        if (VARIANT_SENT.equals(fixedVariant)) {
+            // PIC-Sent: one sentence of the document as the instruction, by the text's hash (the paper draws it at random)
+            Span chosen = sentences.get(Math.floorMod(text.text().hashCode(), n));
+            float[] sent = embedder.embed(List.of(text.text().substring(chosen.start(), chosen.end())), Embedder.Purpose.PASSAGE).get(0);
+            variant = VARIANT_SENT;
+            forEachBatch(text, sentences, (i, v) -> r[i] = Vectors.cosine(v, sent));
+        } else if (instruction != null) {
             // r_i on the fly: only one batch of sentence vectors is alive at a time
             forEachBatch(text, sentences, (i, v) -> r[i] = Vectors.cosine(v, instruction));
         } else {
@@ -124,7 +167,8 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
                 r[i] = Vectors.cosine(vectors[i], mean); // cosine re-normalises the mean
             }
         }
-        double tau = Vectors.mean(r); // §3.2: τ = μ = (1/n) Σ r_i
+        // §3.2: τ = μ = (1/n) Σ r_i; §6.2's family μ + kσ with threshold_sigmas k (0 by default)
+        double tau = sigmas == 0 ? Vectors.mean(r) : Vectors.mean(r) + sigmas * Vectors.std(r);
         boolean[] relevant = new boolean[n];
         int[] positions = new int[n];
         for (int i = 0; i < n; i++) {

@@ -148,7 +148,28 @@ public class EmbeddingStrategiesConfigTests {
         assertEquals("strategy.summary_max_tokens", rejected("type", "pseudo_instruction", "summary_max_tokens", 0).field());
         assertEquals("strategy.llm_max_input_words", rejected("type", "pseudo_instruction", "llm_max_input_words", -5).field());
         ConfigException e = rejected("type", "pseudo_instruction", "threshold", 0.5);
-        assertTrue(e.getMessage(), e.getMessage().contains("supported: [llm, llm_max_input_words, llm_model_id, max_words, "
-            + "model, model_id, summary_max_tokens, type]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("supported: [instruction, llm, llm_max_input_words, llm_model_id, "
+            + "max_words, model, model_id, summary_max_tokens, threshold_sigmas, type]"));
+        e = rejected("type", "pseudo_instruction", "instruction", "summary");
+        assertEquals("strategy.instruction", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("needs an LLM"));
+        e = rejected("type", "pseudo_instruction", "instruction", "sent", "llm_model_id", "llm-1");
+        assertEquals("strategy.instruction", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("uses no LLM"));
+        e = rejected("type", "pseudo_instruction", "instruction", "random");
+        assertTrue(e.getMessage(), e.getMessage().contains("[mean, summary, sent]"));
+        e = rejected("type", "pseudo_instruction", "threshold_sigmas", 3.5);
+        assertEquals("strategy.threshold_sigmas", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("[-3.0, 3.0]"));
+    }
+
+    @Test
+    public void testParsePseudoInstruction_sentVariantAndThresholdSigmas() {
+        PseudoInstructionStrategy s = (PseudoInstructionStrategy) parse("type", "pseudo_instruction", "instruction", "sent",
+            "threshold_sigmas", -1);
+        assertEquals("sent", s.variant());
+        assertEquals("pseudo_instruction/sent", s.label());
+        assertEquals(-1, s.thresholdSigmas(), 0);
+        assertEquals(0, ((PseudoInstructionStrategy) parse("type", "pseudo_instruction")).thresholdSigmas(), 0);
     }
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
@@ -103,6 +104,34 @@ public class PseudoInstructionStrategyTests {
         assertArrayEquals(new double[] { h, h, 1, h, h }, e.values(), 1e-6);
         assertEquals((4 * h + 1) / 5, e.threshold(), 1e-6);
         assertEquals(List.of(Embedder.Purpose.PASSAGE), embedder.purposes); // one batch, sentences only
+    }
+
+    @Test
+    public void testSplit_thresholdSigmas_movesTauToMuPlusKSigma() {
+        // r = [1, 1, 0, 0, 1, 0]: μ = 1/2, σ = 1/2 (population); k = +0.5 → τ = 0.75: only r = 1 is relevant (as at μ);
+        // k = −1.5 → τ = −0.25: every sentence is relevant, one parent (the paper's "degrades into no chunking", §6.2)
+        String text = "One [x] here. Two [x] here. Three [y] there. Four [y] there. Five [x] again. Six [y] last.";
+        for (double k : new double[] { 0.5, -1.5 }) {
+            Segmentation s = new PseudoInstructionStrategy(new ScriptedEmbedder(EXACT), new ScriptedGenerator("The [s] summary."), 256,
+                3000, 300, null, k).segment(index(text));
+            assertEquals(0.5 + k * 0.5, s.evidence().get(0).threshold(), 1e-9);
+            assertEquals(k > 0 ? 4 : 1, s.parents().size());
+        }
+    }
+
+    @Test
+    public void testSplit_sentVariant_comparesWithOneSentenceOfTheDocument_chosenByItsText() {
+        String text = "Apples [a] grow. Apples [a] fall. Both [c] matter. Boats [b] sail. Boats [b] sink.";
+        ScriptedEmbedder embedder = new ScriptedEmbedder(TOPICS);
+        PseudoInstructionStrategy sent = new PseudoInstructionStrategy(embedder, null, 256, 3000, 300, "sent", 0);
+        Segmentation s = sent.segment(index(text));
+        Segmentation.Evidence e = s.evidence().get(0);
+        assertEquals("similarity_to_sent", e.signal());
+        int chosen = Math.floorMod(text.hashCode(), 5);
+        assertEquals("the chosen sentence is its own instruction", 1, e.values()[chosen], 1e-6);
+        assertEquals(s.parents(), sent.split(index(text))); // the same sentence every time
+        assertThrows(IllegalArgumentException.class,
+            () -> new PseudoInstructionStrategy(embedder, new ScriptedGenerator("x"), 256, 3000, 300, "sent", 0));
     }
 
     @Test
