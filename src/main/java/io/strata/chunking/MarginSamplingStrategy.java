@@ -18,6 +18,14 @@ import java.util.Objects;
  * X' is the previous sentence ({@code context: sentence}, default; the paper's "sent." rows) or the whole current
  * chunk ({@code context: chunk}; the "chunk" rows, slower, prompts grow up to θ words).
  *
+ * <p>Two options follow the authors' code (tools/margin_sampling_chunking.py of the Meta-Chunking repository) where
+ * it differs from the text: {@code threshold_window} N &gt; 0 keeps the threshold at 0 until N margins are recorded,
+ * then uses the mean of the last N (the code's N = 5); the default 0 is the text's mean of all earlier margins. And
+ * {@code margin: raw} takes P("1") and P("2") over the whole vocabulary, as eq. 1 and the code do; the default
+ * {@code normalised} renormalises them over the two answers (a base model that puts little mass on either answer then
+ * still gives margins in [−1, 1] that mean something). The defaults stay as they were until the strategies evaluation
+ * is run with a real LLM (our fixture cannot tell them apart).
+ *
  * <p>Then, as for perplexity chunking, the chunks are merged greedily up to {@code merge_words} words (default θ,
  * the paper's "0+comb." setting of Table 3; 0 keeps them as decided). A sentence that would push the current chunk
  * above θ = {@code max_words} words starts a new chunk without asking the model (nothing is recorded for it), so no
@@ -35,12 +43,27 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
     /** The two answers of Table 5: "1" = split, "2" = keep together. */
     static final List<String> ANSWERS = List.of("1", "2");
 
+    public static final List<String> MARGINS = List.of("normalised", "raw");
+
     private final CausalLm lm;
     private final boolean chunkContext;
     private final int mergeWords;
+    /** 0: the mean of every earlier margin; N: 0 until N margins, then the mean of the last N. */
+    private final int thresholdWindow;
+    private final boolean rawMargins;
 
     public MarginSamplingStrategy(CausalLm lm, boolean chunkContext, int mergeWords, int maxWords) {
+        this(lm, chunkContext, mergeWords, maxWords, 0, false);
+    }
+
+    public MarginSamplingStrategy(CausalLm lm, boolean chunkContext, int mergeWords, int maxWords, int thresholdWindow,
+                                  boolean rawMargins) {
         super(maxWords);
+        if (thresholdWindow < 0) {
+            throw new IllegalArgumentException("threshold window must be >= 0, got " + thresholdWindow);
+        }
+        this.thresholdWindow = thresholdWindow;
+        this.rawMargins = rawMargins;
         this.lm = Objects.requireNonNull(lm);
         if (mergeWords < 0 || mergeWords > maxWords) {
             throw new IllegalArgumentException("merge words must be in [0, " + maxWords + "], got " + mergeWords);
@@ -49,13 +72,26 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
         this.mergeWords = mergeWords;
     }
 
-    /** Reads {@code max_words}, {@code llm} / {@code llm_model_id}, {@code context}, {@code merge_words}. */
+    /**
+     * Reads {@code max_words}, {@code llm} / {@code llm_model_id}, {@code context}, {@code merge_words},
+     * {@code threshold_window}, {@code margin}.
+     */
     static MarginSamplingStrategy parse(ChunkingConfig.Options options) {
         int theta = options.maxWords();
         CausalLm lm = options.causalLm();
         boolean chunk = options.enumValue("context", CONTEXTS).equals("chunk");
         int merge = options.intValue("merge_words", theta, 0, theta);
-        return new MarginSamplingStrategy(lm, chunk, merge, theta);
+        int window = options.intValue("threshold_window", 0, 0, 1000);
+        boolean raw = options.enumValue("margin", MARGINS).equals("raw");
+        return new MarginSamplingStrategy(lm, chunk, merge, theta, window, raw);
+    }
+
+    public int thresholdWindow() {
+        return thresholdWindow;
+    }
+
+    public boolean rawMargins() {
+        return rawMargins;
     }
 
     /** The prompt of Table 5 (Meta-Chunking, Appendix), verbatim, for X' = {@code first} and x_i = {@code second}. */
@@ -108,8 +144,8 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
                 throw new IllegalStateException("causal LM [" + lm.name() + "] returned " + logProbs.length
                     + " log-probabilities for 2 answers");
             }
-            double margin = margin(logProbs[0], logProbs[1]);
-            double threshold = decided == 0 ? 0 : marginSum / decided;
+            double margin = rawMargins ? rawMargin(logProbs[0], logProbs[1]) : margin(logProbs[0], logProbs[1]);
+            double threshold = threshold(margins, decided, marginSum);
             positions[decided] = units.get(i - 1).end();
             margins[decided] = margin;
             thresholds[decided] = threshold;
@@ -132,6 +168,28 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
         return new Segmentation(parents, List.of(
             new Segmentation.Evidence(SIGNAL, at, Arrays.copyOf(margins, decided), Double.NaN),
             new Segmentation.Evidence(THRESHOLD_SIGNAL, at.clone(), Arrays.copyOf(thresholds, decided), Double.NaN)));
+    }
+
+    /** The adaptive threshold before decision {@code decided}: see the class comment. */
+    private double threshold(double[] margins, int decided, double marginSum) {
+        if (thresholdWindow == 0) {
+            return decided == 0 ? 0 : marginSum / decided;
+        }
+        if (decided < thresholdWindow) {
+            return 0;
+        }
+        double sum = 0;
+        for (int k = decided - thresholdWindow; k < decided; k++) {
+            sum += margins[k];
+        }
+        return sum / thresholdWindow;
+    }
+
+    /** Eq. 1 as written: P("1") − P("2"), each the model's probability over its whole vocabulary. */
+    static double rawMargin(double logSplit, double logKeep) {
+        double split = Double.isNaN(logSplit) ? 0 : Math.exp(logSplit);
+        double keep = Double.isNaN(logKeep) ? 0 : Math.exp(logKeep);
+        return split - keep;
     }
 
     /**

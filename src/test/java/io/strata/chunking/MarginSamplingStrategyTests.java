@@ -12,6 +12,7 @@ import static io.strata.chunking.ScriptedCausalLm.sentences;
 import static io.strata.chunking.ScriptedCausalLm.texts;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -96,6 +97,26 @@ public class MarginSamplingStrategyTests {
     }
 
     @Test
+    public void testSegment_thresholdWindow_isZeroUntilNMarginsThenTheMeanOfTheLastN_asTheAuthorsCodeRunsIt() {
+        TextIndex index = new TextIndex(sentences(6, 4), SEGMENTER);
+        Segmentation seg = new MarginSamplingStrategy(adaptive(), false, 0, 300, 2, false).segment(index);
+        // margins 0.4, 0.2, 0.6, 0.3, -0.4; thresholds 0, 0 (fewer than 2), then the mean of the last two
+        assertArrayEquals(new double[] { 0, 0, 0.3, 0.4, 0.45 }, seg.evidence().get(1).values(), 1e-9);
+        assertEquals(List.of(range(1, 1, 4), range(2, 2, 4), range(3, 3, 4), range(4, 6, 4)), texts(index, seg.parents()));
+    }
+
+    @Test
+    public void testSegment_rawMargins_useTheProbabilitiesOverTheWholeVocabulary_asEq1Writes() {
+        TextIndex index = new TextIndex(sentences(6, 4), SEGMENTER);
+        Segmentation seg = new MarginSamplingStrategy(adaptive(), false, 0, 300, 0, true).segment(index);
+        // the scripted model gives "1" and "2" half their mass: raw margins are half the normalised ones
+        assertArrayEquals(new double[] { 0.2, 0.1, 0.3, 0.15, -0.2 }, seg.evidence().get(0).values(), 1e-9);
+        assertEquals(List.of(range(1, 1, 4), range(2, 3, 4), range(4, 6, 4)), texts(index, seg.parents()));
+        assertEquals(0.2, MarginSamplingStrategy.rawMargin(Math.log(0.3), Math.log(0.1)), 1e-12);
+        assertEquals(-0.1, MarginSamplingStrategy.rawMargin(Double.NEGATIVE_INFINITY, Math.log(0.1)), 1e-12);
+    }
+
+    @Test
     public void testMargin_isTheNormalisedProbabilityDifference() {
         assertEquals(0.5, MarginSamplingStrategy.margin(Math.log(0.3), Math.log(0.1)), 1e-12);
         assertEquals(-0.5, MarginSamplingStrategy.margin(Math.log(0.01), Math.log(0.03)), 1e-12);
@@ -115,6 +136,12 @@ public class MarginSamplingStrategyTests {
             Map.of("type", "margin_sampling", "llm", "tiny", "context", "chunk", "merge_words", 0), lm.models());
         assertTrue(s.chunkContext());
         assertEquals(0, s.mergeWords());
+        assertEquals(0, s.thresholdWindow());
+        assertFalse(s.rawMargins());
+        s = (MarginSamplingStrategy) ChunkingConfig.parseStrategy("strategy",
+            Map.of("type", "margin_sampling", "llm", "tiny", "threshold_window", 5, "margin", "raw"), lm.models());
+        assertEquals(5, s.thresholdWindow());
+        assertTrue(s.rawMargins());
     }
 
     @Test
@@ -128,6 +155,8 @@ public class MarginSamplingStrategyTests {
         bad.put("context", "document");
         bad.put("merge_words", -1);
         bad.put("threshold", 0.5); // the threshold is adaptive, not configurable
+        bad.put("threshold_window", -1);
+        bad.put("margin", "softmax");
         for (var entry : bad.entrySet()) {
             Map<String, Object> config = new HashMap<>(Map.of("type", "margin_sampling", "llm", "tiny"));
             config.put(entry.getKey(), entry.getValue());
