@@ -113,6 +113,11 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
         return snapshot.bySourceUuid().getOrDefault(sourceUuid, List.of());
     }
 
+    /** The names of the chunk indices registered to the source index of UUID {@code sourceUuid}. */
+    public List<String> namesOf(String sourceUuid) {
+        return ofSource(sourceUuid).stream().map(r -> r.chunkIndex().getName()).toList();
+    }
+
     /** The chunk indices registered to source index {@code source}, by name, when it exists in {@code metadata}. */
     public List<Registration> ofSource(Metadata metadata, String source) {
         IndexMetadata index = metadata.index(source);

@@ -120,13 +120,13 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                                     Consumer<Exception> fail) {
         Index concrete = response.getShardId().getIndex();
         List<String> targets = response.getResult() != DocWriteResponse.Result.NOOP ? List.of()
-            : c.setup().registry().ofSource(concrete.getUUID()).stream().map(r -> r.chunkIndex().getName()).toList();
+            : c.setup().registry().namesOf(concrete.getUUID());
         if (targets.isEmpty()) {
             reply.accept(response);
             return;
         }
-        checkNoop(c, concrete, response.getId(), request.routing(), targets, new WriteChecks(c.setup()), ActionListener.wrap(v -> {
-            if (request.getRefreshPolicy() == WriteRequest.RefreshPolicy.NONE) {
+        checkNoop(c, concrete, response.getId(), request.routing(), targets, new WriteChecks(c.setup()), ActionListener.wrap(repaired -> {
+            if (!repaired || request.getRefreshPolicy() == WriteRequest.RefreshPolicy.NONE) {
                 reply.accept(response);
             } else {
                 c.store().refresh(targets, ActionListener.wrap(r -> reply.accept(response), e -> reply.accept(response)));
@@ -199,10 +199,14 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 // nothing changed now, but an earlier attempt of the same update may have stored it and then failed on its
                 // chunks (a client retrying after a 5xx or a lost connection gets a noop): check, and repair if so
                 if (!registered.isEmpty()) {
-                    List<String> targets = registered.stream().map(r -> r.chunkIndex().getName()).toList();
-                    touched.addAll(targets);
+                    List<String> targets = c.setup().registry().namesOf(concrete.getUUID());
                     work.add(l -> checkNoop(c, concrete, item.getId(), routingOf(item), targets, ledger.writeChecks(),
-                        ActionListener.wrap(l::onResponse, e -> l.onFailure(recordFailure(item, null, e)))));
+                        ActionListener.wrap(repaired -> {
+                            if (repaired) {
+                                touched.addAll(targets); // refreshed for a request that asked to see its writes
+                            }
+                            l.onResponse(null);
+                        }, e -> l.onFailure(recordFailure(item, null, e)))));
                 }
                 return;
             }
@@ -401,13 +405,13 @@ public final class ChunkLifecycleFilter implements ActionFilter {
     /**
      * After a noop update of {@code id}: its chunks are checked against its summary ({@link ChunkCommit#inStep}) and cut
      * again from the stored text when an earlier attempt of the same update stored it and then failed on its chunks (a
-     * client retrying after an error or a lost connection gets a noop).
+     * client retrying after an error or a lost connection gets a noop). Answers whether it cut them again.
      */
     static void checkNoop(Components c, Index concrete, String id, String routing, List<String> targets, WriteChecks checks,
-                          ActionListener<Void> listener) {
+                          ActionListener<Boolean> listener) {
         c.store().sourceOf(concrete.getName(), id, routing, ActionListener.wrap(stored -> {
             if (stored == null) {
-                listener.onResponse(null); // deleted meanwhile: that delete removed its chunks
+                listener.onResponse(false); // deleted meanwhile: that delete removed its chunks
                 return;
             }
             Map<?, ?> summary = stored.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? m : null;
@@ -415,9 +419,9 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? t : null;
             c.commit().inStep(targets, target, id, stored.seqNo(), ActionListener.wrap(ok -> {
                 if (ok) {
-                    listener.onResponse(null);
+                    listener.onResponse(false);
                 } else {
-                    c.rechunker().rechunk(stored, concrete, targets, checks, ActionListener.map(listener, outcome -> null));
+                    c.rechunker().rechunk(stored, concrete, targets, checks, ActionListener.map(listener, outcome -> true));
                 }
             }, listener::onFailure));
         }, listener::onFailure));

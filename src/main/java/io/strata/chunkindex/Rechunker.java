@@ -138,8 +138,9 @@ public final class Rechunker {
 
     /**
      * The chunk index the document's chunks belong in: the summary's, unless that one serves another source index, no
-     * writer of this one writes there, and the one that agrees with the summary writes elsewhere — a rollover between the pipeline (which named the
-     * previous write index's chunk index) and the write (which landed in the new index). The summary is then corrected.
+     * writer of this one writes there, and the one that agrees with the summary writes elsewhere — a rollover between the
+     * pipeline (which named the previous write index's chunk index) and the write (which landed in the new index), whose
+     * summary the bulk filter could not correct ({@link #retarget}). The summary is then corrected here.
      */
     private String movedTarget(Index source, Map<String, Object> summary) {
         String named = summary != null && summary.get("target_index") instanceof String t ? t : null;

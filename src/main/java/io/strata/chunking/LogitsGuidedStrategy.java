@@ -2,6 +2,7 @@ package io.strata.chunking;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -138,7 +139,7 @@ public final class LogitsGuidedStrategy extends ModelGuidedStrategy {
         }
         int best = argmax(known);
         if (unknown > 0 && (unknown == eos.length || !(known[best] >= bound))) {
-            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[strategy] [%s] cannot place a logits-guided cut: the model does not give the end-of-sequence probability at %d "
                     + "of %d sentence ends of a window (its answer lists only its most likely next tokens, and the end-of-sequence "
                     + "token is not among them), so the most likely end is unknown; use a model server that returns more "

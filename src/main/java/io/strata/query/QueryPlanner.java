@@ -12,7 +12,9 @@ import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.search.SearchType;
 import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.index.Index;
 import org.opensearch.index.query.QueryBuilder;
@@ -134,7 +136,7 @@ final class QueryPlanner {
         if (!(request instanceof SearchRequest search) || search.pointInTimeBuilder() != null || search.indices().length == 0) {
             return false;
         }
-        org.opensearch.common.util.concurrent.ThreadContext context = services.threadContext().get();
+        ThreadContext context = services.threadContext().get();
         // the security plugin marks every request it authenticated (the user, or the origin of an internal one)
         if (context == null || context.getTransient("_opendistro_security_user") != null
             || context.getTransient("_opendistro_security_origin") != null
@@ -143,8 +145,8 @@ final class QueryPlanner {
         }
         int shards = 0;
         for (String name : search.indices()) {
-            org.opensearch.cluster.metadata.IndexAbstraction found = state.metadata().getIndicesLookup().get(name);
-            if (found == null || found.getType() != org.opensearch.cluster.metadata.IndexAbstraction.Type.CONCRETE_INDEX) {
+            IndexAbstraction found = state.metadata().getIndicesLookup().get(name);
+            if (found == null || found.getType() != IndexAbstraction.Type.CONCRETE_INDEX) {
                 return false;
             }
             shards += found.getWriteIndex().getNumberOfShards();
