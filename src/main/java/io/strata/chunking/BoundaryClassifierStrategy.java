@@ -37,11 +37,29 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
     public static final double DEFAULT_THRESHOLD = 0.5;
     public static final String SIGNAL = "chunk_start_probability";
 
+    /** {@code boundaries}: which words may start a parent. */
+    public static final List<String> BOUNDARIES = List.of("sentence", "token");
+    /** {@code window}: how windows advance over a long text. */
+    public static final List<String> WINDOWS = List.of("overlap", "latest_start");
+
     private final BoundaryScorer scorer;
     private final double threshold;
+    private final boolean anyToken;
+    private final boolean latestStart;
 
     public BoundaryClassifierStrategy(BoundaryScorer scorer, double threshold, int maxWords) {
+        this(scorer, threshold, maxWords, false, false);
+    }
+
+    /**
+     * @param anyToken    {@code boundaries: token}: any word the classifier fires on may start a parent, not only sentence
+     *                    starts
+     * @param latestStart {@code window: latest_start}: the paper's window, which moves to the latest predicted start
+     */
+    public BoundaryClassifierStrategy(BoundaryScorer scorer, double threshold, int maxWords, boolean anyToken, boolean latestStart) {
         super(maxWords);
+        this.anyToken = anyToken;
+        this.latestStart = latestStart;
         if (scorer.windowTokens() < 4) {
             throw new IllegalArgumentException("boundary model [" + scorer.name() + "] window must hold at least 4 tokens");
         }
@@ -49,13 +67,27 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
         this.threshold = threshold;
     }
 
-    /** Keys: {@code model} (a head folder; default the bundled head), {@code threshold}, {@code max_words}. */
+    /**
+     * Keys: {@code model} (a head folder; default the bundled head), {@code threshold}, {@code max_words},
+     * {@code boundaries} ({@code sentence} default, {@code token}), {@code window} ({@code overlap} default,
+     * {@code latest_start}).
+     */
     static BoundaryClassifierStrategy parse(ChunkingConfig.Options o) {
         double threshold = o.doubleValue("threshold", DEFAULT_THRESHOLD, 0, 1);
         int maxWords = o.maxWords();
+        boolean anyToken = o.enumValue("boundaries", BOUNDARIES).equals("token");
+        boolean latestStart = o.enumValue("window", WINDOWS).equals("latest_start");
         StrategyModels.Name name = o.modelName("model", "model_id");
         BoundaryScorer scorer = o.models().boundaryScorer(o.path(name != null && name.modelId() != null ? "model_id" : "model"), name);
-        return new BoundaryClassifierStrategy(scorer, threshold, maxWords);
+        return new BoundaryClassifierStrategy(scorer, threshold, maxWords, anyToken, latestStart);
+    }
+
+    public boolean anyToken() {
+        return anyToken;
+    }
+
+    public boolean latestStart() {
+        return latestStart;
     }
 
     @Override
@@ -71,16 +103,13 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
     public Segmentation segment(TextIndex text) {
         String s = text.text();
         int[] words = text.wordStartsIn(new Span(0, s.length()));
-        double[] p = wordProbabilities(s, words);
-        // candidates: the first word of every sentence but the first
-        int[] bounds = text.sentenceBoundaries();
-        int[] candidates = new int[bounds.length];
-        double[] values = new double[bounds.length];
+        boolean[] candidate = candidates(text, words);
+        double[] p = latestStart ? latestStartProbabilities(s, words, candidate) : wordProbabilities(s, words);
+        int[] candidates = new int[words.length];
+        double[] values = new double[words.length];
         int n = 0;
-        for (int b : bounds) {
-            int w = Arrays.binarySearch(words, b);
-            w = w >= 0 ? w : -w - 1;
-            if (w > 0 && w < words.length && (n == 0 || candidates[n - 1] != words[w])) {
+        for (int w = 1; w < words.length; w++) {
+            if (candidate[w]) {
                 candidates[n] = words[w];
                 values[n++] = p[w];
             }
@@ -99,6 +128,82 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
             parents.addAll(splitter.split(text, new Span(from, s.length())));
         }
         return new Segmentation(parents, List.of(new Segmentation.Evidence(SIGNAL, candidates, values, threshold)));
+    }
+
+    /**
+     * Which words may start a parent: the first word of every sentence but the first ({@code boundaries: sentence}), or
+     * every word but the first ({@code token}). A sub-word token the classifier fires on inside a word moves the
+     * boundary to its word's start, so no word is cut in two.
+     */
+    private boolean[] candidates(TextIndex text, int[] words) {
+        boolean[] candidate = new boolean[words.length];
+        if (anyToken) {
+            Arrays.fill(candidate, 1, words.length, true);
+            return candidate;
+        }
+        for (int b : text.sentenceBoundaries()) {
+            int w = Arrays.binarySearch(words, b);
+            w = w >= 0 ? w : -w - 1;
+            if (w > 0 && w < words.length) {
+                candidate[w] = true;
+            }
+        }
+        return candidate;
+    }
+
+    /**
+     * The paper's window (§2.2): score a window, then move it to the latest predicted start (a candidate above the
+     * threshold) and score on from there, so the number of calls depends on the predictions. Words up to that start are
+     * decided by the window they were read in; the start keeps its score and opens the next window. Where the paper,
+     * finding no start, moves to the window's end, we move to the last word the window reached and keep its score, so
+     * no word is judged at position 0 of a window, without its left context (the paper never lets position 0 start a
+     * chunk at all).
+     */
+    private double[] latestStartProbabilities(String s, int[] words, boolean[] candidate) {
+        double[] p = new double[words.length];
+        int window = scorer.windowTokens();
+        int first = 0; // first word of the current window
+        int assignFrom = 0; // words before this are decided
+        while (first < words.length) {
+            int endWord = Math.min(words.length, first + window);
+            int base = words[first];
+            int end = endWord < words.length ? words[endWord] : s.length();
+            BoundaryScorer.Scores scores = scorer.score(s.substring(base, end));
+            int n = scores.size();
+            if (n == 0) {
+                break;
+            }
+            int lastWord = wordAt(words, base + scores.starts()[n - 1]);
+            boolean complete = endWord == words.length && (n < window || base + scores.ends()[n - 1] >= trimmedEnd(s, base, end));
+            double[] local = new double[lastWord - first + 1];
+            for (int t = 0; t < n; t++) {
+                int w = wordAt(words, base + scores.starts()[t]) - first;
+                local[w] = Math.max(local[w], scores.probabilities()[t]);
+            }
+            int decidedTo = complete ? words.length - 1 : lastWord; // inclusive
+            int next = -1;
+            if (!complete) {
+                for (int w = lastWord; w > Math.max(first, assignFrom - 1); w--) {
+                    if (candidate[w] && local[w - first] > threshold) {
+                        next = w;
+                        break;
+                    }
+                }
+                if (next < 0) {
+                    next = Math.max(lastWord, first + 1); // one word longer than the window: step past it
+                }
+                decidedTo = Math.min(decidedTo, next);
+            }
+            for (int w = assignFrom; w <= decidedTo && w <= lastWord; w++) {
+                p[w] = local[w - first];
+            }
+            if (complete) {
+                break;
+            }
+            assignFrom = Math.max(assignFrom, decidedTo + 1);
+            first = next;
+        }
+        return p;
     }
 
     /** Chunk-start probability of each word: the highest of the tokens starting in it, from the window that owns it. */
@@ -158,6 +263,7 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "%s(model=%s, threshold=%s, max_words=%d)", TYPE, scorer.name(), threshold, maxWords());
+        return String.format(Locale.ROOT, "%s(model=%s, threshold=%s, max_words=%d, boundaries=%s, window=%s)", TYPE, scorer.name(),
+            threshold, maxWords(), anyToken ? "token" : "sentence", latestStart ? "latest_start" : "overlap");
     }
 }

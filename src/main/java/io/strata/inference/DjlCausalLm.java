@@ -172,7 +172,7 @@ public final class DjlCausalLm implements CausalLm, Closeable {
 
     @Override
     public double[] continuationLogProbs(String prompt, List<String> candidates) {
-        long[] prefix = concat(bos, tokenize(prompt).ids());
+        long[] prefix = concat(bos, tokenize(descriptor.asChat(prompt)).ids());
         List<long[]> bodies = new ArrayList<>(candidates.size());
         boolean singleTokens = true;
         for (String c : candidates) {

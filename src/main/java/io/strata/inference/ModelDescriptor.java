@@ -33,11 +33,12 @@ import java.util.regex.Pattern;
  * </pre>
  * {@code max_tokens} is then the context window (required), {@code eos_token} the end-of-sequence token as the
  * tokenizer spells it (required), {@code bos_token} the token every sequence starts with (optional; without it the
- * first token of a text has no log-probability). The embedding keys do not apply to causal LMs and vice versa.
+ * first token of a text has no log-probability), {@code chat_template} how an instruct model wants an instruction
+ * (optional; see {@link #asChat}). The embedding keys do not apply to causal LMs and vice versa.
  */
 public record ModelDescriptor(String name, Path dir, Engine engine, String modelFile, String tokenizerFile, int dimension,
                               int maxTokens, Pooling pooling, boolean normalize, String queryPrefix, String passagePrefix,
-                              Task task, String eosToken, String bosToken) {
+                              Task task, String eosToken, String bosToken, String chatTemplate) {
 
     public enum Task { EMBEDDING, CAUSAL_LM }
 
@@ -56,9 +57,11 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
     /** Model names are folder names: no path separators, no leading dot. */
     public static final Pattern NAME = ModelRef.FOLDER_NAME;
     private static final Set<String> KEYS = Set.of("engine", "model_file", "tokenizer_file", "dimension", "max_tokens", "pooling",
-        "normalize", "query_prefix", "passage_prefix", "description", "task", "eos_token", "bos_token");
+        "normalize", "query_prefix", "passage_prefix", "description", "task", "eos_token", "bos_token", "chat_template");
     private static final Set<String> EMBEDDING_KEYS = Set.of("dimension", "pooling", "normalize", "query_prefix", "passage_prefix");
-    private static final Set<String> CAUSAL_LM_KEYS = Set.of("eos_token", "bos_token");
+    private static final Set<String> CAUSAL_LM_KEYS = Set.of("eos_token", "bos_token", "chat_template");
+    /** Where {@code chat_template} puts the instruction. */
+    public static final String PROMPT_SLOT = "{prompt}";
 
     /** Reads and validates {@code dir/model.json}; every file it names must lie inside {@code dir}. */
     public static ModelDescriptor read(String name, Path dir) throws IOException {
@@ -92,7 +95,9 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
             int context = positiveInt(name, map, "max_tokens", null);
             String eos = token(name, map, "eos_token", true);
             String bos = token(name, map, "bos_token", false);
-            return new ModelDescriptor(name, dir, engine, modelFile, tokenizerFile, 0, context, Pooling.NONE, false, "", "", task, eos, bos);
+            String template = chatTemplate(name, map);
+            return new ModelDescriptor(name, dir, engine, modelFile, tokenizerFile, 0, context, Pooling.NONE, false, "", "", task, eos, bos,
+                template);
         }
         Pooling pooling = enumValue(name, map, "pooling", Pooling.class, Pooling.CLS);
         int dimension = positiveInt(name, map, "dimension", null);
@@ -101,7 +106,34 @@ public record ModelDescriptor(String name, Path dir, Engine engine, String model
         String queryPrefix = map.getOrDefault("query_prefix", "").toString();
         String passagePrefix = map.getOrDefault("passage_prefix", "").toString();
         return new ModelDescriptor(name, dir, engine, modelFile, tokenizerFile, dimension, maxTokens, pooling, normalize, queryPrefix,
-            passagePrefix, task, null, null);
+            passagePrefix, task, null, null, null);
+    }
+
+    /**
+     * {@code chat_template}: how an instruct model wants an instruction, with {@value #PROMPT_SLOT} once where the
+     * instruction goes, e.g. Qwen's {@code "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"}
+     * as the Meta-Chunking authors' code wraps its margin-sampling question. Only instructions are wrapped (the
+     * answers scored by {@code continuationLogProbs}); texts scored for perplexity or EOS are not prompts.
+     */
+    private static String chatTemplate(String name, Map<String, Object> map) {
+        Object v = map.get("chat_template");
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof String s) || s.indexOf(PROMPT_SLOT) < 0 || s.indexOf(PROMPT_SLOT) != s.lastIndexOf(PROMPT_SLOT)) {
+            throw new IllegalArgumentException(err(name, "model.json [chat_template] must be a string with [" + PROMPT_SLOT
+                + "] exactly once, where the instruction goes, got [" + v + "]"));
+        }
+        return s;
+    }
+
+    /** {@code instruction} as the model wants it: inside its {@code chat_template}, or as it is without one. */
+    public String asChat(String instruction) {
+        if (chatTemplate == null) {
+            return instruction;
+        }
+        int at = chatTemplate.indexOf(PROMPT_SLOT);
+        return chatTemplate.substring(0, at) + instruction + chatTemplate.substring(at + PROMPT_SLOT.length());
     }
 
     public boolean isCausalLm() {

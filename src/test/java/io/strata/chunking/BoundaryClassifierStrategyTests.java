@@ -116,6 +116,62 @@ public class BoundaryClassifierStrategyTests {
     }
 
     @Test
+    public void testSegment_tokenBoundaries_startAParentAtAnyWordTheClassifierFiresOn() {
+        String text = "The river was high. Boats stayed in. Quarterly revenue grew. Margins held too.";
+        Map<String, Double> p = Map.of("Quarterly", 0.8, "held", 0.95);
+        ScriptedScorer scorer = new ScriptedScorer(100, (word, i) -> p.getOrDefault(word, 0.1));
+        BoundaryClassifierStrategy strategy = new BoundaryClassifierStrategy(scorer, 0.5, 300, true, false);
+
+        assertEquals(List.of("The river was high. Boats stayed in.", "Quarterly revenue grew. Margins", "held too."),
+            parents(text, strategy));
+        // every word but the first is a candidate, with its own probability as evidence
+        Segmentation.Evidence e = strategy.segment(new TextIndex(text, SentenceSegmenter.english())).evidence().get(0);
+        assertEquals(text.split(" ").length - 1, e.positions().length);
+        assertEquals(text.indexOf("river"), e.positions()[0]);
+    }
+
+    /** §2.2: "the window moves to the latest predicted start tokens and continue predicting incoming start tokens". */
+    @Test
+    public void testSegment_latestStartWindow_movesToTheLatestPredictedStart() {
+        StringBuilder b = new StringBuilder();
+        List<Integer> breaks = new ArrayList<>();
+        for (int s = 0; s < 40; s++) {
+            if (s % 7 == 3) {
+                breaks.add(b.length());
+                b.append("Break comes here. ");
+            } else {
+                b.append(String.format(Locale.ROOT, "Plain sentence %d. ", s));
+            }
+        }
+        String text = b.toString().trim();
+        // position 0 of a window (no left context) scores 0.99: it must never decide a boundary
+        ScriptedScorer scorer = new ScriptedScorer(8, (word, i) -> i == 0 ? 0.99 : word.equals("Break") ? 0.9 : 0.05);
+        BoundaryClassifierStrategy strategy = new BoundaryClassifierStrategy(scorer, 0.5, 300, false, true);
+        List<Integer> starts = new ArrayList<>(strategy.split(new TextIndex(text, SentenceSegmenter.english())).stream()
+            .map(Span::start).toList());
+        assertEquals(0, (int) starts.remove(0));
+        assertEquals(breaks, starts);
+
+        // each window opens at the latest start the previous one predicted, or, with none, at the last word it reached
+        for (int w = 1; w < scorer.windows.size(); w++) {
+            String[] previous = scorer.windows.get(w - 1).trim().split(" ");
+            String opens = scorer.windows.get(w).split(" ")[0];
+            int latest = -1;
+            for (int i = 1; i < previous.length && i < 8; i++) {
+                if (previous[i].equals("Break")) {
+                    latest = i;
+                }
+            }
+            String expected = latest > 0 ? "Break" : previous[Math.min(previous.length, 8) - 1];
+            assertEquals("window " + w + " after [" + scorer.windows.get(w - 1) + "]", expected, opens);
+        }
+        // the overlap windows read the text at a fixed pace; these follow the predictions
+        ScriptedScorer overlap = new ScriptedScorer(8, (word, i) -> i == 0 ? 0.99 : word.equals("Break") ? 0.9 : 0.05);
+        new BoundaryClassifierStrategy(overlap, 0.5, 300).split(new TextIndex(text, SentenceSegmenter.english()));
+        assertTrue(scorer.windows.size() + " vs " + overlap.windows.size(), scorer.windows.size() != overlap.windows.size());
+    }
+
+    @Test
     public void testSplit_whenSegmentExceedsMaxWords_splitsItBelowTheta() {
         StringBuilder b = new StringBuilder();
         for (int s = 0; s < 30; s++) {
@@ -186,6 +242,15 @@ public class BoundaryClassifierStrategyTests {
         assertEquals(BoundaryClassifierStrategy.DEFAULT_THRESHOLD, defaults.threshold(), 0);
         assertEquals(ChunkingConfig.DEFAULT_MAX_WORDS, defaults.maxWords());
         assertEquals(null, asked.get(1)); // the bundled head
+        assertTrue(!defaults.anyToken() && !defaults.latestStart());
+
+        BoundaryClassifierStrategy paper = (BoundaryClassifierStrategy) ChunkingConfig.parseStrategy("strategy",
+            Map.of("type", "boundary_classifier", "boundaries", "token", "window", "latest_start"), modelsWith(scorer, asked));
+        assertTrue(paper.anyToken() && paper.latestStart());
+        ConfigException e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
+            Map.of("type", "boundary_classifier", "window", "sliding"), modelsWith(scorer, asked)));
+        assertEquals("strategy.window", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("[overlap, latest_start]"));
     }
 
     @Test
@@ -201,9 +266,9 @@ public class BoundaryClassifierStrategyTests {
         assertEquals("strategy.max_words", e.field());
 
         e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
-            Map.of("type", "boundary_classifier", "window", 3), models));
-        assertEquals("strategy.window", e.field());
-        assertTrue(e.getMessage(), e.getMessage().contains("supported: [max_words, model, model_id, threshold, type]"));
+            Map.of("type", "boundary_classifier", "stride", 3), models));
+        assertEquals("strategy.stride", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("supported: [boundaries, max_words, model, model_id, threshold, type, window]"));
 
         e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
             Map.of("type", "boundary_classifier", "model", "x"), StrategyModels.NONE));

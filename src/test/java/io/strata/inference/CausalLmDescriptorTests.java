@@ -42,6 +42,22 @@ public class CausalLmDescriptorTests {
     }
 
     @Test
+    public void testRead_chatTemplate_wrapsInstructions_andNeedsOnePromptSlot() throws Exception {
+        String base = "{\"task\": \"causal_lm\", \"engine\": \"onnx\", \"model_file\": \"m.onnx\", \"tokenizer_file\": \"t.json\","
+            + " \"max_tokens\": 64, \"eos_token\": \"</s>\", \"chat_template\": ";
+        ModelDescriptor d = ModelDescriptor.read("lm", modelDir("lm", base + "\"<|im_start|>user\\n{prompt}<|im_end|>\\n<|im_start|>assistant\\n\"}"));
+        assertEquals("<|im_start|>user\nSplit?<|im_end|>\n<|im_start|>assistant\n", d.asChat("Split?"));
+        assertEquals("Split?", ModelDescriptor.read("strata-tiny-gpt", DjlCausalLmTests.FIXTURE).asChat("Split?"));
+        for (String bad : new String[] {"\"no slot\"", "\"{prompt} twice {prompt}\"", "3"}) {
+            String e = error("lm", base + bad + "}");
+            assertTrue(e, e.startsWith("model [lm] model.json [chat_template] must be a string with [{prompt}] exactly once"));
+        }
+        String e = error("emb", "{\"engine\": \"onnx\", \"model_file\": \"m.onnx\", \"tokenizer_file\": \"t.json\", \"dimension\": 4,"
+            + " \"chat_template\": \"{prompt}\"}");
+        assertTrue(e, e.contains("[chat_template] does not apply to a model with [task] [embedding]"));
+    }
+
+    @Test
     public void testRead_withoutTask_isAnEmbeddingModel() throws Exception {
         Path dir = modelDir("emb", "{\"engine\": \"onnx\", \"model_file\": \"m.onnx\", \"tokenizer_file\": \"t.json\", \"dimension\": 4}");
         ModelDescriptor d = ModelDescriptor.read("emb", dir);

@@ -156,6 +156,24 @@ public class DjlCausalLmTests {
         assertArrayEquals(new double[] {expected[0], expected[1]}, lm.continuationLogProbs(prompt, List.of("1", "2")), TOLERANCE);
     }
 
+    /** A {@code chat_template} wraps the instruction whose answers are scored, as the Meta-Chunking authors' code does. */
+    @Test
+    public void testContinuationLogProbs_withAChatTemplate_scoreTheInstructionInsideIt() throws Exception {
+        ModelDescriptor plain = lm.descriptor();
+        String template = "<|endoftext|>user: {prompt}\nassistant: ";
+        ModelDescriptor chat = new ModelDescriptor(plain.name(), plain.dir(), plain.engine(), plain.modelFile(), plain.tokenizerFile(), 0,
+            plain.maxTokens(), plain.pooling(), false, "", "", plain.task(), plain.eosToken(), plain.bosToken(), template);
+        String prompt = "Please answer 1 or 2.";
+        try (DjlCausalLm chatLm = DjlCausalLm.load(chat, Device.cpu(), 1, 1)) {
+            double[] wrapped = chatLm.continuationLogProbs(prompt, List.of("1", "2"));
+            assertArrayEquals(lm.continuationLogProbs("<|endoftext|>user: " + prompt + "\nassistant: ", List.of("1", "2")), wrapped, 1e-6);
+            double[] bare = lm.continuationLogProbs(prompt, List.of("1", "2"));
+            assertTrue("the template changes what the model sees", Math.abs(bare[0] - wrapped[0]) > 1e-4);
+            // texts scored for perplexity are not instructions: unchanged
+            assertArrayEquals(lm.logProbs(prompt).logProbs(), chatLm.logProbs(prompt).logProbs(), 1e-6);
+        }
+    }
+
     @Test
     public void testCalls_fromSeveralThreadsGiveTheSameAnswers() throws Exception {
         String text = "Thread-safe answers do not depend on who else is asking. ".repeat(4);

@@ -33,7 +33,7 @@ public class TorchScriptCausalLmTests {
         ModelDescriptor onnx = ModelDescriptor.read("strata-tiny-gpt", DjlCausalLmTests.FIXTURE);
         ModelDescriptor d = new ModelDescriptor(onnx.name(), onnx.dir(), ModelDescriptor.Engine.PYTORCH, "model.pt", onnx.tokenizerFile(),
             0, onnx.maxTokens(), ModelDescriptor.Pooling.NONE, false, "", "", ModelDescriptor.Task.CAUSAL_LM, onnx.eosToken(),
-            onnx.bosToken());
+            onnx.bosToken(), null);
         Map<String, Object> reference;
         try (InputStream in = Files.newInputStream(DjlCausalLmTests.FIXTURE.resolve("reference.json"))) {
             reference = XContentHelper.convertToMap(JsonXContent.jsonXContent, in, false);
