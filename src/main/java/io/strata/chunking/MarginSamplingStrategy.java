@@ -18,13 +18,14 @@ import java.util.Objects;
  * X' is the previous sentence ({@code context: sentence}, default; the paper's "sent." rows) or the whole current
  * chunk ({@code context: chunk}; the "chunk" rows, slower, prompts grow up to θ words).
  *
- * <p>Two options follow the authors' code (tools/margin_sampling_chunking.py of the Meta-Chunking repository) where
- * it differs from the text: {@code threshold_window} N &gt; 0 keeps the threshold at 0 until N margins are recorded,
- * then uses the mean of the last N (the code's N = 5); the default 0 is the text's mean of all earlier margins. And
- * {@code margin: raw} takes P("1") and P("2") over the whole vocabulary, as eq. 1 and the code do; the default
- * {@code normalised} renormalises them over the two answers (a base model that puts little mass on either answer then
- * still gives margins in [−1, 1] that mean something). The defaults stay as they were until the strategies evaluation
- * is run with a real LLM (our fixture cannot tell them apart).
+ * <p>The defaults follow the authors' code (tools/margin_sampling_chunking.py of the Meta-Chunking repository) where it
+ * is more specific than the text: {@code threshold_window} N = {@value #DEFAULT_THRESHOLD_WINDOW} keeps the threshold at
+ * 0 until N margins are recorded, then uses the mean of the last N; {@code threshold_window: 0} is the text's mean of
+ * all earlier margins. {@code margin: raw} (default) takes P("1") and P("2") over the whole vocabulary, as eq. 1 and the
+ * code do; {@code margin: normalised} renormalises them over the two answers (a base model that puts little mass on
+ * either answer still gives margins in [−1, 1]). No measurement chose between them: the only causal LM on this machine
+ * is a 0.14M-parameter test fixture, so the defaults are the paper's as its authors run it. The authors' code also
+ * wraps the question in Qwen's chat template: a model's {@code chat_template} (model.json) does that here.
  *
  * <p>Then, as for perplexity chunking, the chunks are merged greedily up to {@code merge_words} words (default θ,
  * the paper's "0+comb." setting of Table 3; 0 keeps them as decided). A sentence that would push the current chunk
@@ -43,7 +44,10 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
     /** The two answers of Table 5: "1" = split, "2" = keep together. */
     static final List<String> ANSWERS = List.of("1", "2");
 
-    public static final List<String> MARGINS = List.of("normalised", "raw");
+    /** {@code margin}: the first is the default. */
+    public static final List<String> MARGINS = List.of("raw", "normalised");
+    /** The authors' code: the mean of the last five margins. */
+    public static final int DEFAULT_THRESHOLD_WINDOW = 5;
 
     private final CausalLm lm;
     private final boolean chunkContext;
@@ -81,7 +85,7 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
         CausalLm lm = options.causalLm();
         boolean chunk = options.enumValue("context", CONTEXTS).equals("chunk");
         int merge = options.intValue("merge_words", theta, 0, theta);
-        int window = options.intValue("threshold_window", 0, 0, 1000);
+        int window = options.intValue("threshold_window", DEFAULT_THRESHOLD_WINDOW, 0, 1000);
         boolean raw = options.enumValue("margin", MARGINS).equals("raw");
         return new MarginSamplingStrategy(lm, chunk, merge, theta, window, raw);
     }

@@ -132,16 +132,17 @@ public class MarginSamplingStrategyTests {
         assertEquals(false, s.chunkContext());
         assertEquals(300, s.mergeWords());
         assertTrue(s.usesModels());
+        // as the authors run it: the mean of the last five margins, probabilities over the whole vocabulary
+        assertEquals(5, s.thresholdWindow());
+        assertTrue(s.rawMargins());
         s = (MarginSamplingStrategy) ChunkingConfig.parseStrategy("strategy",
             Map.of("type", "margin_sampling", "llm", "tiny", "context", "chunk", "merge_words", 0), lm.models());
         assertTrue(s.chunkContext());
         assertEquals(0, s.mergeWords());
+        s = (MarginSamplingStrategy) ChunkingConfig.parseStrategy("strategy",
+            Map.of("type", "margin_sampling", "llm", "tiny", "threshold_window", 0, "margin", "normalised"), lm.models());
         assertEquals(0, s.thresholdWindow());
         assertFalse(s.rawMargins());
-        s = (MarginSamplingStrategy) ChunkingConfig.parseStrategy("strategy",
-            Map.of("type", "margin_sampling", "llm", "tiny", "threshold_window", 5, "margin", "raw"), lm.models());
-        assertEquals(5, s.thresholdWindow());
-        assertTrue(s.rawMargins());
     }
 
     @Test
