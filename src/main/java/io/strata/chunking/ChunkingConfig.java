@@ -138,6 +138,9 @@ public final class ChunkingConfig {
             expect(Set.of("type"));
         }
 
+        /** The context assumed for an ml-commons LLM without {@code llm_max_tokens}: what most served models exceed. */
+        static final int DEFAULT_LLM_MAX_TOKENS = 2048;
+
         int maxWords() {
             return intValue("max_words", DEFAULT_MAX_WORDS, 1, MAX_MAX_WORDS);
         }
@@ -169,7 +172,12 @@ public final class ChunkingConfig {
             return models.embedder(path("model"), modelName("model", "model_id"));
         }
 
-        /** The causal LM named by {@code llm} / {@code llm_model_id}; required. */
+        /**
+         * The causal LM named by {@code llm} / {@code llm_model_id}; required. An ml-commons model's context is
+         * {@code llm_max_tokens} (default {@value #DEFAULT_LLM_MAX_TOKENS}): Strata cannot read it from the remote
+         * model, and long texts are scored in windows of it ({@link WindowedCausalLm}). An embedded model's context is
+         * its model.json {@code max_tokens}.
+         */
         CausalLm causalLm() {
             StrategyModels.Name name = modelName("llm", "llm_model_id");
             if (name == null) {
@@ -177,7 +185,16 @@ public final class ChunkingConfig {
                     "[%s] strategy [%s] needs a causal language model: set [%s.llm] (a model folder in config/strata/models) "
                         + "or [%s.llm_model_id] (an ml-commons model)", field, type, field, field));
             }
-            return models.causalLm(path(name.model() != null ? "llm" : "llm_model_id"), name);
+            if (name.model() != null && has("llm_max_tokens")) {
+                throw new ConfigException(path("llm_max_tokens"), String.format(Locale.ROOT,
+                    "[%s.llm_max_tokens] applies to [%s.llm_model_id] (an ml-commons model); the context of [%s.llm] is its model.json "
+                        + "[max_tokens]", field, field, field));
+            }
+            if (name.model() != null) {
+                return models.causalLm(path("llm"), name);
+            }
+            int context = intValue("llm_max_tokens", DEFAULT_LLM_MAX_TOKENS, 16, 10_000_000);
+            return new WindowedCausalLm(models.causalLm(path("llm_model_id"), name), context);
         }
 
         StrategyModels models() {

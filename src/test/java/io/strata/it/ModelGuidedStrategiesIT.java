@@ -192,6 +192,32 @@ public class ModelGuidedStrategiesIT extends StrataRestTestCase {
     }
 
     /**
+     * Meta-Chunking's perplexity through a remote model with a 64-token context: the text (over 400 tokens) is scored in
+     * windows of {@code llm_max_tokens}, and, since the stand-in's log-probabilities depend only on whether a word was seen
+     * before (every word here is new but ".", which every window's context holds), the per-sentence perplexities equal
+     * those of the same model served without a context limit. Without the option the 2048-token default does not fit the
+     * server, which refuses: the preview fails naming the model instead of scoring less than the text.
+     */
+    public void testRemoteLlm_withAShortContext_scoresLongTextsInWindowsOfLlmMaxTokens() throws Exception {
+        StringBuilder b = new StringBuilder();
+        for (int s = 0; s < 60; s++) {
+            b.append(s == 0 ? "" : " ").append(String.format(java.util.Locale.ROOT, "Word%da word%db word%dc word%dd word%de word%df.", s, s, s, s, s, s));
+        }
+        String text = b.toString();
+        Map<String, Object> windowed = preview(text, Map.of("type", "perplexity", "max_words", 100, "llm_model_id", "standin-llm-ctx64",
+            "llm_max_tokens", 64));
+        assertParents(text, windowed, 100);
+        Map<String, Object> unbounded = preview(text, Map.of("type", "perplexity", "max_words", 100, "llm_model_id", "standin-llm"));
+        assertEquals(evidence(unbounded, "perplexity"), evidence(windowed, "perplexity"));
+        assertEquals(unbounded.get("parents"), windowed.get("parents"));
+
+        ResponseException e = callFailing("POST", PREVIEW, json(Map.of("text", text, "strategy", Map.of("type", "perplexity",
+            "llm_model_id", "standin-llm-ctx64"))));
+        assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("standin-llm-ctx64") && e.getMessage().contains("maximum context length is 64"));
+    }
+
+    /**
      * A server whose top alternatives never list the end-of-sequence token cannot tell where a window should end: the
      * preview fails naming the model, instead of cutting one-sentence parents (p(EOS) read as 0 everywhere).
      */

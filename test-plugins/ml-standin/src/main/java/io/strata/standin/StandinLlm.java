@@ -1,5 +1,7 @@
 package io.strata.standin;
 
+import org.opensearch.OpenSearchStatusException;
+import org.opensearch.core.rest.RestStatus;
 import org.opensearch.ml.common.dataset.remote.RemoteInferenceInputDataSet;
 import org.opensearch.ml.common.input.MLInput;
 import org.opensearch.ml.common.output.model.ModelTensor;
@@ -52,9 +54,23 @@ final class StandinLlm {
 
     /** {@code listsEos} false plays a server whose top alternatives never include the end-of-sequence token. */
     static MLTaskResponse predict(MLInput input, boolean withLogProbs, boolean listsEos) {
+        return predict(input, withLogProbs, listsEos, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@code context}: the served model's context in tokens; a prompt whose tokens plus {@code max_tokens} exceed it is
+     * refused as OpenAI-compatible servers refuse it (HTTP 400, reported by ml-commons as an error from the remote service).
+     */
+    static MLTaskResponse predict(MLInput input, boolean withLogProbs, boolean listsEos, int context) {
         Map<String, String> p = ((RemoteInferenceInputDataSet) input.getInputDataset()).getParameters();
         String prompt = p.getOrDefault("prompt", "");
         int maxTokens = Integer.parseInt(p.getOrDefault("max_tokens", "16"));
+        int promptLength = tokens(prompt).size();
+        if ((long) promptLength + maxTokens > context) {
+            throw new OpenSearchStatusException(String.format(Locale.ROOT, "Error from remote service: {\"error\":{\"message\":\"This model's "
+                + "maximum context length is %d tokens. However, you requested %d tokens (%d in your prompt; %d for the completion).\","
+                + "\"type\":\"invalid_request_error\"}}", context, promptLength + maxTokens, promptLength, maxTokens), RestStatus.BAD_REQUEST);
+        }
         boolean echo = withLogProbs && Boolean.parseBoolean(p.getOrDefault("echo", "false"));
         int logprobs = withLogProbs && p.get("logprobs") != null ? Integer.parseInt(p.get("logprobs")) : -1;
 

@@ -44,6 +44,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *     {@link StandinLlm}'s deterministic rules (echo, logprobs, text_offset, top_logprobs, greedy text).</li>
  * <li>{@code standin-llm-no-eos}: the same model behind a server whose top alternatives never list the end-of-sequence
  * token (as an OpenAI-style API with {@code logprobs: 5} where EOS is rarely among the five);</li>
+ * <li>{@code standin-llm-ctx64}: the same model served with a context of 64 tokens (longer prompts are refused);</li>
  * <li>{@code standin-llm-text-only}: the same model behind a connector whose template drops {@code echo} and
  *     {@code logprobs} (answers text only).</li>
  * <li>anything else: unknown ({@code MLModelManager.getModel}'s error).</li>
@@ -115,6 +116,13 @@ public class StandinPredictAction extends HandledTransportAction<ActionRequest, 
             case "standin-llm" -> listener.onResponse(StandinLlm.predict(input, true));
             case "standin-llm-text-only" -> listener.onResponse(StandinLlm.predict(input, false));
             case "standin-llm-no-eos" -> listener.onResponse(StandinLlm.predict(input, true, false));
+            case "standin-llm-ctx64" -> {
+                try {
+                    listener.onResponse(StandinLlm.predict(input, true, true, 64));
+                } catch (OpenSearchStatusException e) {
+                    listener.onFailure(e);
+                }
+            }
             default -> listener.onFailure(new OpenSearchStatusException("Failed to find model", RestStatus.NOT_FOUND));
         }
     }
