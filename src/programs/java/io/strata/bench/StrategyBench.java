@@ -42,11 +42,18 @@ public final class StrategyBench {
         strategies.put("paragraph", Map.of("type", "paragraph"));
         strategies.put("fixed_token (384)", Map.of("type", "fixed_token"));
         strategies.put("semantic (percentile 95)", Map.of("type", "semantic"));
+        strategies.put("semantic (similarity 0.8)", Map.of("type", "semantic", "breakpoint_threshold_type", "similarity"));
         strategies.put("pseudo_instruction (Mean)", Map.of("type", "pseudo_instruction"));
+        strategies.put("pseudo_instruction (Mean, τ = μ + σ)", Map.of("type", "pseudo_instruction", "threshold_sigmas", 1));
+        strategies.put("pseudo_instruction (Sent)", Map.of("type", "pseudo_instruction", "instruction", "sent"));
         strategies.put("boundary_classifier", Map.of("type", "boundary_classifier"));
+        strategies.put("boundary_classifier (any token, latest-start window)", Map.of("type", "boundary_classifier", "boundaries", "token",
+            "window", "latest_start"));
         strategies.put("logits_guided (fixture LM)", Map.of("type", "logits_guided", "llm", "strata-tiny-gpt"));
         strategies.put("perplexity (fixture LM)", Map.of("type", "perplexity", "llm", "strata-tiny-gpt"));
         strategies.put("margin_sampling (fixture LM)", Map.of("type", "margin_sampling", "llm", "strata-tiny-gpt"));
+        strategies.put("margin_sampling (fixture LM, mean of all, normalised)", Map.of("type", "margin_sampling", "llm", "strata-tiny-gpt",
+            "threshold_window", 0, "margin", "normalised"));
 
         System.out.printf(Locale.ROOT, "%s: %.2f MB; model-guided strategies on the first %.2f MB; θ = 300 words%n", bookPath.getFileName(),
             book.length() / 1e6, prefix.length() / 1e6);

@@ -52,8 +52,8 @@ import java.util.function.Supplier;
  *     candidate's first (e.g. {@code " 1"}) is the candidate's.</li>
  * <li>{@link #generate}: one call, {@code echo: false}; {@code choices[0].text}.</li>
  * </ul>
- * Texts longer than the served model's context are the server's to refuse (the error names the model); this class does
- * not window them.
+ * This class sends texts whole: the strategies wrap it in {@link io.strata.chunking.WindowedCausalLm}, which scores long
+ * texts in windows of the strategy's {@code llm_max_tokens}; a prompt the server still refuses fails naming the model.
  */
 public final class MlCommonsLlm implements RemoteLlms.Llm {
     /** How many alternatives to ask for per position: OpenAI's completions API allows at most 5. */
