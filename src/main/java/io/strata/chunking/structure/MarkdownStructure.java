@@ -47,26 +47,26 @@ public final class MarkdownStructure {
         List<Block> blocks = new ArrayList<>();
         for (Node node = document.getFirstChild(); node != null; node = node.getNext()) {
             if (node instanceof org.commonmark.node.Heading heading) {
-                Span span = span(heading, lineStarts);
+                Span span = span(heading, source, lineStarts);
                 if (span != null) {
                     headings.add(new Heading(heading.getLevel(), title(heading), span.start()));
                 }
             } else {
-                collect(node, lineStarts, blocks);
+                collect(node, source, lineStarts, blocks);
             }
         }
         return new StructuredText(source, headings, blocks);
     }
 
-    private static void collect(Node node, int[] lineStarts, List<Block> out) {
-        Span span = span(node, lineStarts);
+    private static void collect(Node node, String source, int[] lineStarts, List<Block> out) {
+        Span span = span(node, source, lineStarts);
         if (span == null) {
             return;
         }
         if (node instanceof FencedCodeBlock || node instanceof IndentedCodeBlock) {
-            out.add(new Block(Block.Kind.CODE, span, lines(node, lineStarts), null, List.of()));
+            out.add(new Block(Block.Kind.CODE, span, lines(node, source, lineStarts), null, List.of()));
         } else if (node instanceof TableBlock) {
-            List<Span> lines = lines(node, lineStarts);
+            List<Span> lines = lines(node, source, lineStarts);
             if (lines.size() < 2) {
                 return;
             }
@@ -77,25 +77,25 @@ public final class MarkdownStructure {
             List<Span> items = new ArrayList<>();
             List<Block> nested = new ArrayList<>();
             for (Node item = node.getFirstChild(); item != null; item = item.getNext()) {
-                Span itemSpan = span(item, lineStarts);
+                Span itemSpan = span(item, source, lineStarts);
                 if (itemSpan == null) {
                     continue;
                 }
                 items.add(itemSpan);
                 for (Node child = item.getFirstChild(); child != null; child = child.getNext()) {
-                    collect(child, lineStarts, nested);
+                    collect(child, source, lineStarts, nested);
                 }
             }
             out.add(new Block(Block.Kind.LIST, span, items, null, nested));
         } else if (node instanceof BlockQuote) {
             for (Node child = node.getFirstChild(); child != null; child = child.getNext()) {
-                collect(child, lineStarts, out);
+                collect(child, source, lineStarts, out);
             }
         }
     }
 
     /** From the start of a node's first source span to the end of its last, or null when it has none. */
-    private static Span span(Node node, int[] lineStarts) {
+    private static Span span(Node node, String source, int[] lineStarts) {
         List<SourceSpan> spans = node.getSourceSpans();
         if (spans.isEmpty()) {
             return null;
@@ -104,15 +104,27 @@ public final class MarkdownStructure {
         SourceSpan last = spans.get(spans.size() - 1);
         int start = lineStarts[first.getLineIndex()] + first.getColumnIndex();
         int end = lineStarts[last.getLineIndex()] + last.getColumnIndex() + last.getLength();
+        return trimmed(source, start, end);
+    }
+
+    /** The span without surrounding whitespace (a line inside a list item starts with part of its indentation), or null. */
+    private static Span trimmed(String source, int start, int end) {
+        while (start < end && Character.isWhitespace(source.charAt(start))) {
+            start++;
+        }
+        while (end > start && Character.isWhitespace(source.charAt(end - 1))) {
+            end--;
+        }
         return end > start ? new Span(start, end) : null;
     }
 
-    private static List<Span> lines(Node node, int[] lineStarts) {
+    private static List<Span> lines(Node node, String source, int[] lineStarts) {
         List<Span> out = new ArrayList<>();
         for (SourceSpan s : node.getSourceSpans()) {
             int start = lineStarts[s.getLineIndex()] + s.getColumnIndex();
-            if (s.getLength() > 0) {
-                out.add(new Span(start, start + s.getLength()));
+            Span line = trimmed(source, start, start + s.getLength());
+            if (line != null) {
+                out.add(line);
             }
         }
         return out;

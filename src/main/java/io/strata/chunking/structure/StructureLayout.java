@@ -18,7 +18,7 @@ import java.util.List;
  *   ({@link Section#merged()}). A sub-section too large for θ is laid out on its own, recursively.</li>
  *   <li>Blocks: inside a section's own text, prose between blocks goes to the {@link ProseSplitter}; a code block, table
  *   or list that fits θ is one unit; a larger one is cut only between lines, rows or items (packed up to θ), a table's
- *   pieces that lack its header repeating it (counted in θ), a list item too large alone laid out around its nested
+ *   pieces that lack its header repeating it (counted in θ; a header of θ words or more is not repeated), a list item too large alone laid out around its nested
  *   blocks; a single line or row larger than θ is cut at words. Adjacent units merge while they fit θ, except across a
  *   cut the prose splitter or a block split chose.</li>
  * </ul>
@@ -136,13 +136,21 @@ public final class StructureLayout {
          * chunk repeats it too. Null otherwise.
          */
         private Span headerBefore(Span span) {
-            int k = firstEndingAfter(blocks, span.start());
-            if (k == blocks.size()) {
+            return headerBefore(blocks, span);
+        }
+
+        private Span headerBefore(List<Block> candidates, Span span) {
+            int k = firstEndingAfter(candidates, span.start());
+            if (k == candidates.size() || candidates.get(k).span().start() >= span.start()) {
                 return null;
             }
-            Block block = blocks.get(k);
+            Block block = candidates.get(k);
+            if (block.kind() == Block.Kind.LIST) {
+                return headerBefore(block.nested(), span); // a table inside a list item
+            }
             Span header = block.header();
-            boolean inside = block.kind() == Block.Kind.TABLE && header != null && block.span().start() < span.start();
+            boolean inside = block.kind() == Block.Kind.TABLE && header != null && block.span().start() < span.start()
+                && words(header) < max;
             return inside && header.end() <= span.start() ? header : null;
         }
 
@@ -222,7 +230,8 @@ public final class StructureLayout {
         /** Rows packed up to θ with the header counted: the piece holding the header keeps it in place, the others repeat it. */
         private void table(Block block, Span part, List<Span> segments, List<Unit> units) {
             Span header = block.header();
-            if (header == null) {
+            if (header == null || words(header) >= max) {
+                // a header as large as the chunk size cannot lead every piece: rows are packed as lines are
                 pack(segments, null, units);
                 return;
             }
@@ -245,7 +254,8 @@ public final class StructureLayout {
             int firstUnit = units.size();
             Span current = null;
             for (Span item : segments) {
-                if (index.words(item) > max) {
+                // an item clipped inside a nested table's body must repeat that table's header: laid out around its blocks
+                if (index.words(item) > max || headerBefore(block.nested(), item) != null) {
                     if (current != null) {
                         units.add(new Unit(current, null, units.size() == firstUnit));
                         current = null;
