@@ -9,6 +9,7 @@ import org.jsoup.select.NodeTraversor;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Set;
@@ -50,6 +51,8 @@ final class HtmlText implements NodeFilter {
     StructuredText extract(Element root) {
         NodeTraversor.filter(this, root);
         trimTrailing();
+        // a heading nested in another (broken markup) ends first: order them by where they start
+        headings.sort(Comparator.comparingInt(Heading::start));
         return new StructuredText(out.toString(), headings, blocks);
     }
 

@@ -23,12 +23,17 @@ public record Outline(Node root) {
      */
     public record Node(String title, int level, List<String> path, Span subtree, Span own, List<Node> children) {}
 
-    /** The tree of {@code headings} (ordered by start) over a text of {@code length} characters. */
+    /** The tree of {@code headings} (ordered by start; a heading at the offset of the previous one is skipped). */
     public static Outline of(List<Heading> headings, int length) {
         Open root = new Open("", 0, List.of(), 0);
         Deque<Open> stack = new ArrayDeque<>();
         stack.push(root);
+        int last = -1;
         for (Heading h : headings) {
+            if (h.start() <= last || h.level() < 1) {
+                continue; // two headings at one offset (nested in broken markup): the first opens the section
+            }
+            last = h.start();
             while (stack.peek().level >= h.level()) {
                 stack.pop().end = h.start();
             }
