@@ -6,6 +6,7 @@ import io.strata.chunking.ConfigException;
 import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.structure.StructuredLayout;
 import io.strata.model.ModelRef;
 import org.opensearch.common.CheckedFunction;
 import org.opensearch.core.action.ActionListener;
@@ -40,7 +41,7 @@ public final class Chunkers {
         ChunkingStrategy strategy = ChunkingConfig.removeStrategy(config, new InferenceModels(inference, embeddingModel));
         List<Double> granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
             strategy.maxWords());
-        return new MultiGranularChunker(strategy, granularities, segmenter, format);
+        return new MultiGranularChunker(strategy, granularities, segmenter, StructuredLayout.of(format));
     }
 
     /** Runs {@code work} with {@code chunker}: inline when its strategy is rule-based, on the inference pool otherwise. */

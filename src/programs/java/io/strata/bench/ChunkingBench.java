@@ -9,6 +9,7 @@ import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.RecursiveStrategy;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TestTexts;
+import io.strata.chunking.structure.StructuredLayout;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -81,7 +82,7 @@ public final class ChunkingBench {
         }
         double mb = docs.stream().mapToLong(d -> d.getBytes(StandardCharsets.UTF_8).length).sum() / 1e6;
         var structured = new MultiGranularChunker(new RecursiveStrategy(300), MultiGranularChunker.DEFAULT_GRANULARITIES,
-            SentenceSegmenter.english(), format);
+            SentenceSegmenter.english(), StructuredLayout.of(format));
         var plain = new MultiGranularChunker(new RecursiveStrategy(300), MultiGranularChunker.DEFAULT_GRANULARITIES,
             SentenceSegmenter.english());
         ToIntFunction<String> structuredRun = t -> docs.stream().mapToInt(d -> structured.chunk(d).size()).sum();

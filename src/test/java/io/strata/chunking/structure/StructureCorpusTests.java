@@ -147,7 +147,7 @@ public class StructureCorpusTests {
     private static int[] check(Path file, DocumentFormat format, String source, String text, List<Heading> headings,
                                List<OracleBlock> blocks, int theta) {
         var chunker = new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES,
-            SEGMENTER, format);
+            SEGMENTER, StructuredLayout.of(format));
         MultiGranularChunker.Result result = chunker.chunkWithEvidence(source);
         assertEquals(text, result.index().text());
         TextIndex index = result.index();

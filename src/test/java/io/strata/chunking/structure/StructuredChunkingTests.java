@@ -23,7 +23,7 @@ public class StructuredChunkingTests {
     private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
 
     private static List<ChunkedParent> chunk(DocumentFormat format, int theta, String text) {
-        return new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER, format)
+        return new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER, StructuredLayout.of(format))
             .chunk(text);
     }
 
@@ -112,7 +112,7 @@ public class StructuredChunkingTests {
         String html = "<html><body><h1>One section</h1>" + ("<p>" + paragraph + "</p>").repeat(5_000_000 / paragraph.length());
         for (var doc : Map.of(DocumentFormat.MARKDOWN, md, DocumentFormat.HTML, html).entrySet()) {
             var chunker = new MultiGranularChunker(new RecursiveStrategy(300), MultiGranularChunker.DEFAULT_GRANULARITIES,
-                SEGMENTER, doc.getKey());
+                SEGMENTER, StructuredLayout.of(doc.getKey()));
             var result = chunker.chunkWithEvidence(doc.getValue());
             assertTrue(result.parents().size() > 1000);
             for (ChunkedParent p : result.parents()) {
@@ -128,7 +128,7 @@ public class StructuredChunkingTests {
         String html = "<h2>Usage</h2><p>Run <b>it<table><tr><th>Key<th>Value<tr><td>a<td>1</table><ul><li>one<li>two"
             + "<h3>Notes</h3><pre>line 1\nline 2";
         var chunker = new MultiGranularChunker(new RecursiveStrategy(300), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER,
-            DocumentFormat.HTML);
+            StructuredLayout.of(DocumentFormat.HTML));
         var result = chunker.chunkWithEvidence(html);
         String text = result.index().text();
         assertTrue(text, text.contains("Key | Value\na | 1"));
