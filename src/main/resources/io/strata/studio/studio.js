@@ -94,6 +94,8 @@ function readConfig(container) {
     Object.assign(strategy, parsed);
   }
   const body = { strategy };
+  const format = container.querySelector('.f-format').value;
+  if (format !== 'text') body.format = format;
   const gran = container.querySelector('.f-gran').value.trim();
   body.granularities = gran === '' ? [] : gran.split(',').map((g) => Number(g.trim()));
   const model = container.querySelector('.f-model').value.trim();
@@ -152,6 +154,37 @@ function renderChunks(view, text, result, marked) {
     at = p.end;
   });
   if (at < text.length) view.append(document.createTextNode(text.slice(at)));
+}
+
+/**
+ * The heading tree of a structured document (format markdown or html) beside the bands: one entry per section path at
+ * the first parent in it, indented by depth, with the sub-sections merged into a parent under it; a click scrolls to
+ * that parent. Hidden for plain text, whose chunks have no section.
+ */
+function renderOutline(nav, result, view) {
+  nav.replaceChildren();
+  let previous = null;
+  for (const p of result.parents) {
+    if (!Array.isArray(p.section)) continue;
+    const key = JSON.stringify(p.section);
+    if (key !== previous && p.section.length > 0) {
+      const entry = el('a', { class: 'heading', 'data-start': String(p.start), 'data-depth': String(p.section.length) },
+        p.section[p.section.length - 1]);
+      entry.style.paddingLeft = (p.section.length - 1) * 12 + 'px';
+      entry.title = p.section.join(' › ');
+      entry.addEventListener('click', () => scrollToOffset(view, p.start));
+      nav.append(entry);
+    }
+    previous = key;
+    for (const merged of p.merged_sections || []) {
+      const entry = el('a', { class: 'heading merged', 'data-start': String(p.start), 'data-depth': String(p.section.length + 1) },
+        merged + ' (merged)');
+      entry.style.paddingLeft = p.section.length * 12 + 'px';
+      entry.addEventListener('click', () => scrollToOffset(view, p.start));
+      nav.append(entry);
+    }
+  }
+  nav.hidden = nav.childElementCount === 0;
 }
 
 function countsPerLevel(result) {
@@ -254,10 +287,13 @@ async function runChunk() {
   setStatus(status, 'chunking…', true);
   try {
     const result = await chunk(text, config);
+    // HTML is chunked as its extracted text, which the offsets index: show that text
+    const shown = typeof result.document_text === 'string' ? result.document_text : text;
     renderStats($('chunk-stats'), result);
     renderHistogram($('chunk-hist'), result);
-    renderChunks($('chunk-view'), text, result);
-    renderEvidence($('chunk-plot'), text, result, $('chunk-view'));
+    renderChunks($('chunk-view'), shown, result);
+    renderOutline($('chunk-outline'), result, $('chunk-view'));
+    renderEvidence($('chunk-plot'), shown, result, $('chunk-view'));
     setStatus(status, 'done');
   } catch (e) {
     setStatus(status, 'error: ' + e.message);
@@ -303,8 +339,9 @@ async function runCompare() {
   const sb = starts(rb);
   const onlyA = new Set([...sa].filter((s) => !sb.has(s)));
   const onlyB = new Set([...sb].filter((s) => !sa.has(s)));
-  renderChunks($('compare-a'), text, ra.value, onlyA);
-  renderChunks($('compare-b'), text, rb.value, onlyB);
+  const shown = (r) => (typeof r.value.document_text === 'string' ? r.value.document_text : text);
+  renderChunks($('compare-a'), shown(ra), ra.value, onlyA);
+  renderChunks($('compare-b'), shown(rb), rb.value, onlyB);
   $('compare-diff').replaceChildren('A: ', el('span', { id: 'compare-count-a' }, String(ra.value.parents.length)),
     ' parents; B: ', el('span', { id: 'compare-count-b' }, String(rb.value.parents.length)), ' parents; boundaries only in A: ',
     el('span', { id: 'compare-only-a' }, String(onlyA.size)), ', only in B: ', el('span', { id: 'compare-only-b' }, String(onlyB.size)),
@@ -358,7 +395,12 @@ async function runSearch() {
         if (child.lexical) meta.push('lexical ' + Number(child.lexical.score).toFixed(4) + ' (share ' + Number(child.lexical.share).toFixed(2) + ')');
         if (child.dense || child.lexical) meta.push('fused ' + Number(child.score).toFixed(4));
       }
-      list.append(el('li', { class: 'hit', 'data-id': hit._id }, el('div', { class: 'meta' }, meta.join(' · ')), textNode));
+      const item = el('li', { class: 'hit', 'data-id': hit._id }, el('div', { class: 'meta' }, meta.join(' · ')));
+      // structured documents: where the matched chunk sits in the heading tree (else the parent's section)
+      const section = (child && Array.isArray(child.section) && child.section) || (Array.isArray(src.section) && src.section);
+      if (section && section.length > 0) item.append(el('div', { class: 'section' }, 'section: ' + section.join(' › ')));
+      item.append(textNode);
+      list.append(item);
     }
     setStatus(status, r.hits.hits.length + ' parents in ' + r.took + ' ms');
   } catch (e) {

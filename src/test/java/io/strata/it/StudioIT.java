@@ -236,6 +236,90 @@ public class StudioIT extends StrataRestTestCase {
         screenshot("compare");
     }
 
+    /** A Markdown guide: three chapters of Emma as sections with sub-sections, paragraphs as prose. */
+    private static String markdownGuide() {
+        StringBuilder md = new StringBuilder("# Emma\n\n");
+        int n = 0;
+        for (String chapter : emmaChapters().values()) {
+            if (n++ == 3) {
+                break;
+            }
+            String[] paragraphs = chapter.split("\n\s*\n");
+            md.append("## Chapter ").append(n).append("\n\n");
+            for (int i = 0; i < Math.min(6, paragraphs.length); i++) {
+                if (i % 3 == 0) {
+                    md.append("### Part ").append(n).append('.').append(i / 3 + 1).append("\n\n");
+                }
+                md.append(paragraphs[i].strip()).append("\n\n");
+            }
+        }
+        return md.toString();
+    }
+
+    public void testChunkView_markdown_showsTheHeadingTreeBesideTheBands_andAHeadingScrollsToItsParent() throws Exception {
+        String md = markdownGuide();
+        Map<String, Object> rest = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", md, "format", "markdown",
+            "strategy", Map.of("type", "recursive", "max_words", 120))));
+        List<String> expected = new ArrayList<>(); // the section path of each run of parents, as the API says
+        String previous = null;
+        for (Map<String, Object> p : (List<Map<String, Object>>) rest.get("parents")) {
+            List<String> section = (List<String>) p.get("section");
+            if (!section.isEmpty() && !section.toString().equals(previous)) {
+                expected.add(String.join(" › ", section));
+            }
+            previous = section.toString();
+        }
+        assertTrue(expected.toString(), expected.size() >= 6 && expected.contains("Emma › Chapter 2 › Part 2.1"));
+        open("chunk");
+        setValue(byId("chunk-text"), md);
+        setConfig("cfg-a", "recursive", 120);
+        new org.openqa.selenium.support.ui.Select(byId("cfg-a").findElement(By.className("f-format"))).selectByVisibleText("markdown");
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        assertEquals("done", byId("chunk-status").getText());
+        assertTrue(byId("chunk-outline").isDisplayed());
+        List<WebElement> headings = driver().findElements(By.cssSelector("#chunk-outline a.heading:not(.merged)"));
+        assertEquals(expected, headings.stream().map(h -> h.getAttribute("title")).toList());
+        WebElement heading = headings.get(headings.size() / 2);
+        int start = Integer.parseInt(heading.getAttribute("data-start"));
+        heading.click();
+        WebElement flashed = driver().findElement(By.cssSelector("#chunk-view .seg.flash"));
+        assertEquals(start, Integer.parseInt(flashed.getAttribute("data-start")));
+        screenshot("chunk-outline");
+        // plain text has no heading tree
+        new org.openqa.selenium.support.ui.Select(byId("cfg-a").findElement(By.className("f-format"))).selectByVisibleText("text");
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        assertFalse(byId("chunk-outline").isDisplayed());
+    }
+
+    public void testSearchView_showsTheSectionPathOfEachHit() throws Exception {
+        putPipeline("studio-md", "{\"field\": \"text\", \"target_index\": \"studio-md-chunks\", \"format\": \"markdown\","
+            + " \"strategy\": {\"type\": \"recursive\", \"max_words\": 120}}");
+        bulk("studio-md-src", "studio-md", Map.of("guide", Map.of("text", markdownGuide())));
+        refresh("studio-md-chunks");
+        String question = "Who married Miss Taylor?";
+        Map<String, Object> rest = call("POST", "/studio-md-chunks/_search", json(Map.of("size", 3, "query",
+            Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)))));
+        List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) rest.get("hits")).get("hits");
+        open("search");
+        setValue(byId("search-index"), "studio-md-chunks");
+        setValue(byId("search-k"), "3");
+        setValue(byId("search-question"), question);
+        byId("search-run").click();
+        awaitStatus("search-status");
+        List<WebElement> shown = driver().findElements(By.cssSelector("#search-results li.hit"));
+        assertEquals(hits.size(), shown.size());
+        for (int i = 0; i < hits.size(); i++) {
+            Map<String, Object> child = ((List<Map<String, Object>>) ((Map<String, Object>) hits.get(i).get("fields"))
+                .get("strata_best_child")).get(0);
+            List<String> section = (List<String>) child.get("section");
+            assertNotNull("explain_child carries the section: " + child, section);
+            assertEquals("section: " + String.join(" › ", section), shown.get(i).findElement(By.className("section")).getText());
+        }
+        screenshot("search-sections");
+    }
+
     private static java.util.Set<Object> starts(Map<String, Object> r) {
         java.util.Set<Object> out = new java.util.HashSet<>();
         for (Map<String, Object> p : (List<Map<String, Object>>) r.get("parents")) {
