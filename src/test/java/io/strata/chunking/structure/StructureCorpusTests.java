@@ -2,6 +2,9 @@ package io.strata.chunking.structure;
 
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.ChunkingStrategy;
+import io.strata.chunking.ParagraphStrategy;
+import io.strata.chunking.SentenceStrategy;
 import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.RecursiveStrategy;
@@ -44,7 +47,12 @@ import static org.junit.Assert.assertTrue;
 public class StructureCorpusTests {
     private static final Path CORPUS = Path.of("src/test/resources/structure-corpus");
     private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
-    private static final int[] THETAS = { 300, 80 };
+    /**
+     * Recursive cutting at two sizes, and two strategies that take the other path of the layout (each stretch of prose
+     * segmented as a text of its own, as model-guided strategies are).
+     */
+    private static final List<ChunkingStrategy> STRATEGIES = List.of(new RecursiveStrategy(300), new RecursiveStrategy(80),
+        new SentenceStrategy(3, 150), new ParagraphStrategy(120));
 
     /** A section of the oracle's tree: its path and the whole section (heading to the next heading of its level or higher). */
     private record Section(List<String> path, int level, Span subtree, int headingStart) {}
@@ -88,8 +96,8 @@ public class StructureCorpusTests {
                     }
                 }
             });
-            for (int theta : THETAS) {
-                int[] counts = check(file, DocumentFormat.MARKDOWN, source, source, headings, blocks, theta);
+            for (ChunkingStrategy strategy : STRATEGIES) {
+                int[] counts = check(file, DocumentFormat.MARKDOWN, source, source, headings, blocks, strategy);
                 merged += counts[0];
                 repeatedHeaders += counts[1];
             }
@@ -136,8 +144,8 @@ public class StructureCorpusTests {
                     blocks.add(new OracleBlock(b.span(), b.units(), b.header()));
                 }
             }
-            for (int theta : THETAS) {
-                repeatedHeaders += check(file, DocumentFormat.HTML, source, text, structure.headings(), blocks, theta)[1];
+            for (ChunkingStrategy strategy : STRATEGIES) {
+                repeatedHeaders += check(file, DocumentFormat.HTML, source, text, structure.headings(), blocks, strategy)[1];
             }
         }
         assertTrue("the corpus exercises repeated table headers", repeatedHeaders > 0);
@@ -145,8 +153,9 @@ public class StructureCorpusTests {
 
     /** Checks every rule on one page; returns [chunks with merges, chunks repeating a header]. */
     private static int[] check(Path file, DocumentFormat format, String source, String text, List<Heading> headings,
-                               List<OracleBlock> blocks, int theta) {
-        var chunker = new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES,
+                               List<OracleBlock> blocks, ChunkingStrategy strategy) {
+        int theta = strategy.maxWords();
+        var chunker = new MultiGranularChunker(strategy, MultiGranularChunker.DEFAULT_GRANULARITIES,
             SEGMENTER, StructuredLayout.of(format));
         MultiGranularChunker.Result result = chunker.chunkWithEvidence(source);
         assertEquals(text, result.index().text());
@@ -162,7 +171,7 @@ public class StructureCorpusTests {
             }
             for (Chunk c : p.all()) {
                 int limit = c.level() == 0 ? theta : MultiGranularChunker.childWords(theta, c.level() == 1 ? 0.5 : 0.25);
-                String where = file + " θ=" + theta + " level " + c.level() + " " + c.span() + " " + c.section();
+                String where = file + " " + strategy.type() + " θ=" + theta + " level " + c.level() + " " + c.span() + " " + c.section();
                 assertNotNull(where, c.section());
                 String expectedText = (c.header() == null ? "" : c.header().of(text) + "\n") + c.span().of(text);
                 assertEquals(where, expectedText, c.text());
