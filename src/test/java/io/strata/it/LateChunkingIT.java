@@ -52,16 +52,22 @@ public class LateChunkingIT extends StrataRestTestCase {
             assertEquals("the parent's vector: the same pass, pooled as before", s.get("embedding"), l.get("embedding"));
             List<Map<String, Object>> lateChildren = (List<Map<String, Object>>) l.get("children");
             assertEquals(((List<?>) s.get("children")).size(), lateChildren.size());
+            Map<Object, Long> perLevel = lateChildren.stream().collect(java.util.stream.Collectors.groupingBy(c -> c.get("level"),
+                java.util.stream.Collectors.counting()));
             for (int c = 1; c < lateChildren.size(); c++) {
                 List<Number> v = childVector(l, c);
                 assertEquals(384, v.size());
                 assertEquals(1.0, Math.sqrt(dot(v, v)), 1e-3);
                 double cos = dot(v, childVector(s, c));
-                assertTrue("child " + c + " of parent " + p + ": cos " + cos, cos < 0.9999 && cos > 0.5);
-                children++;
+                assertTrue("child " + c + " of parent " + p + ": cos " + cos, cos > 0.5);
+                // a level with one child holds the whole parent: pooled from the same tokens, it may equal the separate vector
+                if (perLevel.get(lateChildren.get(c).get("level")) > 1) {
+                    assertTrue("child " + c + " of parent " + p + " sees its parent: cos " + cos, cos < 0.9999);
+                    children++;
+                }
             }
         }
-        assertTrue(children > late.size() * 3);
+        assertTrue(children > late.size() * 2);
 
         Map<String, Object> r = call("POST", "/late-chunks/_search", json(Map.of("size", 3,
             "query", Map.of("multi_granular", Map.of("query_text", "Who did Miss Taylor marry?", "k", 3)))));
