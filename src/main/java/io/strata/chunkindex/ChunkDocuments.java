@@ -3,6 +3,7 @@ package io.strata.chunkindex;
 import io.strata.model.ModelInfo;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.Section;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -57,9 +58,22 @@ public final class ChunkDocuments {
     /** The custom routing of the source document (absent without one): what reads of the source from a chunk need. */
     public static final String SOURCE_ROUTING = "source_routing";
 
+    /** {@code format: markdown | html}: the heading titles above a chunk, outermost first (see {@link Section}). */
+    public static final String SECTION = "section";
+    /** The level of the last heading of {@link #SECTION} (1 for h1), 0 before the first heading. */
+    public static final String SECTION_LEVEL = "section_level";
+    /** Titles of the sub-sections merged whole into a chunk because together they fit its size. */
+    public static final String MERGED_SECTIONS = "merged_sections";
+    /**
+     * Where the table header that a table piece repeats sits in the source: the chunk's {@code text} is that header, a line
+     * break, then the source from {@code start} to {@code end}.
+     */
+    public static final String HEADER_START = "header_start";
+    public static final String HEADER_END = "header_end";
+
     /** Names a copied source field may not take. */
     public static final Set<String> RESERVED = Set.of(SOURCE_ID, SOURCE_INDEX, ORDINAL, TEXT, START, END, STRATEGY, CHILDREN,
-        EMBEDDING, TEXT_HASH, SOURCE_HASH, SOURCE_ROUTING);
+        EMBEDDING, TEXT_HASH, SOURCE_HASH, SOURCE_ROUTING, SECTION, SECTION_LEVEL, MERGED_SECTIONS, HEADER_START, HEADER_END);
 
     private ChunkDocuments() {}
 
@@ -88,6 +102,7 @@ public final class ChunkDocuments {
         doc.put(TEXT, p.text());
         doc.put(START, p.start());
         doc.put(END, p.end());
+        putStructure(doc, p);
         doc.putAll(copiedFields);
         if (textHash != null) {
             doc.put(TEXT_HASH, textHash);
@@ -111,6 +126,7 @@ public final class ChunkDocuments {
             child.put(TEXT, c.text());
             child.put(START, c.start());
             child.put(END, c.end());
+            putStructure(child, c);
             if (vectors != null) {
                 child.put(EMBEDDING, vectors.get(i + 1));
             }
@@ -118,6 +134,31 @@ public final class ChunkDocuments {
         }
         doc.put(CHILDREN, children);
         return doc;
+    }
+
+    /** The section and repeated table header of a chunk of a structured document ({@code format: markdown | html}). */
+    private static void putStructure(Map<String, Object> doc, Chunk chunk) {
+        Section section = chunk.section();
+        if (section != null) {
+            doc.put(SECTION, section.path());
+            doc.put(SECTION_LEVEL, section.level());
+            if (!section.merged().isEmpty()) {
+                doc.put(MERGED_SECTIONS, section.merged());
+            }
+        }
+        if (chunk.header() != null) {
+            doc.put(HEADER_START, chunk.header().start());
+            doc.put(HEADER_END, chunk.header().end());
+        }
+    }
+
+    /** The mapping of the structure fields, the same at the parent and the child level. */
+    private static void structureMapping(Map<String, Object> props) {
+        props.put(SECTION, Map.of("type", "keyword"));
+        props.put(SECTION_LEVEL, Map.of("type", "integer"));
+        props.put(MERGED_SECTIONS, Map.of("type", "keyword"));
+        props.put(HEADER_START, Map.of("type", "integer", "index", false));
+        props.put(HEADER_END, Map.of("type", "integer", "index", false));
     }
 
     /**
@@ -132,6 +173,7 @@ public final class ChunkDocuments {
         child.put(TEXT, Map.of("type", "text"));
         child.put(START, Map.of("type", "integer", "index", false));
         child.put(END, Map.of("type", "integer", "index", false));
+        structureMapping(child);
 
         Map<String, Object> props = new LinkedHashMap<>();
         props.put(SOURCE_ID, Map.of("type", "keyword"));
@@ -141,6 +183,7 @@ public final class ChunkDocuments {
         props.put(TEXT, Map.of("type", "text"));
         props.put(START, Map.of("type", "integer", "index", false));
         props.put(END, Map.of("type", "integer", "index", false));
+        structureMapping(props);
         props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_ROUTING, Map.of("type", "keyword", "index", false));

@@ -161,20 +161,18 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
      */
     private double[] latestStartProbabilities(String s, int[] words, boolean[] candidate) {
         double[] p = new double[words.length];
-        int window = scorer.windowTokens();
         int first = 0; // first word of the current window
         int assignFrom = 0; // words before this are decided
         while (first < words.length) {
-            int endWord = Math.min(words.length, first + window);
+            Window scored = window(s, words, first);
+            BoundaryScorer.Scores scores = scored.scores();
             int base = words[first];
-            int end = endWord < words.length ? words[endWord] : s.length();
-            BoundaryScorer.Scores scores = scorer.score(s.substring(base, end));
             int n = scores.size();
             if (n == 0) {
                 break;
             }
             int lastWord = wordAt(words, base + scores.starts()[n - 1]);
-            boolean complete = endWord == words.length && (n < window || base + scores.ends()[n - 1] >= trimmedEnd(s, base, end));
+            boolean complete = scored.complete();
             double[] local = new double[lastWord - first + 1];
             for (int t = 0; t < n; t++) {
                 int w = wordAt(words, base + scores.starts()[t]) - first;
@@ -209,19 +207,15 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
     /** Chunk-start probability of each word: the highest of the tokens starting in it, from the window that owns it. */
     private double[] wordProbabilities(String s, int[] words) {
         double[] p = new double[words.length];
-        int window = scorer.windowTokens();
-        int overlap = window / 4;
+        int overlap = scorer.windowTokens() / 4;
         int first = 0; // first word of the current window
         int ownFrom = 0; // words before this are owned by an earlier window
         while (first < words.length) {
-            // every word is at least one token, so `window` words always fill a window
-            int endWord = Math.min(words.length, first + window);
+            Window scored = window(s, words, first);
+            BoundaryScorer.Scores scores = scored.scores();
             int base = words[first];
-            int end = endWord < words.length ? words[endWord] : s.length();
-            BoundaryScorer.Scores scores = scorer.score(s.substring(base, end));
             int n = scores.size();
-            boolean complete = endWord == words.length
-                && (n < window || n == 0 || base + scores.ends()[n - 1] >= trimmedEnd(s, base, end));
+            boolean complete = scored.complete();
             int ownTo;
             int next;
             if (complete || n == 0) {
@@ -246,6 +240,21 @@ public final class BoundaryClassifierStrategy extends ModelGuidedStrategy {
             first = next;
         }
         return p;
+    }
+
+    /** One window's scores, and whether it reached the end of the text. */
+    private record Window(BoundaryScorer.Scores scores, boolean complete) {}
+
+    /** Scores the window that starts at word {@code first}: every word is at least one token, so `window` words fill it. */
+    private Window window(String s, int[] words, int first) {
+        int window = scorer.windowTokens();
+        int endWord = Math.min(words.length, first + window);
+        int base = words[first];
+        int end = endWord < words.length ? words[endWord] : s.length();
+        BoundaryScorer.Scores scores = scorer.score(s.substring(base, end));
+        int n = scores.size();
+        boolean complete = endWord == words.length && (n < window || n == 0 || base + scores.ends()[n - 1] >= trimmedEnd(s, base, end));
+        return new Window(scores, complete);
     }
 
     private static int trimmedEnd(String s, int from, int end) {

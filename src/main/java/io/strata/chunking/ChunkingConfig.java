@@ -91,6 +91,24 @@ public final class ChunkingConfig {
         return parsed;
     }
 
+    /**
+     * Removes and parses {@code format}: absent means {@code text}; anything but one of {@link DocumentFormat#names()}
+     * (an explicit null included) fails naming the field and the supported values.
+     */
+    public static DocumentFormat removeFormat(Map<String, Object> config) {
+        if (config.containsKey("format") == false) {
+            return DocumentFormat.TEXT;
+        }
+        Object value = config.remove("format");
+        for (DocumentFormat format : DocumentFormat.values()) {
+            if (format.value().equals(value)) {
+                return format;
+            }
+        }
+        String reason = String.format(Locale.ROOT, "unknown value [%s]; supported: %s", value, DocumentFormat.names());
+        throw new ConfigException("format", "[format] " + reason, reason);
+    }
+
     /** Parses {@code granularities} (null means the paper's [0.5, 0.25]; an empty list means parents only). */
     public static List<Double> parseGranularities(String field, Object value, int maxWords) {
         if (value == null) {

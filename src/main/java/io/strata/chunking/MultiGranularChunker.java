@@ -1,5 +1,6 @@
 package io.strata.chunking;
 
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -8,6 +9,11 @@ import java.util.List;
  * size θ; each parent is re-split by recursive chunking into children of θ·g words for every granularity g
  * (default θ/2 and θ/4), which never divides a sentence unless the sentence alone exceeds θ·g. The parent
  * itself is the level-0 child. LGMGC (§3.3) is this class with the logits-guided strategy.
+ *
+ * <p>With a {@link DocumentLayout} (Markdown or HTML, from {@code io.strata.chunking.structure}) the document is read for
+ * its structure first, and the layout places parents and children along it: the strategy cuts the prose of each section,
+ * chunks stay inside sections (small sibling sections merged), code blocks, tables and lists stay whole when they fit.
+ * The layout is passed in, so this core class does not depend on the parsers.
  *
  * <p>Immutable and thread-safe.
  */
@@ -19,11 +25,20 @@ public final class MultiGranularChunker {
     private final SentenceSegmenter segmenter;
     private final List<Double> granularities;
     private final List<RecursiveSplitter> childSplitters;
+    /** Null for flat text. */
+    private final DocumentLayout layout;
 
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter) {
+        this(strategy, granularities, segmenter, null);
+    }
+
+    /** @param layout how structured documents are laid out (Markdown, HTML); null reads the text as flat text */
+    public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
+                                DocumentLayout layout) {
         this.strategy = strategy;
         this.segmenter = segmenter;
         this.granularities = List.copyOf(granularities);
+        this.layout = layout;
         this.childSplitters = new ArrayList<>();
         for (double g : granularities) {
             childSplitters.add(new RecursiveSplitter(childWords(strategy.maxWords(), g)));
@@ -43,17 +58,24 @@ public final class MultiGranularChunker {
         return granularities;
     }
 
+    public DocumentFormat format() {
+        return layout == null ? DocumentFormat.TEXT : layout.format();
+    }
+
     public List<ChunkedParent> chunk(String text) {
         return chunkWithEvidence(text).parents();
     }
 
     /**
-     * Parents, children and the evidence that placed the parent boundaries (for previews), with the text's index so
-     * callers count words the way θ does.
+     * Parents, children and the evidence that placed the parent boundaries (for previews), with the index of the text the
+     * chunks were cut from (the source itself, except for HTML: its extracted text) so callers count words the way θ does.
      */
     public record Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence, TextIndex index) {}
 
     public Result chunkWithEvidence(String text) {
+        if (layout != null) {
+            return layout.chunk(text, strategy, childSplitters, segmenter);
+        }
         TextIndex index = new TextIndex(text, segmenter);
         Segmentation segmentation = strategy.segment(index);
         return new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);

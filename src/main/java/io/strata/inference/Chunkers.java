@@ -3,8 +3,10 @@ package io.strata.inference;
 import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.ChunkingStrategy;
 import io.strata.chunking.ConfigException;
+import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.structure.StructuredLayout;
 import io.strata.model.ModelRef;
 import org.opensearch.common.CheckedFunction;
 import org.opensearch.core.action.ActionListener;
@@ -28,17 +30,18 @@ public final class Chunkers {
     }
 
     /**
-     * The chunker of a configuration: consumes {@code strategy} and {@code granularities} from {@code config}.
+     * The chunker of a configuration: consumes {@code format}, {@code strategy} and {@code granularities} from {@code config}.
      *
      * @param embeddingModel the model that embeds the chunks, which embedding-based strategies use when they name none
      *                       (null: the node's default model)
      * @throws ConfigException naming the offending field
      */
     public MultiGranularChunker parse(Map<String, Object> config, ModelRef embeddingModel) {
+        DocumentFormat format = ChunkingConfig.removeFormat(config);
         ChunkingStrategy strategy = ChunkingConfig.removeStrategy(config, new InferenceModels(inference, embeddingModel));
         List<Double> granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
             strategy.maxWords());
-        return new MultiGranularChunker(strategy, granularities, segmenter);
+        return new MultiGranularChunker(strategy, granularities, segmenter, StructuredLayout.of(format));
     }
 
     /** Runs {@code work} with {@code chunker}: inline when its strategy is rule-based, on the inference pool otherwise. */

@@ -201,7 +201,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
 
     /** Reads and validates the processor configuration once, at pipeline creation. */
     public static final class Factory implements Processor.Factory {
-        static final Set<String> KEYS = Set.of("field", "target_index", "strategy", "granularities", "copy_fields",
+        static final Set<String> KEYS = Set.of("field", "target_index", "format", "strategy", "granularities", "copy_fields",
             "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD);
 
         private final ChunkWriter.Services services;

@@ -4,7 +4,9 @@ import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.ConfigMap;
+import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.Section;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.TextIndex;
 import io.strata.inference.Chunkers;
@@ -37,14 +39,19 @@ import java.util.TreeSet;
  * runs on the node's {@code analyze} pool, as {@code _analyze} does, never on the transport or HTTP thread that receives
  * the request; model-guided strategies then run on the inference pool of that node.
  * <pre>
- * {"text": "...", "strategy": {"type": "semantic", "max_words": 300}, "granularities": [0.5, 0.25],
+ * {"text": "...", "format": "text" | "markdown" | "html", "strategy": {"type": "semantic", "max_words": 300},
+ *  "granularities": [0.5, 0.25],
  *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model)}
  * </pre>
+ * With {@code format: markdown | html} every chunk also carries its {@code section}, {@code section_level} and, when it
+ * merged sub-sections, {@code merged_sections}; a table piece that repeats its table's header has {@code header_start} and
+ * {@code header_end}; for {@code html} the answer holds the extracted text the offsets index ({@code document_text}).
  */
 public final class TransportChunkPreviewAction extends HandledTransportAction<ChunkPreviewRequest, RenderedResponse> {
     /** Previews answer with every chunk's text: bound the response, not only the work. */
     static final int MAX_CHARS = 1_000_000;
-    private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "strategy", "granularities", "model", "model_id"));
+    private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "format", "strategy", "granularities", "model",
+        "model_id"));
 
     /** Where previews run: text analysis for a user to look at, like {@code _analyze} (a small fixed pool with a queue). */
     static final String EXECUTOR = ThreadPool.Names.ANALYZE;
@@ -114,6 +121,10 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         b.field("strategy", chunker.strategy().label());
         b.field("max_words", chunker.strategy().maxWords());
         b.field("granularities", chunker.granularities());
+        b.field("format", chunker.format().value());
+        if (chunker.format() == DocumentFormat.HTML) {
+            b.field("document_text", result.index().text());
+        }
         b.startArray("parents");
         for (ChunkedParent p : result.parents()) {
             b.startObject();
@@ -151,5 +162,17 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         b.field("end", c.end());
         b.field("words", index.words(c.span()));
         b.field("text", c.text());
+        Section section = c.section();
+        if (section != null) {
+            b.field("section", section.path());
+            b.field("section_level", section.level());
+            if (!section.merged().isEmpty()) {
+                b.field("merged_sections", section.merged());
+            }
+        }
+        if (c.header() != null) {
+            b.field("header_start", c.header().start());
+            b.field("header_end", c.header().end());
+        }
     }
 }

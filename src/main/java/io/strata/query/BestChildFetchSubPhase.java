@@ -28,7 +28,7 @@ import java.util.Map;
 /**
  * {@code explain_child}: for every returned parent, the chunk that gave it its score — the parent itself (level 0) or one
  * of its children at the counted levels — as the hit field {@value #FIELD} ({@code side, level, ordinal, text, start, end,
- * score}).
+ * score}, and for structured documents the chunk's {@code section}, {@code section_level} and {@code merged_sections}).
  *
  * <p>Dense side: the best chunk is found from the vectors the shard holds (the parent's block), scored by the vector
  * format's own scorer in float; its {@code score} is the one the planned search computed for the parent (its MAX, so that
@@ -249,6 +249,12 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         out.put(ChunkDocuments.TEXT, chunk.get(ChunkDocuments.TEXT));
         out.put(ChunkDocuments.START, chunk.get(ChunkDocuments.START));
         out.put(ChunkDocuments.END, chunk.get(ChunkDocuments.END));
+        // structured documents (format: markdown | html): where the child sits in the heading tree
+        for (String key : List.of(ChunkDocuments.SECTION, ChunkDocuments.SECTION_LEVEL, ChunkDocuments.MERGED_SECTIONS)) {
+            if (chunk.get(key) != null) {
+                out.put(key, chunk.get(key));
+            }
+        }
         out.put("score", score);
         return out;
     }

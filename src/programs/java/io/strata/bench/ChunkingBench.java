@@ -4,22 +4,27 @@ import dev.langchain4j.data.document.Document;
 import dev.langchain4j.data.document.DocumentSplitter;
 import dev.langchain4j.data.document.splitter.DocumentSplitters;
 import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.RecursiveStrategy;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TestTexts;
+import io.strata.chunking.structure.StructuredLayout;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.ToIntFunction;
+import java.util.stream.Stream;
 
 /**
  * Single-thread throughput of Strata's multi-granular recursive chunking (parents θ plus children θ/2 and
  * θ/4: three levels) against langchain4j's {@code DocumentSplitters.recursive} (one level) on the same
- * text, in one run. The peer gets the character size equal to θ words on this text, no overlap.
+ * text, in one run. The peer gets the character size equal to θ words on this text, no overlap. Then
+ * {@code format: markdown} and {@code html} against {@code recursive} on the same files of the structure corpus.
  *
  * <p>Run: {@code bin/strata-bench chunking} (or {@code mvn -Pbench test-compile exec:java}).
  */
@@ -60,6 +65,49 @@ public final class ChunkingBench {
             System.out.printf(Locale.ROOT, "%-6d %-34s %10s %10s %8.2f%n", theta, "ratio strata/langchain4j", "", "",
                 strataBest / peerBest);
         }
+        structured("markdown", DocumentFormat.MARKDOWN, ".md");
+        structured("html", DocumentFormat.HTML, ".html");
+    }
+
+    /**
+     * {@code format: markdown | html} (parsing included) against {@code recursive} on the same files of the structure
+     * corpus, read as plain text; θ = 300, 3 levels each.
+     */
+    private static void structured(String folder, DocumentFormat format, String suffix) throws Exception {
+        List<String> docs = new ArrayList<>();
+        try (Stream<Path> files = Files.list(Path.of("src/test/resources/structure-corpus", folder))) {
+            for (Path f : files.filter(f -> f.toString().endsWith(suffix)).sorted().toList()) {
+                docs.add(Files.readString(f));
+            }
+        }
+        double mb = docs.stream().mapToLong(d -> d.getBytes(StandardCharsets.UTF_8).length).sum() / 1e6;
+        var structured = new MultiGranularChunker(new RecursiveStrategy(300), MultiGranularChunker.DEFAULT_GRANULARITIES,
+            SentenceSegmenter.english(), StructuredLayout.of(format));
+        var plain = new MultiGranularChunker(new RecursiveStrategy(300), MultiGranularChunker.DEFAULT_GRANULARITIES,
+            SentenceSegmenter.english());
+        ToIntFunction<String> structuredRun = t -> docs.stream().mapToInt(d -> structured.chunk(d).size()).sum();
+        ToIntFunction<String> plainRun = t -> docs.stream().mapToInt(d -> plain.chunk(d).size()).sum();
+        double structuredBest = 0;
+        double plainBest = 0;
+        int structuredChunks = 0;
+        int plainChunks = 0;
+        for (int round = 0; round < 7; round++) {
+            double[] s = throughput(structuredRun, "", mb);
+            double[] p = throughput(plainRun, "", mb);
+            if (round >= 2) {
+                structuredBest = Math.max(structuredBest, s[0]);
+                plainBest = Math.max(plainBest, p[0]);
+            }
+            structuredChunks = (int) s[1];
+            plainChunks = (int) p[1];
+        }
+        System.out.printf(Locale.ROOT, "%s corpus: %d files, %.2f MB%n", folder, docs.size(), mb);
+        System.out.printf(Locale.ROOT, "%-6d %-34s %10.1f %10d %8s%n", 300, "format: " + format.value() + " (3 levels)",
+            structuredBest, structuredChunks, "");
+        System.out.printf(Locale.ROOT, "%-6d %-34s %10.1f %10d %8s%n", 300, "recursive, same files (3 levels)", plainBest,
+            plainChunks, "");
+        System.out.printf(Locale.ROOT, "%-6d %-34s %10s %10s %8.2f%n", 300, "ratio " + format.value() + "/recursive", "", "",
+            structuredBest / plainBest);
     }
 
     /** [MB/s, chunks] over repeated runs for at least ~1 s. */

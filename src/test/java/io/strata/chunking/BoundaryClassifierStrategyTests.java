@@ -86,10 +86,9 @@ public class BoundaryClassifierStrategyTests {
         assertEquals(3, parents(text, new BoundaryClassifierStrategy(scorer, 0.4, 300)).size());
     }
 
-    @Test
-    public void testSegment_whenTextLongerThanWindow_stitchesOverlappingWindowsWithoutEdgeArtefacts() {
+    /** 40 sentences, every seventh from the fourth "Break comes here."; their offsets go to {@code breaks}. */
+    private static String textWithBreaks(List<Integer> breaks) {
         StringBuilder b = new StringBuilder();
-        List<Integer> breaks = new ArrayList<>();
         for (int s = 0; s < 40; s++) {
             if (s % 7 == 3) {
                 breaks.add(b.length());
@@ -98,7 +97,13 @@ public class BoundaryClassifierStrategyTests {
                 b.append(String.format(Locale.ROOT, "Plain sentence %d. ", s));
             }
         }
-        String text = b.toString().trim();
+        return b.toString().trim();
+    }
+
+    @Test
+    public void testSegment_whenTextLongerThanWindow_stitchesOverlappingWindowsWithoutEdgeArtefacts() {
+        List<Integer> breaks = new ArrayList<>();
+        String text = textWithBreaks(breaks);
         // the first token of every window (no left context) scores 0.99, as an edge artefact would: the earlier window
         // owns it, so it must never make a boundary
         ScriptedScorer scorer = new ScriptedScorer(8, (word, i) -> i == 0 ? 0.99 : word.equals("Break") ? 0.9 : 0.05);
@@ -133,17 +138,8 @@ public class BoundaryClassifierStrategyTests {
     /** §2.2: "the window moves to the latest predicted start tokens and continue predicting incoming start tokens". */
     @Test
     public void testSegment_latestStartWindow_movesToTheLatestPredictedStart() {
-        StringBuilder b = new StringBuilder();
         List<Integer> breaks = new ArrayList<>();
-        for (int s = 0; s < 40; s++) {
-            if (s % 7 == 3) {
-                breaks.add(b.length());
-                b.append("Break comes here. ");
-            } else {
-                b.append(String.format(Locale.ROOT, "Plain sentence %d. ", s));
-            }
-        }
-        String text = b.toString().trim();
+        String text = textWithBreaks(breaks);
         // position 0 of a window (no left context) scores 0.99: it must never decide a boundary
         ScriptedScorer scorer = new ScriptedScorer(8, (word, i) -> i == 0 ? 0.99 : word.equals("Break") ? 0.9 : 0.05);
         BoundaryClassifierStrategy strategy = new BoundaryClassifierStrategy(scorer, 0.5, 300, false, true);

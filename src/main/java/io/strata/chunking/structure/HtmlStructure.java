@@ -1,0 +1,23 @@
+package io.strata.chunking.structure;
+
+import org.jsoup.Jsoup;
+import org.jsoup.nodes.Document;
+
+/**
+ * Reads HTML (jsoup's HTML5 parser, which repairs broken markup as browsers do) for chunking. The stored text is the
+ * text extracted from the {@code <body>} ({@link HtmlText} says how), and every offset indexes that text: chunk
+ * documents store it, not the markup. {@code _chunk} with {@code format: html} answers with the whole extracted text
+ * ({@code document_text}), against which the offsets of a chunk read.
+ *
+ * <p>Headings are {@code <h1>}–{@code <h6>} anywhere in the body; blocks are {@code <pre>} (code, cut between lines),
+ * {@code <table>} (cut between rows; the first row is the header when it sits in {@code <thead>} or holds only
+ * {@code <th>} cells) and {@code <ul>}/{@code <ol>} (cut between items).
+ *
+ * <p>Thread-safe: every call parses on its own.
+ */
+public final class HtmlStructure {
+    public StructuredText parse(String html) {
+        Document document = Jsoup.parse(html);
+        return new HtmlText().extract(document.body() != null ? document.body() : document);
+    }
+}

@@ -1,0 +1,292 @@
+package io.strata.chunking.structure;
+
+import io.strata.chunking.Span;
+import org.jsoup.nodes.Element;
+import org.jsoup.nodes.Node;
+import org.jsoup.nodes.TextNode;
+import org.jsoup.select.NodeFilter;
+import org.jsoup.select.NodeTraversor;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The text of an HTML body as chunks store it, with its headings and blocks located in it. Outside {@code <pre>},
+ * whitespace runs collapse to one space (as a browser renders them); {@code <pre>} keeps its text as written. Headings,
+ * paragraphs and other block elements are separated by a blank line; list items, table rows, {@code <dt>}/{@code <dd>}
+ * and {@code <br>} end a line; cells of a row are joined by {@code " | "}. Scripts, styles, templates, SVG and other
+ * non-text content are left out. One instance per document.
+ */
+final class HtmlText implements NodeFilter {
+    private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
+        "iframe", "object", "canvas", "select");
+    private static final Set<String> LINES = Set.of("li", "tr", "dt", "dd", "caption");
+
+    /** A block being read: where it starts, its units so far, its header row and the blocks inside it. */
+    private static final class Open {
+        final Block.Kind kind;
+        final int start;
+        final List<Span> units = new ArrayList<>();
+        final List<Block> nested = new ArrayList<>();
+        Span header;
+
+        Open(Block.Kind kind, int start) {
+            this.kind = kind;
+            this.start = start;
+        }
+    }
+
+    private final StringBuilder out = new StringBuilder();
+    private final List<Heading> headings = new ArrayList<>();
+    private final List<Block> blocks = new ArrayList<>();
+    private final Deque<Open> open = new ArrayDeque<>();
+    /** Start offsets of the open headings, rows and items (elements that may nest, in malformed input too). */
+    private final Deque<Integer> starts = new ArrayDeque<>();
+    private int preDepth;
+
+    StructuredText extract(Element root) {
+        NodeTraversor.filter(this, root);
+        trimTrailing();
+        // a heading nested in another (broken markup) ends first: order them by where they start
+        headings.sort(Comparator.comparingInt(Heading::start));
+        return new StructuredText(out.toString(), headings, blocks);
+    }
+
+    @Override
+    public FilterResult head(Node node, int depth) {
+        if (node instanceof TextNode text) {
+            append(text);
+            return FilterResult.CONTINUE;
+        }
+        if (!(node instanceof Element element)) {
+            return FilterResult.CONTINUE;
+        }
+        String tag = element.normalName();
+        if (SKIPPED.contains(tag)) {
+            return FilterResult.SKIP_ENTIRELY;
+        }
+        if (preDepth > 0) {
+            if (tag.equals("br")) {
+                out.append('\n');
+            }
+            return FilterResult.CONTINUE;
+        }
+        switch (tag) {
+            case "br" -> lineBreak();
+            case "h1", "h2", "h3", "h4", "h5", "h6" -> {
+                paragraphBreak();
+                starts.push(out.length());
+            }
+            case "pre" -> {
+                paragraphBreak();
+                open.push(new Open(Block.Kind.CODE, out.length()));
+                preDepth++;
+            }
+            case "table" -> {
+                paragraphBreak();
+                open.push(new Open(Block.Kind.TABLE, out.length()));
+            }
+            case "ul", "ol" -> {
+                paragraphBreak();
+                open.push(new Open(Block.Kind.LIST, out.length()));
+            }
+            case "tr", "li" -> {
+                lineBreak();
+                starts.push(out.length());
+            }
+            case "td", "th" -> {
+                if (element.previousElementSibling() != null) {
+                    trimTrailingSpaces();
+                    out.append(" | ");
+                }
+            }
+            default -> separate(element);
+        }
+        return FilterResult.CONTINUE;
+    }
+
+    @Override
+    public FilterResult tail(Node node, int depth) {
+        if (!(node instanceof Element element)) {
+            return FilterResult.CONTINUE;
+        }
+        String tag = element.normalName();
+        if (preDepth > 0 && !tag.equals("pre")) {
+            return FilterResult.CONTINUE;
+        }
+        switch (tag) {
+            case "h1", "h2", "h3", "h4", "h5", "h6" -> {
+                Span span = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                String title = span.of(out).replaceAll("\\s+", " ").strip();
+                if (!title.isEmpty()) {
+                    headings.add(new Heading(tag.charAt(1) - '0', title, span.start()));
+                }
+                paragraphBreak();
+            }
+            case "pre" -> {
+                preDepth--;
+                close(Block.Kind.CODE);
+                paragraphBreak();
+            }
+            case "table" -> {
+                close(Block.Kind.TABLE);
+                paragraphBreak();
+            }
+            case "ul", "ol" -> {
+                close(Block.Kind.LIST);
+                paragraphBreak();
+            }
+            case "tr" -> {
+                Span row = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                Open table = open.peek();
+                if (table != null && table.kind == Block.Kind.TABLE && row.length() > 0) {
+                    if (table.header == null && table.units.isEmpty() && isHeaderRow(element)) {
+                        table.header = row;
+                    } else {
+                        table.units.add(row);
+                    }
+                }
+                lineBreak();
+            }
+            case "li" -> {
+                Span item = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                Open list = open.peek();
+                if (list != null && list.kind == Block.Kind.LIST && item.length() > 0) {
+                    list.units.add(item);
+                }
+                lineBreak();
+            }
+            case "br", "td", "th" -> { }
+            default -> separate(element);
+        }
+        return FilterResult.CONTINUE;
+    }
+
+    private void separate(Element element) {
+        if (LINES.contains(element.normalName())) {
+            lineBreak();
+        } else if (element.isBlock()) {
+            paragraphBreak();
+        }
+    }
+
+    private static boolean isHeaderRow(Element row) {
+        if (row.parent() != null && row.parent().normalName().equals("thead")) {
+            return true;
+        }
+        boolean any = false;
+        for (Element cell : row.children()) {
+            if (!cell.normalName().equals("th")) {
+                return false;
+            }
+            any = true;
+        }
+        return any;
+    }
+
+    /** Ends the innermost open block (when it is of {@code kind}: malformed nesting leaves it open otherwise). */
+    private void close(Block.Kind kind) {
+        if (open.isEmpty() || open.peek().kind != kind) {
+            return;
+        }
+        Open o = open.pop();
+        Span span = trimmed(o.start, out.length());
+        if (span.length() == 0) {
+            return;
+        }
+        List<Span> units = kind == Block.Kind.CODE ? lines(span) : o.units;
+        Block block = new Block(kind, span, units, o.header, o.nested);
+        if (open.isEmpty()) {
+            blocks.add(block);
+        } else {
+            open.peek().nested.add(block);
+        }
+    }
+
+    private List<Span> lines(Span span) {
+        List<Span> lines = new ArrayList<>();
+        int start = span.start();
+        for (int i = span.start(); i <= span.end(); i++) {
+            if (i == span.end() || out.charAt(i) == '\n') {
+                Span line = trimmed(start, i);
+                if (line.length() > 0) {
+                    lines.add(line);
+                }
+                start = i + 1;
+            }
+        }
+        return lines;
+    }
+
+    private void append(TextNode node) {
+        String text = node.getWholeText();
+        if (preDepth > 0) {
+            out.append(text);
+            return;
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+                if (out.length() > 0 && !isSpace(out.charAt(out.length() - 1))) {
+                    out.append(' ');
+                }
+            } else {
+                out.append(c);
+            }
+        }
+    }
+
+    private void lineBreak() {
+        trimTrailingSpaces();
+        if (out.length() > 0 && out.charAt(out.length() - 1) != '\n') {
+            out.append('\n');
+        }
+    }
+
+    private void paragraphBreak() {
+        trimTrailingSpaces();
+        if (out.length() == 0) {
+            return;
+        }
+        int newlines = 0;
+        for (int i = out.length() - 1; i >= 0 && out.charAt(i) == '\n' && newlines < 2; i--) {
+            newlines++;
+        }
+        out.append("\n\n", 0, 2 - newlines);
+    }
+
+    private void trimTrailingSpaces() {
+        int n = out.length();
+        while (n > 0 && (out.charAt(n - 1) == ' ' || out.charAt(n - 1) == '\t')) {
+            n--;
+        }
+        out.setLength(n);
+    }
+
+    private void trimTrailing() {
+        int n = out.length();
+        while (n > 0 && isSpace(out.charAt(n - 1))) {
+            n--;
+        }
+        out.setLength(n);
+    }
+
+    private Span trimmed(int start, int end) {
+        start = Math.min(start, end);
+        while (start < end && isSpace(out.charAt(start))) {
+            start++;
+        }
+        while (end > start && isSpace(out.charAt(end - 1))) {
+            end--;
+        }
+        return new Span(start, end);
+    }
+
+    private static boolean isSpace(char c) {
+        return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
+    }
+}

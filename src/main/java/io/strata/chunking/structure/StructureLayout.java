@@ -1,0 +1,378 @@
+package io.strata.chunking.structure;
+
+import io.strata.chunking.RecursiveSplitter;
+import io.strata.chunking.Section;
+import io.strata.chunking.Span;
+import io.strata.chunking.TextIndex;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Lays chunks of at most θ words out along a document's structure; parents and every child level use it, with their θ.
+ *
+ * <ul>
+ *   <li>Sections: a chunk stays inside one section. A section (with its sub-sections) that fits θ is one chunk; otherwise
+ *   its own text and its sub-sections are packed in order, and consecutive ones that each fit θ are merged while they fit
+ *   together: such a chunk keeps the enclosing section's path and records the merged sub-sections' titles
+ *   ({@link Section#merged()}). A sub-section too large for θ is laid out on its own, recursively.</li>
+ *   <li>Blocks: inside a section's own text, prose between blocks goes to the {@link ProseSplitter}; a code block, table
+ *   or list that fits θ is one unit; a larger one is cut only between lines, rows or items (packed up to θ), a table's
+ *   pieces that lack its header repeating it (counted in θ; a header of θ words or more is not repeated), a list item too large alone laid out around its nested
+ *   blocks; a single line or row larger than θ is cut at words. Adjacent units merge while they fit θ, except across a
+ *   cut the prose splitter or a block split chose.</li>
+ * </ul>
+ *
+ * <p>One instance per document; not thread-safe.
+ */
+public final class StructureLayout {
+    private final TextIndex index;
+    private final Outline outline;
+    private final List<Block> blocks;
+
+    public StructureLayout(TextIndex index, Outline outline, List<Block> blocks) {
+        this.index = index;
+        this.outline = outline;
+        this.blocks = blocks;
+    }
+
+    /** Chunks of at most {@code maxWords} words covering the non-whitespace text of {@code clip}, in order. */
+    public List<Piece> layout(Span clip, int maxWords, ProseSplitter prose) {
+        List<Piece> out = new ArrayList<>();
+        new Run(clip, maxWords, prose, out).emit(outline.root());
+        return out;
+    }
+
+    /** A section's own text ({@code child} null) or a whole sub-section, clipped. */
+    private record Item(Span span, Outline.Node child) {}
+
+    /** A span that may join the unit before it ({@code joins}) unless a splitter cut there; {@code header} is repeated. */
+    private record Unit(Span span, Span header, boolean joins) {}
+
+    private final class Run {
+        private final Span clip;
+        private final int max;
+        private final ProseSplitter prose;
+        private final List<Piece> out;
+        private RecursiveSplitter words;
+
+        Run(Span clip, int max, ProseSplitter prose, List<Piece> out) {
+            this.clip = clip;
+            this.max = max;
+            this.prose = prose;
+            this.out = out;
+        }
+
+        void emit(Outline.Node node) {
+            List<Item> items = items(node);
+            if (items.isEmpty()) {
+                return;
+            }
+            if (items.size() == 1 && items.get(0).child() != null) {
+                emit(items.get(0).child());
+                return;
+            }
+            Span all = new Span(items.get(0).span().start(), items.get(items.size() - 1).span().end());
+            Span allHeader = headerBefore(all);
+            if (index.words(all) + words(allHeader) <= max) {
+                out.add(new Piece(all, allHeader, section(node, items)));
+                return;
+            }
+            List<Item> group = new ArrayList<>();
+            for (Item item : items) {
+                boolean fits = index.words(item.span()) + words(headerBefore(item.span())) <= max;
+                if (fits && (group.isEmpty() || index.words(group.get(0).span().start(), item.span().end()) <= max)) {
+                    group.add(item);
+                    continue;
+                }
+                flush(node, group);
+                if (fits) {
+                    group.add(item);
+                } else if (item.child() != null) {
+                    emit(item.child());
+                } else {
+                    content(node, item.span());
+                }
+            }
+            flush(node, group);
+        }
+
+        private void flush(Outline.Node node, List<Item> group) {
+            if (group.isEmpty()) {
+                return;
+            }
+            if (group.size() == 1 && group.get(0).child() != null) {
+                emit(group.get(0).child());
+            } else {
+                Span span = new Span(group.get(0).span().start(), group.get(group.size() - 1).span().end());
+                out.add(new Piece(span, headerBefore(span), section(node, group)));
+            }
+            group.clear();
+        }
+
+        private List<Item> items(Outline.Node node) {
+            List<Item> items = new ArrayList<>();
+            Span own = clipped(node.own());
+            if (own != null) {
+                items.add(new Item(own, null));
+            }
+            for (Outline.Node child : node.children()) {
+                if (child.subtree().end() <= clip.start()) {
+                    continue;
+                }
+                if (child.subtree().start() >= clip.end()) {
+                    break;
+                }
+                Span sub = clipped(child.subtree());
+                if (sub != null) {
+                    items.add(new Item(sub, child));
+                }
+            }
+            return items;
+        }
+
+        /**
+         * The header of a table that {@code span} starts inside of, below its header (a child of a table piece): that
+         * chunk repeats it too. Null otherwise.
+         */
+        private Span headerBefore(Span span) {
+            return headerBefore(blocks, span);
+        }
+
+        private Span headerBefore(List<Block> candidates, Span span) {
+            int k = firstEndingAfter(candidates, span.start());
+            if (k == candidates.size() || candidates.get(k).span().start() >= span.start()) {
+                return null;
+            }
+            Block block = candidates.get(k);
+            if (block.kind() == Block.Kind.LIST) {
+                return headerBefore(block.nested(), span); // a table inside a list item
+            }
+            Span header = block.header();
+            boolean inside = block.kind() == Block.Kind.TABLE && header != null && block.span().start() < span.start()
+                && words(header) < max;
+            return inside && header.end() <= span.start() ? header : null;
+        }
+
+        private Section section(Outline.Node node, List<Item> items) {
+            List<String> merged = items.stream().filter(i -> i.child() != null).map(i -> i.child().title()).toList();
+            return new Section(node.path(), node.level(), merged);
+        }
+
+        /** A section's own text larger than θ: units around its blocks, merged up to θ. */
+        private void content(Outline.Node node, Span span) {
+            List<Unit> units = new ArrayList<>();
+            units(span, blocks, units);
+            Section section = new Section(node.path(), node.level(), List.of());
+            Span current = null;
+            Span header = null;
+            for (Unit u : units) {
+                if (current != null && u.joins() && u.header() == null
+                    && index.words(current.start(), u.span().end()) + words(header) <= max) {
+                    current = new Span(current.start(), u.span().end());
+                    continue;
+                }
+                if (current != null) {
+                    out.add(new Piece(current, header, section));
+                }
+                current = u.span();
+                header = u.header();
+            }
+            if (current != null) {
+                out.add(new Piece(current, header, section));
+            }
+        }
+
+        /** Units of {@code span}: prose between the {@code candidates} blocks (ordered) and the blocks themselves. */
+        private void units(Span span, List<Block> candidates, List<Unit> units) {
+            int pos = span.start();
+            for (int k = firstEndingAfter(candidates, span.start()); k < candidates.size(); k++) {
+                Block block = candidates.get(k);
+                if (block.span().start() >= span.end()) {
+                    break;
+                }
+                Span part = clipped(block.span(), span);
+                if (part == null) {
+                    continue;
+                }
+                prose(new Span(pos, Math.max(pos, part.start())), units);
+                block(block, part, units);
+                pos = Math.max(pos, part.end());
+            }
+            prose(new Span(pos, Math.max(pos, span.end())), units);
+        }
+
+        private void prose(Span gap, List<Unit> units) {
+            Span trimmed = index.trim(gap.start(), gap.end());
+            if (trimmed.length() == 0) {
+                return;
+            }
+            List<Span> parts = prose.split(trimmed);
+            for (int i = 0; i < parts.size(); i++) {
+                units.add(new Unit(parts.get(i), null, i == 0));
+            }
+        }
+
+        private void block(Block block, Span part, List<Unit> units) {
+            Span whole = index.trim(block.span().start(), block.span().end());
+            if (part.contains(whole) && index.words(part) <= max) {
+                units.add(new Unit(part, null, true));
+                return;
+            }
+            List<Span> segments = cutAt(part, block.units());
+            switch (block.kind()) {
+                case CODE -> pack(segments, null, units);
+                case TABLE -> table(block, part, segments, units);
+                case LIST -> list(block, segments, units);
+            }
+        }
+
+        /** Rows packed up to θ with the header counted: the piece holding the header keeps it in place, the others repeat it. */
+        private void table(Block block, Span part, List<Span> segments, List<Unit> units) {
+            Span header = block.header();
+            if (header == null || words(header) >= max) {
+                // a header as large as the chunk size cannot lead every piece: rows are packed as lines are
+                pack(segments, null, units);
+                return;
+            }
+            int start = 0;
+            if (part.start() <= header.start()) {
+                // the part begins with the header (and whatever precedes the first row): it leads the first piece
+                Span first = segments.get(0);
+                int k = 1;
+                while (k < segments.size() && index.words(first.start(), segments.get(k).end()) <= max) {
+                    first = new Span(first.start(), segments.get(k).end());
+                    k++;
+                }
+                units.add(new Unit(first, null, true));
+                start = k;
+            }
+            pack(segments.subList(start, segments.size()), header, units);
+        }
+
+        private void list(Block block, List<Span> segments, List<Unit> units) {
+            int firstUnit = units.size();
+            Span current = null;
+            for (Span item : segments) {
+                // an item clipped inside a nested table's body must repeat that table's header: laid out around its blocks
+                if (index.words(item) > max || headerBefore(block.nested(), item) != null) {
+                    if (current != null) {
+                        units.add(new Unit(current, null, units.size() == firstUnit));
+                        current = null;
+                    }
+                    int before = units.size();
+                    units(item, block.nested(), units);
+                    if (units.size() > before && before > firstUnit) {
+                        units.set(before, new Unit(units.get(before).span(), units.get(before).header(), false));
+                    }
+                } else if (current == null) {
+                    current = item;
+                } else if (index.words(current.start(), item.end()) <= max) {
+                    current = new Span(current.start(), item.end());
+                } else {
+                    units.add(new Unit(current, null, units.size() == firstUnit));
+                    current = item;
+                }
+            }
+            if (current != null) {
+                units.add(new Unit(current, null, units.size() == firstUnit));
+            }
+        }
+
+        /** Consecutive segments packed up to θ (minus a repeated header's words); a segment too large alone is cut at words. */
+        private void pack(List<Span> segments, Span header, List<Unit> units) {
+            int budget = Math.max(1, max - words(header));
+            boolean first = true;
+            Span current = null;
+            for (Span segment : segments) {
+                if (index.words(segment) > budget) {
+                    if (current != null) {
+                        units.add(new Unit(current, header, first && header == null));
+                        first = false;
+                        current = null;
+                    }
+                    for (Span w : splitter(budget).split(index, segment)) {
+                        units.add(new Unit(w, header, first && header == null));
+                        first = false;
+                    }
+                } else if (current == null) {
+                    current = segment;
+                } else if (index.words(current.start(), segment.end()) <= budget) {
+                    current = new Span(current.start(), segment.end());
+                } else {
+                    units.add(new Unit(current, header, first && header == null));
+                    first = false;
+                    current = segment;
+                }
+            }
+            if (current != null) {
+                units.add(new Unit(current, header, first && header == null));
+            }
+        }
+
+        /** {@code part} cut at the starts of {@code units} that fall inside it, each piece trimmed. */
+        private List<Span> cutAt(Span part, List<Span> units) {
+            List<Span> out = new ArrayList<>();
+            int pieceStart = part.start();
+            for (Span unit : units) {
+                if (unit.start() <= pieceStart) {
+                    continue;
+                }
+                if (unit.start() >= part.end()) {
+                    break;
+                }
+                add(pieceStart, unit.start(), out);
+                pieceStart = unit.start();
+            }
+            add(pieceStart, part.end(), out);
+            return out;
+        }
+
+        private void add(int start, int end, List<Span> out) {
+            Span s = index.trim(start, end);
+            if (s.length() > 0) {
+                out.add(s);
+            }
+        }
+
+        private RecursiveSplitter splitter(int maxWords) {
+            if (words == null || words.maxWords() != maxWords) {
+                words = new RecursiveSplitter(maxWords);
+            }
+            return words;
+        }
+
+        private int words(Span span) {
+            return span == null ? 0 : index.words(span);
+        }
+
+        private Span clipped(Span span) {
+            return clipped(span, clip);
+        }
+
+        private Span clipped(Span span, Span to) {
+            int start = Math.max(span.start(), to.start());
+            int end = Math.min(span.end(), to.end());
+            if (end <= start) {
+                return null;
+            }
+            Span s = index.trim(start, end);
+            return s.length() > 0 ? s : null;
+        }
+    }
+
+    /** Index of the first block ending after {@code offset} (blocks are ordered and disjoint, so their ends are too). */
+    private static int firstEndingAfter(List<Block> blocks, int offset) {
+        int lo = 0;
+        int hi = blocks.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (blocks.get(mid).span().end() <= offset) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+}

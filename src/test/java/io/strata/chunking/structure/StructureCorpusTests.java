@@ -1,0 +1,301 @@
+package io.strata.chunking.structure;
+
+import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.DocumentFormat;
+import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.RecursiveStrategy;
+import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.Span;
+import io.strata.chunking.TextIndex;
+import org.commonmark.ext.gfm.tables.TableBlock;
+import org.commonmark.ext.gfm.tables.TablesExtension;
+import org.commonmark.node.AbstractVisitor;
+import org.commonmark.node.CustomBlock;
+import org.commonmark.node.FencedCodeBlock;
+import org.commonmark.node.IndentedCodeBlock;
+import org.commonmark.node.Node;
+import org.commonmark.node.SourceSpan;
+import org.commonmark.parser.IncludeSourceSpans;
+import org.commonmark.parser.Parser;
+import org.commonmark.renderer.text.TextContentRenderer;
+import org.jsoup.Jsoup;
+import org.jsoup.nodes.Element;
+import org.junit.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * The structure rules on real documentation (src/test/resources/structure-corpus, see its PROVENANCE.md), checked against
+ * the parsers' own view of each page: commonmark's heading nodes, code blocks and tables for Markdown; jsoup's headings
+ * and table rows for HTML. At θ = 300 and θ = 80 (which splits many tables and code blocks), with children at θ/2 and θ/4.
+ */
+public class StructureCorpusTests {
+    private static final Path CORPUS = Path.of("src/test/resources/structure-corpus");
+    private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
+    private static final int[] THETAS = { 300, 80 };
+
+    /** A section of the oracle's tree: its path and the whole section (heading to the next heading of its level or higher). */
+    private record Section(List<String> path, int level, Span subtree, int headingStart) {}
+
+    /** A block the oracle knows, with the offsets a chunk may start or end at inside it, and its header (tables). */
+    private record OracleBlock(Span span, List<Span> units, Span header) {}
+
+    @Test
+    public void testChunk_onMarkdownCorpus_respectsTheHeadingTreeCodeBlocksAndTables() throws IOException {
+        List<Path> files = files("markdown", ".md");
+        assertTrue("the corpus holds a few hundred pages", files.size() >= 150);
+        int merged = 0;
+        int repeatedHeaders = 0;
+        for (Path file : files) {
+            String source = Files.readString(file, StandardCharsets.UTF_8);
+            Node document = oracleParser().parse(FrontMatter.blank(source));
+            int[] lines = MarkdownStructure.lineStarts(source);
+            List<Heading> headings = new ArrayList<>();
+            TextContentRenderer renderer = TextContentRenderer.builder().build();
+            for (Node n = document.getFirstChild(); n != null; n = n.getNext()) {
+                if (n instanceof org.commonmark.node.Heading h) {
+                    headings.add(new Heading(h.getLevel(), renderer.render(h).strip(), offset(lines, h.getSourceSpans().get(0))));
+                }
+            }
+            List<OracleBlock> blocks = new ArrayList<>();
+            document.accept(new AbstractVisitor() {
+                @Override
+                public void visit(FencedCodeBlock code) {
+                    blocks.add(block(code, lines, 0));
+                }
+
+                @Override
+                public void visit(IndentedCodeBlock code) {
+                    blocks.add(block(code, lines, 0));
+                }
+
+                @Override
+                public void visit(CustomBlock custom) {
+                    if (custom instanceof TableBlock) {
+                        blocks.add(block(custom, lines, 2));
+                    }
+                }
+            });
+            for (int theta : THETAS) {
+                int[] counts = check(file, DocumentFormat.MARKDOWN, source, source, headings, blocks, theta);
+                merged += counts[0];
+                repeatedHeaders += counts[1];
+            }
+        }
+        assertTrue("the corpus exercises merges", merged > 0);
+        assertTrue("the corpus exercises repeated table headers", repeatedHeaders > 0);
+    }
+
+    @Test
+    public void testChunk_onHtmlCorpus_respectsTheHeadingTreePreBlocksAndTables() throws IOException {
+        List<Path> files = files("html", ".html");
+        assertTrue("the corpus holds a hundred pages", files.size() >= 100);
+        int repeatedHeaders = 0;
+        for (Path file : files) {
+            String source = Files.readString(file, StandardCharsets.UTF_8);
+            StructuredText structure = new HtmlStructure().parse(source);
+            String text = structure.text();
+            // the headings found are jsoup's, in order, each at an offset where its title is the text
+            List<Element> elements = Jsoup.parse(source).body().select("h1, h2, h3, h4, h5, h6");
+            List<Element> titled = elements.stream().filter(e -> !e.text().isBlank()).toList();
+            assertEquals(file.toString(), titled.size(), structure.headings().size());
+            for (int i = 0; i < titled.size(); i++) {
+                Heading h = structure.headings().get(i);
+                assertEquals(file.toString(), titled.get(i).text(), h.title());
+                assertEquals(titled.get(i).normalName().charAt(1) - '0', h.level());
+                assertTrue(file + ": " + h, text.substring(h.start()).replaceAll("\\s+", " ").startsWith(h.title()));
+            }
+            // every top-level table has jsoup's rows: its header row (th cells) apart, one unit per body row
+            List<Element> tables = Jsoup.parse(source).body().select("table").stream()
+                .filter(t -> t.parents().stream().noneMatch(p -> p.normalName().equals("table") || p.normalName().equals("ul")
+                    || p.normalName().equals("ol") || p.normalName().equals("pre")))
+                .toList();
+            List<Block> found = structure.blocks().stream().filter(b -> b.kind() == Block.Kind.TABLE).toList();
+            assertEquals(file.toString(), tables.size(), found.size());
+            for (int i = 0; i < tables.size(); i++) {
+                Element table = tables.get(i);
+                int rows = (int) table.select("tr").stream().filter(r -> r.closest("table") == table
+                    && !r.text().isBlank()).count();
+                assertEquals(file + " table " + i, rows, found.get(i).units().size() + (found.get(i).header() == null ? 0 : 1));
+            }
+            List<OracleBlock> blocks = new ArrayList<>();
+            for (Block b : structure.blocks()) {
+                if (b.kind() != Block.Kind.LIST) {
+                    blocks.add(new OracleBlock(b.span(), b.units(), b.header()));
+                }
+            }
+            for (int theta : THETAS) {
+                repeatedHeaders += check(file, DocumentFormat.HTML, source, text, structure.headings(), blocks, theta)[1];
+            }
+        }
+        assertTrue("the corpus exercises repeated table headers", repeatedHeaders > 0);
+    }
+
+    /** Checks every rule on one page; returns [chunks with merges, chunks repeating a header]. */
+    private static int[] check(Path file, DocumentFormat format, String source, String text, List<Heading> headings,
+                               List<OracleBlock> blocks, int theta) {
+        var chunker = new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES,
+            SEGMENTER, StructuredLayout.of(format));
+        MultiGranularChunker.Result result = chunker.chunkWithEvidence(source);
+        assertEquals(text, result.index().text());
+        TextIndex index = result.index();
+        List<Section> sections = sections(headings, text.length());
+        int[] counts = new int[2];
+        List<Chunk> parents = result.parents().stream().map(ChunkedParent::parent).toList();
+        assertCovers(file, text, new Span(0, text.length()), parents);
+        for (ChunkedParent p : result.parents()) {
+            for (int level = 1; level <= 2; level++) {
+                int l = level;
+                assertCovers(file, text, p.parent().span(), p.children().stream().filter(c -> c.level() == l).toList());
+            }
+            for (Chunk c : p.all()) {
+                int limit = c.level() == 0 ? theta : MultiGranularChunker.childWords(theta, c.level() == 1 ? 0.5 : 0.25);
+                String where = file + " θ=" + theta + " level " + c.level() + " " + c.span() + " " + c.section();
+                assertNotNull(where, c.section());
+                String expectedText = (c.header() == null ? "" : c.header().of(text) + "\n") + c.span().of(text);
+                assertEquals(where, expectedText, c.text());
+                int words = index.words(c.span()) + (c.header() == null ? 0 : index.words(c.header()));
+                assertTrue(where + " has " + words + " words", words <= limit);
+                // the section is the deepest one holding the whole chunk: exact path and level
+                Section home = sections.get(0);
+                for (Section s : sections) {
+                    if (s.subtree().contains(c.span()) && s.path().size() >= home.path().size()) {
+                        home = s;
+                    }
+                }
+                // commonmark's text renderer quotes code spans; the section path keeps their text only
+                assertEquals(where, home.path().stream().map(t -> t.replace("\"", "")).toList(),
+                    c.section().path().stream().map(t -> t.replace("\"", "")).toList());
+                assertEquals(where, home.level(), c.section().level());
+                // a heading inside the chunk: only a whole merged sub-section, recorded
+                List<String> inside = new ArrayList<>();
+                for (Section s : sections) {
+                    if (s.headingStart() > c.start() && s.headingStart() < c.end()) {
+                        assertTrue(where + " cuts section " + s.path(),
+                            c.span().contains(index.trim(s.subtree().start(), s.subtree().end())));
+                        if (s.path().size() == home.path().size() + 1) {
+                            inside.add(s.path().get(s.path().size() - 1).replace("\"", ""));
+                        }
+                    }
+                }
+                if (!inside.isEmpty() || !c.section().merged().isEmpty()) {
+                    // merged titles: the direct sub-sections whose heading lies in the chunk (a merge may start at one)
+                    for (String title : inside) {
+                        assertTrue(where + " merged " + c.section().merged(),
+                            c.section().merged().stream().map(t -> t.replace("\"", "")).toList().contains(title));
+                    }
+                    counts[0]++;
+                }
+                if (c.header() != null) {
+                    counts[1]++;
+                }
+                for (OracleBlock b : blocks) {
+                    checkBlock(where, text, index, b, c, limit);
+                }
+            }
+        }
+        return counts;
+    }
+
+    /** A block that fits is never cut; a larger one only between its units, a table piece without its header repeats it. */
+    private static void checkBlock(String where, String text, TextIndex index, OracleBlock b, Chunk c, int limit) {
+        Span block = index.trim(b.span().start(), b.span().end());
+        boolean startsInside = c.start() > block.start() && c.start() < block.end();
+        boolean endsInside = c.end() > block.start() && c.end() < block.end();
+        if (!startsInside && !endsInside) {
+            return;
+        }
+        assertTrue(where + " cuts a block that fits: " + block, index.words(block) > limit);
+        for (int cut : new int[] { startsInside ? c.start() : -1, endsInside ? c.end() : -1 }) {
+            if (cut < 0) {
+                continue;
+            }
+            boolean atUnit = b.header() != null && cut == index.trim(b.header().start(), b.header().end()).end();
+            // a header larger than the limit is cut at words, as any unit would be
+            atUnit |= b.header() != null && b.header().start() < cut && cut < b.header().end() && index.words(b.header()) > limit;
+            for (Span u : b.units()) {
+                Span unit = index.trim(u.start(), u.end());
+                atUnit |= cut == unit.start() || cut == unit.end();
+                // a single unit larger than the limit is cut at words
+                atUnit |= unit.start() < cut && cut < unit.end() && index.words(unit) + (b.header() == null ? 0 : index.words(b.header())) > limit;
+            }
+            assertTrue(where + " cuts block " + block + " at " + cut + " between units", atUnit);
+        }
+        if (b.header() != null && startsInside && c.start() >= b.header().end() && index.words(b.header()) < limit) {
+            assertEquals(where + " repeats the table header", index.trim(b.header().start(), b.header().end()), c.header());
+        }
+    }
+
+    private static void assertCovers(Path file, String text, Span range, List<Chunk> chunks) {
+        int pos = range.start();
+        for (Chunk c : chunks) {
+            assertTrue(file + " " + c.span(), c.start() >= pos);
+            assertTrue(file + " gap " + pos + ".." + c.start(), text.substring(pos, c.start()).isBlank());
+            assertFalse(c.span().of(text).isBlank());
+            pos = c.end();
+        }
+        assertTrue(file + " tail", text.substring(pos, range.end()).isBlank());
+    }
+
+    private static List<Section> sections(List<Heading> headings, int length) {
+        List<Section> out = new ArrayList<>();
+        out.add(new Section(List.of(), 0, new Span(0, length), -1));
+        for (int i = 0; i < headings.size(); i++) {
+            Heading h = headings.get(i);
+            int end = length;
+            for (int j = i + 1; j < headings.size(); j++) {
+                if (headings.get(j).level() <= h.level()) {
+                    end = headings.get(j).start();
+                    break;
+                }
+            }
+            List<String> path = new ArrayList<>();
+            for (int k = out.size() - 1; k >= 1; k--) { // the enclosing section: the last one whose subtree holds this one
+                Section s = out.get(k);
+                if (s.level() < h.level() && s.subtree().end() >= end && s.subtree().start() < h.start()) {
+                    path.addAll(s.path());
+                    break;
+                }
+            }
+            path.add(h.title());
+            out.add(new Section(List.copyOf(path), h.level(), new Span(h.start(), end), h.start()));
+        }
+        return out;
+    }
+
+    private static OracleBlock block(Node node, int[] lines, int headerLines) {
+        List<Span> units = new ArrayList<>();
+        for (SourceSpan s : node.getSourceSpans()) {
+            units.add(new Span(offset(lines, s), offset(lines, s) + s.getLength()));
+        }
+        Span span = new Span(units.get(0).start(), units.get(units.size() - 1).end());
+        Span header = headerLines == 0 ? null : new Span(units.get(0).start(), units.get(1).end());
+        return new OracleBlock(span, units.subList(headerLines, units.size()), header);
+    }
+
+    private static int offset(int[] lines, SourceSpan s) {
+        return lines[s.getLineIndex()] + s.getColumnIndex();
+    }
+
+    private static Parser oracleParser() {
+        return Parser.builder().extensions(List.of(TablesExtension.create())).includeSourceSpans(IncludeSourceSpans.BLOCKS).build();
+    }
+
+    private static List<Path> files(String folder, String suffix) throws IOException {
+        try (Stream<Path> s = Files.list(CORPUS.resolve(folder))) {
+            return s.filter(p -> p.toString().endsWith(suffix)).sorted().toList();
+        }
+    }
+}
