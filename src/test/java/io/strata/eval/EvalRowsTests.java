@@ -76,7 +76,7 @@ public class EvalRowsTests {
     @Test
     public void testParse_badRows_areRefusedWithTheFieldAndWhatIsAllowed() {
         assertTrue(message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"levels\": [0]}]}")
-            .contains("unknown key [levels]; supported: [_comment, baseline, granularities, model, name, query, strategy, thetas] "
+            .contains("unknown key [levels]; supported: [_comment, baseline, granularities, model, name, processor, query, strategy, thetas] "
                 + "(query levels go inside [query])"));
         assertTrue(message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"query\": {\"match\": \"fixed\"}}]}")
             .contains("[query] must use \"$question\""));
