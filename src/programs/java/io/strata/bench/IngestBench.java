@@ -34,9 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>The pipeline runs three ways, one after the other on the same node: parents only ({@code granularities: []}), today's
  * multi-granular ingest (every child embedded separately) and late-chunked children ({@code children.embedding: late}: one
  * pass per parent); each reports parents/s and vectors/s (chunk vectors written: parents, or parents and children) of its
- * best round, and its parents/s against the separate MG's.
+ * best round, and its parents/s against the separate MG's. {@code raw=false} stops after them (no raw ONNX Runtime).
  *
- * <pre>bin/strata-bench ingest [URL] [theta=300] [bulk=4] [clients=2] [rounds=2] [model=NAME]</pre>
+ * <pre>bin/strata-bench ingest [URL] [theta=300] [bulk=4] [clients=2] [rounds=2] [model=NAME] [raw=false]</pre>
  * URL defaults to STRATA_URL, else http://127.0.0.1:9800 (a node started with bin/strata-node start --http-port 9800 --plugin …zip;
  * it should run nothing else meanwhile). Each round ingests into a fresh index (stored vectors would be reused).
  * {@code model=} names another embedded model for the pipeline: a catalogue model must be fetched into target/models
@@ -47,6 +47,7 @@ public final class IngestBench {
         String url = null;
         int theta = 300, bulk = 4, clients = 2, rounds = 2;
         String model = null;
+        boolean raw = true;
         for (String a : args) {
             if (a.startsWith("http")) {
                 url = a;
@@ -58,17 +59,19 @@ public final class IngestBench {
                 clients = Integer.parseInt(a.substring(8));
             } else if (a.startsWith("model=")) {
                 model = a.substring(6);
+            } else if (a.equals("raw=false")) {
+                raw = false;
             } else if (a.startsWith("rounds=")) {
                 rounds = Integer.parseInt(a.substring(7));
             } else {
-                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, theta=, bulk=, clients=, rounds=, model=");
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, theta=, bulk=, clients=, rounds=, model=, raw=false");
             }
         }
         String book = Files.readString(Path.of("src/test/resources/eval/datasets/gutenqa-emma/book.txt"));
         List<String> chapters = chapters(book);
         try (RestClient client = Connection.builder(Connection.url(url, "http://127.0.0.1:9800"))
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(1))).build()) {
-            new IngestBench(client, chapters, theta, bulk, clients, rounds, model).run();
+            new IngestBench(client, chapters, theta, bulk, clients, rounds, model, raw).run();
         }
     }
 
@@ -96,7 +99,11 @@ public final class IngestBench {
     /** The pipeline's model; null: the node's default. */
     private final String model;
 
-    private IngestBench(RestClient client, List<String> chapters, int theta, int bulk, int clients, int rounds, String model) {
+    /** Whether to measure raw ONNX Runtime after the pipelines (the ratio's baseline). */
+    private final boolean measureRaw;
+
+    private IngestBench(RestClient client, List<String> chapters, int theta, int bulk, int clients, int rounds, String model, boolean raw) {
+        this.measureRaw = raw;
         this.client = client;
         this.chapters = chapters;
         this.theta = theta;
@@ -169,6 +176,11 @@ public final class IngestBench {
                 parentsPerSecond[v] * vectors / parents, parentsPerSecond[v] / parentsPerSecond[1]);
         }
         System.out.println();
+        if (!measureRaw) {
+            call("DELETE", "/ingest-bench-src,ingest-bench-chunks?ignore_unavailable=true", null);
+            call("DELETE", "/_ingest/pipeline/ingest-bench", null);
+            return;
+        }
 
         ModelDescriptor d = ModelDescriptor.read(model, Path.of(System.getProperty("strata.models.dir", "target/models")).resolve(model));
         DjlEmbedder.load(d, Device.cpu(), 1, 1, 1).close(); // DJL owns ONNX Runtime's process-wide environment
