@@ -1,5 +1,6 @@
 package io.strata.chunkindex;
 
+import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.MultiGranularChunker;
@@ -49,10 +50,18 @@ public final class ChunkWriter {
     private final List<String> copyFields;
     /** The model that embeds every chunk; null when the pipeline writes no vectors. */
     private final ModelRef model;
+    /** How children are embedded: one pass each, or pooled from their parent's pass (late chunking). */
+    private final ChildEmbedding childEmbedding;
     private final Services services;
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        Services services) {
+        this(field, targetIndex, chunker, copyFields, model, ChildEmbedding.SEPARATE, services);
+    }
+
+    public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
+                       ChildEmbedding childEmbedding, Services services) {
+        this.childEmbedding = childEmbedding;
         this.field = field;
         this.targetIndex = targetIndex;
         this.chunker = chunker;
@@ -87,6 +96,10 @@ public final class ChunkWriter {
 
     public Services services() {
         return services;
+    }
+
+    public ChildEmbedding childEmbedding() {
+        return childEmbedding;
     }
 
     /** The text of {@code source} at {@link #field} (objects and dotted keys alike), or null when absent. */
@@ -178,6 +191,15 @@ public final class ChunkWriter {
             return;
         }
         DocumentVectors.Slice slice = slices.get(k);
+        if (childEmbedding == ChildEmbedding.LATE) {
+            services.inference().embedSpans(model, vectors.spannedTexts(slice), Embedder.Purpose.PASSAGE,
+                callerContext(ActionListener.wrap(embedded -> {
+                    vectors.fillSpans(slice, embedded);
+                    progress.embedded(slice.texts());
+                    embedSlices(vectors, slices, k + 1, progress, listener);
+                }, listener::onFailure)));
+            return;
+        }
         services.inference().embed(model, vectors.texts(slice), Embedder.Purpose.PASSAGE, callerContext(ActionListener.wrap(embedded -> {
             vectors.fill(slice, embedded);
             progress.embedded(embedded.size());
@@ -225,13 +247,20 @@ public final class ChunkWriter {
         }
     }
 
-    /** What a parent's vectors depend on: the model, the child sizes and the parent text. */
-    private String textHash(ModelInfo info, String parentText) {
+    /**
+     * What a parent's vectors depend on: the model, the child sizes, how children are embedded and the parent text. A
+     * stored chunk's vectors are reused only under the same hash, so late-chunked children never serve a separate-mode
+     * pipeline or the reverse. Separate mode adds nothing, so hashes written before late chunking existed stay valid.
+     */
+    String textHash(ModelInfo info, String parentText) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
             digest.update(chunker.granularities().toString().getBytes(StandardCharsets.UTF_8));
             digest.update(Integer.toString(chunker.strategy().maxWords()).getBytes(StandardCharsets.UTF_8));
+            if (childEmbedding != ChildEmbedding.SEPARATE) {
+                digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
+            }
             digest.update((byte) 0);
             digest.update(parentText.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest.digest(), 0, 16);

@@ -2,6 +2,8 @@ package io.strata.chunkindex;
 
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.Embedder;
+import io.strata.chunking.Span;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +12,9 @@ import java.util.Locale;
 /**
  * The vectors of one document's chunks while they are computed and written. Per parent: the parent's vector then its
  * children's ({@link ChunkedParent#all()} order), either reused from the stored chunk with the same {@code text_hash} or
- * embedded in {@link Slice slices} of bounded size. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~48 MB for a
+ * embedded in {@link Slice slices} of bounded size: separately (one text per chunk, {@link #texts(Slice)}) or late (one text
+ * per parent with its children's spans, {@link #spannedTexts(Slice)}, whose answer expands to the parent's and children's
+ * vectors). Slices count vectors either way, so a late slice holds the same parents as a separate one. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~48 MB for a
  * 5 MB book), and released parent by parent as their chunk documents are written.
  */
 final class DocumentVectors {
@@ -117,6 +121,35 @@ final class DocumentVectors {
             }
         }
         return out;
+    }
+
+    /**
+     * Late chunking: per parent of {@code slice} to embed, its text with its children's spans (relative to the parent
+     * text, in {@link ChunkedParent#children()} order).
+     */
+    List<Embedder.SpannedText> spannedTexts(Slice slice) {
+        List<Embedder.SpannedText> out = new ArrayList<>();
+        for (int i = slice.from(); i < slice.to(); i++) {
+            if (toEmbed[i]) {
+                ChunkedParent p = parents.get(i);
+                int base = p.parent().start();
+                List<Span> spans = new ArrayList<>(p.children().size());
+                for (Chunk c : p.children()) {
+                    spans.add(new Span(c.start() - base, c.end() - base));
+                }
+                out.add(new Embedder.SpannedText(p.parent().text(), spans));
+            }
+        }
+        return out;
+    }
+
+    /** Takes the model's late answer for {@code slice}: per text of {@link #spannedTexts(Slice)}, the parent's vector then its children's. */
+    void fillSpans(Slice slice, List<List<float[]>> embedded) {
+        List<float[]> flat = new ArrayList<>(slice.texts());
+        for (List<float[]> perParent : embedded) {
+            flat.addAll(perParent);
+        }
+        fill(slice, flat);
     }
 
     /** Takes the model's answer for {@code slice}: one vector per text of {@link #texts(Slice)}, in order. */

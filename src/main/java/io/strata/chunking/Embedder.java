@@ -24,4 +24,33 @@ public interface Embedder {
 
     /** Model tokens of each text as it would be embedded (special tokens and prefix included, before truncation). */
     int[] tokenCounts(List<String> texts, Purpose purpose);
+
+    /** A text and character spans of it ({@code [start, end)} relative to the text) to pool vectors for. */
+    record SpannedText(String text, List<Span> spans) {
+        public SpannedText {
+            spans = List.copyOf(spans);
+            for (Span s : spans) {
+                if (s.end() > text.length()) {
+                    throw new IllegalArgumentException("span " + s + " beyond the text's " + text.length() + " characters");
+                }
+            }
+        }
+    }
+
+    /**
+     * Why this model cannot {@link #embedSpans} (e.g. it gives no token states, or pools them in a way a span cannot
+     * follow), or null when it can. Checked when a pipeline asks for late chunking.
+     */
+    default String spanPoolingProblem() {
+        return "model [" + name() + "] does not give token states";
+    }
+
+    /**
+     * Late chunking (Günther et al. 2024): each text goes through the model once; per text, its own vector exactly as
+     * {@link #embed} gives it, then one L2-normalised vector per span, pooled from the token states of that same pass.
+     * Only when {@link #spanPoolingProblem()} is null.
+     */
+    default List<List<float[]>> embedSpans(List<SpannedText> texts, Purpose purpose) {
+        throw new UnsupportedOperationException(spanPoolingProblem());
+    }
 }

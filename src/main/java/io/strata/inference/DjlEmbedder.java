@@ -168,23 +168,34 @@ public final class DjlEmbedder implements Embedder, Closeable {
         int n = texts.size();
         long[][] ids = new long[n][];
         long[][] types = new long[n][];
+        int[] lengths = new int[n];
         for (int i = 0; i < n; i++) {
             Encoding e = tokenizer.encode(prefixed(texts.get(i), purpose));
             ids[i] = truncate(e.getIds());
             types[i] = Arrays.copyOf(e.getTypeIds(), ids[i].length);
+            lengths[i] = ids[i].length;
         }
+        float[][] out = new float[n][];
+        inLanes(lengths, callLanes, i -> out[i] = run(from, ids[i], types[i]));
+        return Arrays.asList(out);
+    }
+
+    /**
+     * Runs {@code task} for every index of {@code sizes} on up to {@code callLanes} lanes (the caller's and helpers), the
+     * largest first from a shared cursor (even lanes); returns when every lane is done, rethrowing the first failure.
+     */
+    private void inLanes(int[] sizes, int callLanes, java.util.function.IntConsumer task) {
+        int n = sizes.length;
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {
             order[i] = i;
         }
-        Arrays.sort(order, Comparator.comparingInt((Integer i) -> ids[i].length).reversed()); // longest first: even lanes
-        float[][] out = new float[n][];
+        Arrays.sort(order, Comparator.comparingInt((Integer i) -> sizes[i]).reversed()); // longest first: even lanes
         AtomicInteger cursor = new AtomicInteger();
         Runnable lane = () -> {
             for (int next; (next = cursor.getAndIncrement()) < n; ) {
-                int i = order[next];
                 try {
-                    out[i] = run(from, ids[i], types[i]);
+                    task.accept(order[next]);
                 } catch (RuntimeException | Error e) {
                     cursor.set(n); // the other lanes stop after their current text
                     throw e;
@@ -202,7 +213,7 @@ public final class DjlEmbedder implements Embedder, Closeable {
         } catch (RuntimeException e) {
             failure = e;
         }
-        for (Future<?> f : others) { // always wait: out[] must not be written after we return
+        for (Future<?> f : others) { // always wait: results must not be written after we return
             try {
                 f.get();
             } catch (ExecutionException e) {
@@ -218,7 +229,176 @@ public final class DjlEmbedder implements Embedder, Closeable {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    @Override
+    public String spanPoolingProblem() {
+        return spanPoolingProblem(descriptor);
+    }
+
+    /** Why {@code d} cannot pool spans of its token states (late chunking), or null when it can. */
+    public static String spanPoolingProblem(ModelDescriptor d) {
+        if (d.isCausalLm()) {
+            return "model [" + d.name() + "] is a causal language model, not an embedding model";
+        }
+        return switch (d.pooling()) {
+            case MEAN -> null;
+            // A CLS model's vector is one token's state, trained to summarise the whole input; the mean of a span's token
+            // states is not a vector of that kind (the late-chunking paper pools means, and evaluates mean-pooling models
+            // only), so we refuse rather than write vectors the model was never trained to give.
+            case CLS -> "model [" + d.name() + "] pools the [CLS] token (pooling: cls): a span's vector would be a mean of token "
+                + "states, which this model was not trained to give; late chunking needs a mean-pooling model (pooling: mean)";
+            case NONE -> "model [" + d.name() + "] outputs one vector per text (pooling: none), not token states";
+        };
+    }
+
+    /**
+     * Late chunking (Günther et al. 2024, "Late Chunking: Contextual Chunk Embeddings Using Long-Context Embedding
+     * Models"): per text one pass over the whole text (with the passage prefix, as {@link #embed}), its own vector
+     * pooled exactly as {@link #embed} pools it (bitwise the same: same ids, same single-row pass), and each span's vector
+     * the mean of the last hidden state of the tokens that <b>start</b> inside the span, L2-normalised when the recipe
+     * normalises. Texts run on the lanes like {@link #embed}, one pass (or one series of windows) each, so a text's
+     * vectors never depend on the texts it came with.
+     *
+     * <p>As the paper, span means leave out the special tokens and the instruction prefix (they belong to no span); a
+     * token straddling a span's edge belongs to the span holding its first character (so the spans of one level
+     * partition the tokens, none is counted twice). A span no token starts in (never for word-sized spans) takes the
+     * tokens overlapping it, and with none of those the text's own vector.
+     *
+     * <p>Texts over the model's context: see {@link LateWindows}. The paper's "long late chunking" also cuts the token
+     * sequence into overlapping macro chunks; we differ in taking each token's state from the window where it sits most
+     * centrally (BERT's "max context" rule for long SQuAD documents) instead of from its first window.
+     */
+    @Override
+    public List<List<float[]>> embedSpans(List<SpannedText> texts, Purpose purpose) {
+        String problem = spanPoolingProblem();
+        if (problem != null) {
+            throw new UnsupportedOperationException(problem);
+        }
+        int n = texts.size();
+        int[] lengths = new int[n];
+        for (int i = 0; i < n; i++) {
+            lengths[i] = texts.get(i).text().length();
+        }
+        @SuppressWarnings("unchecked")
+        List<float[]>[] out = new List[n];
+        inLanes(lengths, helpers == null ? 1 : lanes, i -> out[i] = late(texts.get(i), purpose));
         return Arrays.asList(out);
+    }
+
+    private List<float[]> late(SpannedText st, Purpose purpose) {
+        String prefix = purpose == Purpose.QUERY ? descriptor.queryPrefix() : descriptor.passagePrefix();
+        Encoding e = tokenizer.encode(prefix + st.text());
+        long[] ids = e.getIds();
+        long[] types = e.getTypeIds();
+        long[] special = e.getSpecialTokenMask();
+        CharSpan[] charSpans = e.getCharTokenSpans();
+        // layout: head specials ([CLS]), prefix tokens, body tokens (the text's), tail specials ([SEP])
+        int bodyFrom = 0;
+        while (bodyFrom < ids.length && special[bodyFrom] != 0) {
+            bodyFrom++;
+        }
+                while (bodyFrom < ids.length && special[bodyFrom] == 0 && (charSpans[bodyFrom] == null || charSpans[bodyFrom].getStart() < prefix.length())) {
+            bodyFrom++;
+        }
+        int bodyTo = ids.length;
+        while (bodyTo > bodyFrom && special[bodyTo - 1] != 0) {
+            bodyTo--;
+        }
+        int bodyCount = bodyTo - bodyFrom;
+        int bodyStart = bodyFrom;
+        int fixed = bodyFrom + (ids.length - bodyTo); // head, prefix and tail: in every window
+        int dim = descriptor.dimension();
+        float[][] states = new float[bodyCount][];
+        float[] parent = null;
+        LateWindows windows = LateWindows.of(bodyCount, Math.max(1, descriptor.maxTokens() - fixed));
+        long[] parentIds = truncate(ids); // exactly what embed runs
+        for (int w = 0; w < windows.count(); w++) {
+            int from = windows.start(w);
+            int to = windows.end(w);
+            long[] wIds = new long[fixed + to - from];
+            long[] wTypes = new long[wIds.length];
+            int k = 0;
+            for (int t = 0; t < bodyFrom; t++, k++) {
+                wIds[k] = ids[t];
+                wTypes[k] = types[t];
+            }
+            for (int t = bodyFrom + from; t < bodyFrom + to; t++, k++) {
+                wIds[k] = ids[t];
+                wTypes[k] = types[t];
+            }
+            for (int t = bodyTo; t < ids.length; t++, k++) {
+                wIds[k] = ids[t];
+                wTypes[k] = types[t];
+            }
+            boolean isParentInput = w == 0 && Arrays.equals(wIds, parentIds) && Arrays.equals(wTypes, Arrays.copyOf(types, parentIds.length));
+            int len = wIds.length;
+            long[] mask = new long[len];
+            Arrays.fill(mask, 1L);
+            int window = w;
+            float[] pooled = forward(predictors, wIds, mask, wTypes, 1, len, (values, shape) -> {
+                if (shape.dimension() != 3 || (int) shape.get(2) != dim) {
+                    throw new IllegalStateException("model [" + descriptor.name() + "] returned hidden states of shape " + shape
+                        + "; late chunking needs [1, tokens, " + dim + "] (a token-level output)");
+                }
+                for (int b = from; b < to; b++) {
+                    if (windows.owner(b) == window) {
+                        int row = bodyStart + (b - from); // head and prefix come first in every window
+                        states[b] = Arrays.copyOfRange(values, row * dim, (row + 1) * dim);
+                    }
+                }
+                return isParentInput ? pool(values, shape, mask, 1, len)[0] : null;
+            });
+            if (isParentInput) {
+                parent = pooled;
+            }
+        }
+        if (ids.length > descriptor.maxTokens()) {
+            truncated.increment();
+        }
+        if (parent == null) { // a tokenizer whose windows differ from embed's truncation: the text's own pass, as embed runs it
+            parent = run(predictors, parentIds, Arrays.copyOf(types, parentIds.length));
+        }
+        List<float[]> out = new ArrayList<>(st.spans().size() + 1);
+        out.add(parent);
+        for (io.strata.chunking.Span span : st.spans()) {
+            out.add(spanMean(states, charSpans, bodyFrom, prefix.length() + span.start(), prefix.length() + span.end(), parent));
+        }
+        return out;
+    }
+
+    /** The mean of the states of the body tokens starting in {@code [start, end)} (prefixed text offsets); see {@link #embedSpans}. */
+    private float[] spanMean(float[][] states, CharSpan[] charSpans, int bodyFrom, int start, int end, float[] fallback) {
+        int dim = descriptor.dimension();
+        double[] sum = new double[dim];
+        int n = 0;
+        for (int pass = 0; pass < 2 && n == 0; pass++) {
+            for (int b = 0; b < states.length; b++) {
+                CharSpan c = charSpans[bodyFrom + b];
+                if (c == null) {
+                    continue;
+                }
+                boolean in = pass == 0 ? c.getStart() >= start && c.getStart() < end : c.getStart() < end && c.getEnd() > start;
+                if (in) {
+                    float[] s = states[b];
+                    for (int d = 0; d < dim; d++) {
+                        sum[d] += s[d];
+                    }
+                    n++;
+                }
+            }
+        }
+        if (n == 0) {
+            return fallback.clone();
+        }
+        float[] v = new float[dim];
+        for (int d = 0; d < dim; d++) {
+            v[d] = (float) (sum[d] / n);
+        }
+        if (descriptor.normalize()) {
+            normalize(v);
+        }
+        return v;
     }
 
     private String prefixed(String text, Purpose purpose) {

@@ -129,6 +129,35 @@ public final class InferenceService implements Closeable {
     }
 
     /**
+     * Late chunking ({@link Embedder#embedSpans}): per text its vector and its spans' vectors, one forward pass (series) per
+     * text, on {@code strata_inference}; counted as one text per text. Embedded models only (see {@link #lateChunkingProblem}).
+     */
+    public void embedSpans(ModelRef ref, List<Embedder.SpannedText> texts, Embedder.Purpose purpose,
+                           ActionListener<List<List<float[]>>> listener) {
+        String problem = lateChunkingProblem(ref);
+        if (problem != null) {
+            listener.onFailure(new IllegalArgumentException(problem));
+            return;
+        }
+        executor.run(() -> stats.model(ref).count(texts.size(), () -> {
+            DjlEmbedder embedder = embedded.embedder(ref.model());
+            return Privileged.run(() -> embedder.embedSpans(texts, purpose));
+        }), listener);
+    }
+
+    /**
+     * Why {@code ref} cannot embed late-chunked children, or null when it can: only embedded mean-pooling models give
+     * their token states here (an ml-commons model answers with one vector per text).
+     */
+    public String lateChunkingProblem(ModelRef ref) {
+        if (!ref.isEmbedded()) {
+            return "ml-commons model [" + ref.modelId() + "] gives one vector per text, not token states; late chunking needs an "
+                + "embedded mean-pooling model ([model])";
+        }
+        return DjlEmbedder.spanPoolingProblem(registry.descriptor(ref.model()));
+    }
+
+    /**
      * Embeds on the calling thread, which must be an inference thread (see {@link #run}): an embedded model runs right
      * here (submitting to the pool and waiting could starve it); an ml-commons model is awaited up to {@code timeout}.
      * Counted like {@link #embed}.

@@ -5,6 +5,7 @@ import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkLedger;
 import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.ConfigException;
@@ -201,7 +202,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Reads and validates the processor configuration once, at pipeline creation. */
     public static final class Factory implements Processor.Factory {
         static final Set<String> KEYS = Set.of("field", "target_index", "format", "strategy", "granularities", "copy_fields",
-            "ignore_missing", "max_chars", "model", "model_id", "embed");
+            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD);
 
         private final ChunkWriter.Services services;
         private final SentenceSegmenter segmenter;
@@ -263,9 +264,24 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(modelField, e.getMessage());
             }
+            ChildEmbedding childEmbedding = childEmbedding(config, embed ? model : null);
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
-            ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, services);
+            ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, services);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services);
+        }
+
+        /** {@code children}, and whether the pipeline's model can embed children that way (null model: no vectors). */
+        private ChildEmbedding childEmbedding(Map<String, Object> config, ModelRef model) {
+            ChildEmbedding mode = ChildEmbedding.parse(config.remove(ChildEmbedding.FIELD));
+            if (mode == ChildEmbedding.LATE) {
+                String problem = model == null ? "[embed] is false: there are no vectors to pool"
+                    : services.inference().lateChunkingProblem(model);
+                if (problem != null) {
+                    String reason = "[late] cannot be used: " + problem + "; use [separate]";
+                    throw new ConfigException(ChildEmbedding.FIELD + ".embedding", "[" + ChildEmbedding.FIELD + ".embedding] " + reason, reason);
+                }
+            }
+            return mode;
         }
 
         private static void validateIndexName(ConfigMap c, String name) {

@@ -31,7 +31,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Runtime ({@link RawOrt}) embedding the same texts — the same chunker run here — with the same model, one text per
  * pass on as many threads as cores. The ratio is texts/s of the pipeline over texts/s of the raw model.
  *
- * <pre>bin/strata-bench ingest [URL] [theta=300] [bulk=4] [clients=2] [rounds=2] [model=NAME]</pre>
+ * <p>The pipeline runs three ways, one after the other on the same node: parents only ({@code granularities: []}), today's
+ * multi-granular ingest (every child embedded separately) and late-chunked children ({@code children.embedding: late}: one
+ * pass per parent); each reports parents/s and vectors/s (chunk vectors written: parents, or parents and children) of its
+ * best round, and its parents/s against the separate MG's. {@code raw=false} stops after them (no raw ONNX Runtime).
+ *
+ * <pre>bin/strata-bench ingest [URL] [theta=300] [bulk=4] [clients=2] [rounds=2] [model=NAME] [raw=false]</pre>
  * URL defaults to STRATA_URL, else http://127.0.0.1:9800 (a node started with bin/strata-node start --http-port 9800 --plugin …zip;
  * it should run nothing else meanwhile). Each round ingests into a fresh index (stored vectors would be reused).
  * {@code model=} names another embedded model for the pipeline: a catalogue model must be fetched into target/models
@@ -42,6 +47,7 @@ public final class IngestBench {
         String url = null;
         int theta = 300, bulk = 4, clients = 2, rounds = 2;
         String model = null;
+        boolean raw = true;
         for (String a : args) {
             if (a.startsWith("http")) {
                 url = a;
@@ -53,17 +59,19 @@ public final class IngestBench {
                 clients = Integer.parseInt(a.substring(8));
             } else if (a.startsWith("model=")) {
                 model = a.substring(6);
+            } else if (a.equals("raw=false")) {
+                raw = false;
             } else if (a.startsWith("rounds=")) {
                 rounds = Integer.parseInt(a.substring(7));
             } else {
-                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, theta=, bulk=, clients=, rounds=, model=");
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, theta=, bulk=, clients=, rounds=, model=, raw=false");
             }
         }
         String book = Files.readString(Path.of("src/test/resources/eval/datasets/gutenqa-emma/book.txt"));
         List<String> chapters = chapters(book);
         try (RestClient client = Connection.builder(Connection.url(url, "http://127.0.0.1:9800"))
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(1))).build()) {
-            new IngestBench(client, chapters, theta, bulk, clients, rounds, model).run();
+            new IngestBench(client, chapters, theta, bulk, clients, rounds, model, raw).run();
         }
     }
 
@@ -91,7 +99,11 @@ public final class IngestBench {
     /** The pipeline's model; null: the node's default. */
     private final String model;
 
-    private IngestBench(RestClient client, List<String> chapters, int theta, int bulk, int clients, int rounds, String model) {
+    /** Whether to measure raw ONNX Runtime after the pipelines (the ratio's baseline). */
+    private final boolean measureRaw;
+
+    private IngestBench(RestClient client, List<String> chapters, int theta, int bulk, int clients, int rounds, String model, boolean raw) {
+        this.measureRaw = raw;
         this.client = client;
         this.chapters = chapters;
         this.theta = theta;
@@ -101,6 +113,15 @@ public final class IngestBench {
         this.model = model;
     }
 
+    /** One pipeline configuration of the run: its name, its extra processor options (JSON members) and its child levels. */
+    private record Variant(String name, String options, boolean children) {}
+
+    /** Parents alone, today's multi-granular (children embedded separately) and late-chunked children (issue 22). */
+    private static final List<Variant> VARIANTS = List.of(
+        new Variant("parents only", ", \"granularities\": []", false),
+        new Variant("MG, children separate (default)", "", true),
+        new Variant("MG, children late", ", \"children\": {\"embedding\": \"late\"}", true));
+
     private void run() throws Exception {
         Map<String, Object> info = JsonRest.call(client, "GET", "/_nodes/_local/settings", null);
         Map<?, ?> node = (Map<?, ?>) ((Map<?, ?>) info.get("nodes")).values().iterator().next();
@@ -108,35 +129,57 @@ public final class IngestBench {
             : setting((Map<?, ?>) node.get("settings"), "plugins.strata.inference.default_model", "e5-small-v2-q");
         int cores = Runtime.getRuntime().availableProcessors();
         List<String> texts = new ArrayList<>();
+        int parents = 0;
         var chunker = new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES,
             SentenceSegmenter.english());
         for (String chapter : chapters) {
             for (ChunkedParent p : chunker.chunk(chapter)) {
                 p.all().forEach(c -> texts.add(c.text()));
+                parents++;
             }
         }
-        System.out.printf(Locale.ROOT, "Emma: %,d chars in %d chapter documents; θ=%d with θ/2 and θ/4 children: %,d texts; model %s;"
-            + " %d cores; bulks of %d documents from %d clients%n", chapters.stream().mapToInt(String::length).sum(), chapters.size(),
-            theta, texts.size(), model, cores, bulk, clients);
+        System.out.printf(Locale.ROOT, "Emma: %,d chars in %d chapter documents; θ=%d with θ/2 and θ/4 children: %,d parents, %,d texts;"
+            + " model %s; %d cores; bulks of %d documents from %d clients%n", chapters.stream().mapToInt(String::length).sum(),
+            chapters.size(), theta, parents, texts.size(), model, cores, bulk, clients);
 
-        call("PUT", "/_ingest/pipeline/ingest-bench", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"text\","
-            + " \"target_index\": \"ingest-bench-chunks\", \"strategy\": {\"type\": \"recursive\", \"max_words\": " + theta + "}"
-            + (this.model == null ? "" : ", \"model\": \"" + this.model + "\"") + "}}]}");
-        ingest(chapters.subList(0, 2)); // loads the model
         double pipeline = 0;
-        long embedded = 0;
-        for (int r = 0; r < rounds; r++) {
-            long before = modelTexts(model);
-            long start = System.nanoTime();
-            ingest(chapters);
-            double secs = (System.nanoTime() - start) / 1e9;
-            embedded = modelTexts(model) - before;
-            System.out.printf(Locale.ROOT, "pipeline round %d: %,d texts embedded in %.1f s = %.1f texts/s (%.1f chapters/s)%n", r + 1,
-                embedded, secs, embedded / secs, chapters.size() / secs);
-            pipeline = Math.max(pipeline, embedded / secs);
+        double[] parentsPerSecond = new double[VARIANTS.size()];
+        for (int v = 0; v < VARIANTS.size(); v++) {
+            Variant variant = VARIANTS.get(v);
+            call("PUT", "/_ingest/pipeline/ingest-bench", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"text\","
+                + " \"target_index\": \"ingest-bench-chunks\", \"strategy\": {\"type\": \"recursive\", \"max_words\": " + theta + "}"
+                + (this.model == null ? "" : ", \"model\": \"" + this.model + "\"") + variant.options() + "}}]}");
+            ingest(chapters.subList(0, 2)); // loads the model, warms the path
+            int vectors = variant.children() ? texts.size() : parents;
+            double best = 0;
+            for (int r = 0; r < rounds; r++) {
+                long before = modelTexts(model);
+                long start = System.nanoTime();
+                ingest(chapters);
+                double secs = (System.nanoTime() - start) / 1e9;
+                long passed = modelTexts(model) - before;
+                System.out.printf(Locale.ROOT, "%s round %d: %.1f s = %.2f parents/s, %.1f vectors/s (%,d vectors; %,d texts through the "
+                    + "model)%n", variant.name(), r + 1, secs, parents / secs, vectors / secs, vectors, passed);
+                best = Math.max(best, parents / secs);
+            }
+            parentsPerSecond[v] = best;
+            if (variant.options().isEmpty()) {
+                pipeline = best * texts.size() / parents;
+            }
         }
-        if (embedded != texts.size()) {
-            System.out.printf(Locale.ROOT, "note: the node embedded %,d texts, the local chunker made %,d%n", embedded, texts.size());
+        System.out.println();
+        System.out.println("| pipeline (θ " + theta + ") | parents/s | vectors/s | vs MG separate |");
+        System.out.println("|---|---|---|---|");
+        for (int v = 0; v < VARIANTS.size(); v++) {
+            int vectors = VARIANTS.get(v).children() ? texts.size() : parents;
+            System.out.printf(Locale.ROOT, "| %s | %.2f | %.1f | %.2f× |%n", VARIANTS.get(v).name(), parentsPerSecond[v],
+                parentsPerSecond[v] * vectors / parents, parentsPerSecond[v] / parentsPerSecond[1]);
+        }
+        System.out.println();
+        if (!measureRaw) {
+            call("DELETE", "/ingest-bench-src,ingest-bench-chunks?ignore_unavailable=true", null);
+            call("DELETE", "/_ingest/pipeline/ingest-bench", null);
+            return;
         }
 
         ModelDescriptor d = ModelDescriptor.read(model, Path.of(System.getProperty("strata.models.dir", "target/models")).resolve(model));
@@ -153,8 +196,8 @@ public final class IngestBench {
                 raw = Math.max(raw, n / secs);
             }
         }
-        System.out.printf(Locale.ROOT, "ingest through the pipeline %.1f texts/s vs raw ONNX Runtime %.1f texts/s: ratio %.2f (best rounds;"
-            + " target >= 0.85)%n", pipeline, raw, pipeline / raw);
+        System.out.printf(Locale.ROOT, "ingest through the pipeline (MG, children separate) %.1f texts/s vs raw ONNX Runtime %.1f texts/s:"
+            + " ratio %.2f (best rounds; target >= 0.85)%n", pipeline, raw, pipeline / raw);
         call("DELETE", "/ingest-bench-src,ingest-bench-chunks?ignore_unavailable=true", null);
         call("DELETE", "/_ingest/pipeline/ingest-bench", null);
     }

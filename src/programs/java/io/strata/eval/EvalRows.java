@@ -28,16 +28,20 @@ import java.util.Set;
 public final class EvalRows {
     public static final String THETA = "$theta";
     public static final String QUESTION = "$question";
-    static final Set<String> ROW_KEYS = Set.of("name", "strategy", "granularities", "model", "query", "thetas", "baseline", "_comment");
+    static final Set<String> ROW_KEYS = Set.of("name", "strategy", "granularities", "model", "processor", "query", "thetas", "baseline",
+        "_comment");
+    /** Processor keys a row sets through its own keys, not through {@code processor}. */
+    static final Set<String> OWN_PROCESSOR_KEYS = Set.of("field", "target_index", "strategy", "granularities", "model", "model_id");
     static final Set<String> FILE_KEYS = Set.of("rows", "baseline", "_comment");
 
     /**
      * One row. {@code granularities} null = the processor's default; {@code model} null = the node's default model;
-     * {@code thetas} null = the dataset's θ values; {@code baseline} is always a row of the same list (itself for the
+     * {@code processor} = further {@code multi_granular_chunking} options (e.g. {@code {"children": {"embedding": "late"}}}),
+     * empty when none; {@code thetas} null = the dataset's θ values; {@code baseline} is always a row of the same list (itself for the
      * baseline row).
      */
-    public record Row(String name, Map<String, Object> strategy, List<Object> granularities, String model, Map<String, Object> query,
-                      List<Integer> thetas, String baseline) {
+    public record Row(String name, Map<String, Object> strategy, List<Object> granularities, String model, Map<String, Object> processor,
+                      Map<String, Object> query, List<Integer> thetas, String baseline) {
 
         /** The row's θ values on a dataset run at {@code datasetThetas}: its own list filtered by them, else the dataset's. */
         public List<Integer> thetasOn(List<Integer> datasetThetas) {
@@ -103,7 +107,7 @@ public final class EvalRows {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] %s [%s] is not a row; rows: %s", source,
                     baselineOverride != null ? "[--baseline]" : "row [" + r.name() + "]: [baseline]", baseline, names));
             }
-            resolved.add(new Row(r.name(), r.strategy(), r.granularities(), r.model(), r.query(), r.thetas(), baseline));
+            resolved.add(new Row(r.name(), r.strategy(), r.granularities(), r.model(), r.processor(), r.query(), r.thetas(), baseline));
         }
         return select(resolved, only, source);
     }
@@ -175,9 +179,23 @@ public final class EvalRows {
             }
             thetas = ((List<Object>) t).stream().map(x -> (Integer) x).toList();
         }
+        Map<String, Object> processor = Map.of();
+        if (r.containsKey("processor")) {
+            if (!(r.get("processor") instanceof Map<?, ?> p)) {
+                throw new IllegalArgumentException(where + ": [processor] must be an object of multi_granular_chunking options, e.g. "
+                    + "{\"children\": {\"embedding\": \"late\"}}, got [" + r.get("processor") + "]");
+            }
+            for (Object key : p.keySet()) {
+                if (OWN_PROCESSOR_KEYS.contains(key)) {
+                    throw new IllegalArgumentException(where + ": [processor] must not set [" + key + "]: the row's own keys and the eval set "
+                        + OWN_PROCESSOR_KEYS.stream().sorted().toList());
+                }
+            }
+            processor = (Map<String, Object>) p;
+        }
         String baseline = string(r.get("baseline"), where + ": [baseline]");
-        return new Row(name, (Map<String, Object>) strategy, granularities, string(r.get("model"), where + ": [model]"), query, thetas,
-            baseline != null ? baseline : fileBaseline);
+        return new Row(name, (Map<String, Object>) strategy, granularities, string(r.get("model"), where + ": [model]"), processor, query,
+            thetas, baseline != null ? baseline : fileBaseline);
     }
 
     private static void checkKeys(Set<String> keys, Set<String> allowed, String where) {

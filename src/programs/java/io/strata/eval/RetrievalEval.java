@@ -48,7 +48,8 @@ public final class RetrievalEval {
     static final int BULK_CHARS = 512 * 1024;
 
     /** One ingest: rows with equal dataset, strategy at θ, granularities and model share it. */
-    record Ingest(String index, String key, Map<String, Object> strategy, List<Object> granularities, String model) {}
+    record Ingest(String index, String key, Map<String, Object> strategy, List<Object> granularities, String model,
+                  Map<String, Object> options) {}
 
     /** A finished ingest: its chunk index, its parents and every question's relevant parents there. */
     record IngestResult(String chunkIndex, int parents, long vectors, double seconds, boolean reused,
@@ -232,10 +233,13 @@ public final class RetrievalEval {
         Map<String, Object> strategy = row.strategyAt(theta);
         String key = String.join("|", dataset.name(), fingerprint(dataset), JsonRest.json(strategy), String.valueOf(row.granularities()),
             String.valueOf(row.model()));
+        if (!row.processor().isEmpty()) { // rows without options keep their former keys (and reusable indices)
+            key += "|" + JsonRest.json(new java.util.TreeMap<>(row.processor()));
+        }
         String slug = dataset.name().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-");
         String index = String.format(Locale.ROOT, "eval-%s-%s-%d-%s", slug.substring(0, Math.min(40, slug.length())),
             strategy.get("type").toString().replace('_', '-'), theta, sha256(key).substring(0, 8));
-        return new Ingest(index, key, strategy, row.granularities(), row.model());
+        return new Ingest(index, key, strategy, row.granularities(), row.model(), row.processor());
     }
 
     static IngestResult ingest(RestClient client, Ingest ingest, EvalDataset dataset, boolean reuse, String rowName) throws IOException {
@@ -263,6 +267,7 @@ public final class RetrievalEval {
         if (ingest.model() != null) {
             processor.put("model", ingest.model());
         }
+        processor.putAll(ingest.options());
         try {
             JsonRest.call(client, "PUT", "/_ingest/pipeline/" + ingest.index(),
                 JsonRest.json(Map.of("processors", List.of(Map.of("multi_granular_chunking", processor)))));
@@ -401,8 +406,8 @@ public final class RetrievalEval {
             : String.format(Locale.ROOT, "%d of %d questions relevant by fallback (%s)", fallback, ir.relevance().size(),
                 ir.relevance().stream().filter(RetrievalMetrics.Relevance::fallback)
                     .map(r -> String.format(Locale.ROOT, "%s %.2f", r.rule().name().toLowerCase(Locale.ROOT), r.score())).toList());
-        String what = String.format(Locale.ROOT, "[%s %s model %s]", JsonRest.json(ingest.strategy()), ingest.granularities(),
-            ingest.model() == null ? "default" : ingest.model());
+        String what = String.format(Locale.ROOT, "[%s %s model %s%s]", JsonRest.json(ingest.strategy()), ingest.granularities(),
+            ingest.model() == null ? "default" : ingest.model(), ingest.options().isEmpty() ? "" : " " + JsonRest.json(ingest.options()));
         if (ir.reused()) {
             return String.format(Locale.ROOT, "ingest %s θ=%d: reused %s (%d parents) %s; %s", dataset.name(), theta, ir.chunkIndex(),
                 ir.parents(), what, relevance);
@@ -421,9 +426,9 @@ public final class RetrievalEval {
         lines.add("");
         lines.add("```");
         for (EvalRows.Row r : rows) {
-            lines.add(String.format(Locale.ROOT, "%s: strategy %s, granularities %s, model %s, query %s, baseline %s", r.name(), json(r.strategy()),
-                r.granularities() == null ? "default" : r.granularities(), r.model() == null ? "default" : r.model(), json(r.query()),
-                r.baseline()));
+            lines.add(String.format(Locale.ROOT, "%s: strategy %s, granularities %s, model %s, %squery %s, baseline %s", r.name(),
+                json(r.strategy()), r.granularities() == null ? "default" : r.granularities(), r.model() == null ? "default" : r.model(),
+                r.processor().isEmpty() ? "" : "processor " + json(r.processor()) + ", ", json(r.query()), r.baseline()));
         }
         lines.addAll(notes);
         lines.add("```");

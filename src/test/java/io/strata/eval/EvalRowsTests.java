@@ -76,7 +76,7 @@ public class EvalRowsTests {
     @Test
     public void testParse_badRows_areRefusedWithTheFieldAndWhatIsAllowed() {
         assertTrue(message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"levels\": [0]}]}")
-            .contains("unknown key [levels]; supported: [_comment, baseline, granularities, model, name, query, strategy, thetas] "
+            .contains("unknown key [levels]; supported: [_comment, baseline, granularities, model, name, processor, query, strategy, thetas] "
                 + "(query levels go inside [query])"));
         assertTrue(message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"query\": {\"match\": \"fixed\"}}]}")
             .contains("[query] must use \"$question\""));
@@ -130,6 +130,21 @@ public class EvalRowsTests {
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-strategies.json")), "rows-strategies.json", null, null);
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-fusion.json")), "rows-fusion.json", null, null);
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-models.json")), "rows-models.json", null, null);
+        EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-late.json")), "rows-late.json", null, null);
+    }
+
+    @Test
+    public void testProcessorOptions_goIntoTheIngestKey_andMayNotSetTheRowsOwnKeys() throws Exception {
+        List<EvalRows.Row> rows = parse("{\"rows\": [{\"name\": \"a\", " + STRATEGY + "}, {\"name\": \"b\", " + STRATEGY
+            + ", \"processor\": {\"children\": {\"embedding\": \"late\"}}}]}");
+        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text")), List.of());
+        RetrievalEval.Ingest plain = RetrievalEval.ingestFor(d, rows.get(0), 200);
+        RetrievalEval.Ingest late = RetrievalEval.ingestFor(d, rows.get(1), 200);
+        assertEquals(Map.of(), plain.options());
+        assertEquals(Map.of("children", Map.of("embedding", "late")), late.options());
+        assertTrue(!plain.key().equals(late.key()) && !plain.index().equals(late.index()));
+        String m = message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"processor\": {\"model\": \"x\"}}]}");
+        assertTrue(m, m.contains("[processor] must not set [model]"));
     }
 
     @Test

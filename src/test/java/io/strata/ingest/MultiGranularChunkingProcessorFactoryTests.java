@@ -86,7 +86,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     public void testCreate_errorsNameTheFieldAndTheAllowedValues() {
         assertEquals("[field] required property is missing", rejected(Map.of("target_index", "c")).getMessage());
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "size", 3)).getMessage()
-            .startsWith("[size] unknown option [size]; supported: [copy_fields, embed, field, format, granularities"));
+            .startsWith("[size] unknown option [size]; supported: [children, copy_fields, embed, field, format, granularities"));
         OpenSearchParseException e = rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "nope")));
         assertEquals("strategy.type", e.getMetadata("opensearch.property_name").get(0));
         assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: " + io.strata.chunking.ChunkingConfig.strategyTypes()));

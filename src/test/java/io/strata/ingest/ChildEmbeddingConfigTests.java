@@ -1,0 +1,82 @@
+package io.strata.ingest;
+
+import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.Slicing;
+import io.strata.chunking.ChildEmbedding;
+import io.strata.chunking.SentenceSegmenter;
+import io.strata.inference.InferenceService;
+import io.strata.stats.StrataStats;
+import org.junit.Test;
+import org.opensearch.OpenSearchParseException;
+import org.opensearch.common.settings.Settings;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/** The processor's {@code children: {"embedding": …}} option: parsed once, refused at pipeline creation where it cannot work. */
+public class ChildEmbeddingConfigTests {
+    private final StrataStats stats = new StrataStats();
+    private final InferenceService inference = new InferenceService(Settings.EMPTY,
+        Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
+    private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
+        new ChunkWriter.Services(null, null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
+
+    private MultiGranularChunkingProcessor create(Map<String, Object> extra) {
+        Map<String, Object> config = new HashMap<>(Map.of("field", "body", "target_index", "chunks"));
+        config.putAll(extra);
+        return factory.create(Map.of(), "tag", null, config);
+    }
+
+    private String rejected(Map<String, Object> extra) {
+        return assertThrows(OpenSearchParseException.class, () -> create(extra)).getMessage();
+    }
+
+    @Test
+    public void testChildren_absentOrEmpty_isSeparate() {
+        assertEquals(ChildEmbedding.SEPARATE, create(Map.of()).writer().childEmbedding());
+        assertEquals(ChildEmbedding.SEPARATE, create(Map.of("children", Map.of())).writer().childEmbedding());
+        assertEquals(ChildEmbedding.SEPARATE, create(Map.of("children", Map.of("embedding", "separate"))).writer().childEmbedding());
+    }
+
+    @Test
+    public void testChildren_late_withTheDefaultMeanPoolingModel_isAccepted() {
+        assertEquals(ChildEmbedding.LATE, create(Map.of("children", Map.of("embedding", "late"))).writer().childEmbedding());
+    }
+
+    @Test
+    public void testChildren_unknownValue_namesTheFieldAndTheAllowedValues() {
+        String m = rejected(Map.of("children", Map.of("embedding", "early")));
+        assertTrue(m, m.contains("[children.embedding]") && m.contains("[separate, late]") && m.contains("[early]"));
+    }
+
+    @Test
+    public void testChildren_notAnObjectOrUnknownKey_isRefusedNamingIt() {
+        String notObject = rejected(Map.of("children", "late"));
+        assertTrue(notObject, notObject.contains("[children]") && notObject.contains("{\"embedding\": \"late\"}"));
+        String unknown = rejected(Map.of("children", Map.of("embedding", "late", "pooling", "max")));
+        assertTrue(unknown, unknown.contains("[children.pooling]") && unknown.contains("[embedding]"));
+    }
+
+    @Test
+    public void testChildren_late_withAClsModel_isRefusedSayingWhy() {
+        String m = rejected(Map.of("children", Map.of("embedding", "late"), "model", "bge-small-en-v15-q"));
+        assertTrue(m, m.contains("[children.embedding]") && m.contains("pooling: cls") && m.contains("[separate]"));
+    }
+
+    @Test
+    public void testChildren_late_withAnMlCommonsModel_isRefused() {
+        String m = rejected(Map.of("children", Map.of("embedding", "late"), "model_id", "abc"));
+        assertTrue(m, m.contains("[children.embedding]") && m.contains("ml-commons model [abc]") && m.contains("token states"));
+    }
+
+    @Test
+    public void testChildren_late_withoutVectors_isRefused() {
+        String m = rejected(Map.of("children", Map.of("embedding", "late"), "embed", false));
+        assertTrue(m, m.contains("[children.embedding]") && m.contains("[embed] is false"));
+    }
+}
