@@ -287,7 +287,7 @@ public final class DjlEmbedder implements Embedder, Closeable {
     }
 
     private List<float[]> late(SpannedText st, Purpose purpose) {
-        String prefix = purpose == Purpose.QUERY ? descriptor.queryPrefix() : descriptor.passagePrefix();
+        String prefix = prefix(purpose);
         Encoding e = tokenizer.encode(prefix + st.text());
         long[] ids = e.getIds();
         long[] types = e.getTypeIds();
@@ -402,8 +402,13 @@ public final class DjlEmbedder implements Embedder, Closeable {
     }
 
     private String prefixed(String text, Purpose purpose) {
-        String prefix = purpose == Purpose.QUERY ? descriptor.queryPrefix() : descriptor.passagePrefix();
+        String prefix = prefix(purpose);
         return prefix.isEmpty() ? text : prefix + text;
+    }
+
+    /** The model's instruction prefix for {@code purpose} (empty when it has none). */
+    private String prefix(Purpose purpose) {
+        return purpose == Purpose.QUERY ? descriptor.queryPrefix() : descriptor.passagePrefix();
     }
 
     /** Keeps the first max-1 tokens and the closing special token. */
