@@ -41,6 +41,8 @@ public final class ChunkDocuments {
     public static final String META_FORMAT = "format";
 
     public static final String SOURCE_ID = "source_id";
+    /** The hit field in which a search of a chunk index explains a parent's score ({@code explain_child}). */
+    public static final String BEST_CHILD = "strata_best_child";
     public static final String SOURCE_INDEX = "source_index";
     public static final String ORDINAL = "ordinal";
     public static final String TEXT = "text";

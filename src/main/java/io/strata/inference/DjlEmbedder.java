@@ -151,6 +151,11 @@ public final class DjlEmbedder implements Embedder, Closeable {
         return counts;
     }
 
+    /** Tokens of {@code text} alone: no instruction prefix, no special tokens (what it costs inside a prompt). */
+    public int textTokens(String text) {
+        return tokenizer.encode(text, false, false).getIds().length;
+    }
+
     @Override
     public List<float[]> embed(List<String> texts, Purpose purpose) {
         return embed(texts, purpose, predictors, helpers == null ? 1 : lanes);

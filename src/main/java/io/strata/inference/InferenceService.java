@@ -1,5 +1,6 @@
 package io.strata.inference;
 
+import io.strata.context.TokenCounter;
 import io.strata.chunking.BoundaryScorer;
 import io.strata.chunking.CausalLm;
 import io.strata.chunking.Embedder;
@@ -87,6 +88,28 @@ public final class InferenceService implements Closeable {
      */
     public <T> void run(CheckedSupplier<T, Exception> work, ActionListener<T> listener) {
         executor.run(work, listener);
+    }
+
+    /**
+     * Counts tokens with embedded model {@code model}'s tokenizer (loading the model on first use). Blocking: call it on an
+     * inference thread ({@link #runQuery}).
+     */
+    public TokenCounter tokenCounter(String model) throws Exception {
+        DjlEmbedder embedder = embedded.embedder(model);
+        return text -> {
+            try {
+                return Privileged.run(() -> embedder.textTokens(text));
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
+    /** Runs short blocking work of a search (a few texts) on the query lane; see {@link InferenceExecutor#runQuery}. */
+    public <T> void runQuery(CheckedSupplier<T, Exception> work, ActionListener<T> listener) {
+        executor.runQuery(work, listener);
     }
 
     public void describe(ModelRef ref, ActionListener<ModelInfo> listener) {

@@ -1,5 +1,7 @@
 package io.strata.plugin;
 
+import io.strata.search.ContextExt;
+import io.strata.search.StrataContextProcessor;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.Chunkers;
 import io.strata.inference.InferenceService;
@@ -66,11 +68,13 @@ import org.opensearch.ingest.Processor;
 import org.opensearch.plugins.ActionPlugin;
 import org.opensearch.plugins.IngestPlugin;
 import org.opensearch.plugins.Plugin;
+import org.opensearch.plugins.SearchPipelinePlugin;
 import org.opensearch.plugins.SearchPlugin;
 import org.opensearch.repositories.RepositoriesService;
 import org.opensearch.rest.RestController;
 import org.opensearch.rest.RestHandler;
 import org.opensearch.script.ScriptService;
+import org.opensearch.search.pipeline.SearchResponseProcessor;
 import org.opensearch.search.fetch.FetchSubPhase;
 import org.opensearch.threadpool.ExecutorBuilder;
 import org.opensearch.threadpool.FixedExecutorBuilder;
@@ -86,7 +90,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /** Wiring only: components are built here and passed to the adapters that need them. */
-public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, SearchPlugin {
+public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, SearchPlugin, SearchPipelinePlugin {
     private final Settings settings;
     private final SentenceSegmenter segmenter = SentenceSegmenter.forLocale(Locale.ENGLISH);
     /** This node's counters: everything that counts gets this one instance. */
@@ -191,6 +195,19 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             parser -> MultiGranularQueryBuilder.fromXContent(parser, queryServices)),
             new QuerySpec<>(PlannedParentsQueryBuilder.NAME, PlannedParentsQueryBuilder::new, PlannedParentsQueryBuilder::fromXContent),
             new QuerySpec<>(DenseParentsQueryBuilder.NAME, DenseParentsQueryBuilder::new, DenseParentsQueryBuilder::fromXContent));
+    }
+
+    @Override
+    public Map<String, org.opensearch.search.pipeline.Processor.Factory<SearchResponseProcessor>> getResponseProcessors(
+        SearchPipelinePlugin.Parameters parameters) {
+        return Map.of(StrataContextProcessor.TYPE,
+            new StrataContextProcessor.Factory(new StrataContextProcessor.Services(client::get, clusterService::get, inference::get)));
+    }
+
+    /** {@code ext.strata_context}: a search's context options in, its assembled context out. */
+    @Override
+    public List<SearchExtSpec<?>> getSearchExts() {
+        return List.of(new SearchExtSpec<>(ContextExt.NAME, ContextExt::new, ContextExt::parse));
     }
 
     @Override

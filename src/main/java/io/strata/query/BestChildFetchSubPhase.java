@@ -41,7 +41,7 @@ import java.util.Map;
  * Text and offsets come from the hit's {@code _source}.
  */
 public final class BestChildFetchSubPhase implements FetchSubPhase {
-    public static final String FIELD = "strata_best_child";
+    public static final String FIELD = ChunkDocuments.BEST_CHILD;
 
     @Override
     public FetchSubPhaseProcessor getProcessor(FetchContext context) {

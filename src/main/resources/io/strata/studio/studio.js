@@ -360,6 +360,22 @@ function bestChild(hit) {
   return null;
 }
 
+/** The assembled context of strata_context: its token count against the budget, then each passage with its citation. */
+function showContext(ctx) {
+  const box = $('search-context');
+  if (!ctx) return;
+  $('search-context-meta').textContent = 'context: ' + ctx.tokens + ' of ' + ctx.budget + ' tokens (' + ctx.tokenizer + '), '
+    + ctx.passages.length + ' passages';
+  const list = $('search-context-passages');
+  list.replaceChildren();
+  for (const p of ctx.passages) {
+    const cite = p.source_id + ' [' + p.start + ', ' + p.end + ') · ' + p.tokens + ' tokens · hits ' + p.hits.join(', ')
+      + (p.truncated ? ' · truncated' : '');
+    list.append(el('li', { class: 'passage' }, el('div', { class: 'meta' }, cite), el('div', { class: 'passage-text' }, p.text)));
+  }
+  box.hidden = false;
+}
+
 async function runSearch() {
   const scope = $('view-search');
   clearErrors(scope);
@@ -371,11 +387,16 @@ async function runSearch() {
   if (mode !== '') mg.mode = mode;
   if ($('search-parents-only').checked) mg.levels = [0];
   const body = { size: k, query: { multi_granular: mg }, _source: { excludes: ['embedding', 'children'] } };
+  // a context budget: the same search through an inline search pipeline with strata_context (nothing to create first)
+  const budget = $('search-budget').value.trim();
+  if (budget !== '') body.search_pipeline = { response_processors: [{ strata_context: { budget: Number(budget) } }] };
   setStatus(status, 'searching…', true);
   const list = $('search-results');
+  $('search-context').hidden = true;
   try {
     const r = await api('POST', '/' + encodeURIComponent(index) + '/_search', body);
     list.replaceChildren();
+    showContext(r.ext && r.ext.strata_context);
     for (const hit of r.hits.hits) {
       const src = hit._source || {};
       const child = bestChild(hit);

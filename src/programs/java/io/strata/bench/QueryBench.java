@@ -79,6 +79,8 @@ public final class QueryBench {
     static final int PARENT_WORDS = 240;
     /** Methods whose requests carry a question text ({@code query_text}): no recall, their vectors are the model's. */
     static final int FIRST_TEXT_METHOD = 8;
+    static final int CONTEXT_BUDGET = 512;
+    static final String CONTEXT_PIPELINE = "strata-bench-context";
 
     public static void main(String[] args) throws Exception {
         int chunks = 100_000;
@@ -184,6 +186,7 @@ public final class QueryBench {
         }
         System.out.printf(Locale.ROOT, "exact top-%d parents (brute force MAX over %,d vectors, %d queries) in %.1f s%n", K, n, queries,
             exactSecs);
+        call("PUT", "/_search/pipeline/" + CONTEXT_PIPELINE, "{\"response_processors\": [{\"strata_context\": {}}]}");
         System.out.println(segments(CHUNKS));
         System.out.println(segments(FLAT));
 
@@ -203,7 +206,10 @@ public final class QueryBench {
             new Method("query_text mode dense (embeds), no _source", this::multiGranular),
             new Method("query_text hybrid (default), no _source", this::multiGranular),
             new Method("query_text mode lexical, no _source", this::multiGranular),
-            new Method("(ref) _embed of the question alone", this::embedOnly) };
+            new Method("(ref) _embed of the question alone", this::embedOnly),
+            // rows 12-13: what a RAG application runs: hybrid with the matched chunk, and the same through strata_context
+            new Method("query_text hybrid, explain_child, no _source", this::multiGranular),
+            new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext) };
         String[][] warmBodies = bodies(warm, questions(warmup, SEED + 4));
         String[][] bodies = bodies(measured, questions(queries, SEED + 3));
         for (int i = 0; i < warm.length; i++) {
@@ -225,7 +231,7 @@ public final class QueryBench {
                 Set<String> hit = new HashSet<>(r.parents);
                 hit.retainAll(exact.top.get(i));
                 recall[m] += hit.size() / (double) K;
-                if (new HashSet<>(r.parents).size() < K && m != methods.length - 1) {
+                if (new HashSet<>(r.parents).size() < K && m != FIRST_TEXT_METHOD + 3) {
                     fewer[m]++;
                 }
             }
@@ -260,6 +266,10 @@ public final class QueryBench {
             + " question alone: p50 %.2f ms, p99 %.2f ms; dense with a given vector (no embedding): p50 %.2f ms%n", h50,
             h50 <= 2.5 ? "holds" : "does not hold", percentile(latency[hybrid], 99) / percentile(latency[dense], 99),
             percentile(latency[FIRST_TEXT_METHOD + 3], 50), percentile(latency[FIRST_TEXT_METHOD + 3], 99), percentile(latency[3], 50));
+        double c50 = percentile(latency[FIRST_TEXT_METHOD + 5], 50) / percentile(latency[FIRST_TEXT_METHOD + 4], 50);
+        System.out.printf(Locale.ROOT, "target strata_context (budget %d) / the same search without it p50 <= 1.5: %.2f -> %s (p99 %.2f)%n",
+            CONTEXT_BUDGET, c50, c50 <= 1.5 ? "holds" : "does not hold",
+            percentile(latency[FIRST_TEXT_METHOD + 5], 99) / percentile(latency[FIRST_TEXT_METHOD + 4], 99));
         double g50 = percentile(latency[2], 50) / percentile(latency[0], 50);
         double g99 = percentile(latency[2], 99) / percentile(latency[0], 99);
         System.out.printf(Locale.ROOT, "target k'=%d grouping + mget / multi_granular >= 5: p50 %.2f, p99 %.2f -> %s%n", K_GROUP, g50, g99,
@@ -528,17 +538,21 @@ public final class QueryBench {
         for (int p = from; p < to; p++) {
             String sourceId = "doc-" + p / PARENTS_PER_SOURCE;
             int ordinal = p % PARENTS_PER_SOURCE;
-            int start = ordinal * 2000;
+            // spans that locate each text in its source (parents far apart: consecutive ordinals, whitespace between them),
+            // as strata_context reads them
+            int start = ordinal * 100_000;
             String[] words = parentWords(p);
-            Chunk parent = new Chunk(chunkText(words, 0), new Span(start, start + 1600), 0, ordinal);
+            String parentText = chunkText(words, 0);
+            Chunk parent = new Chunk(parentText, new Span(start, start + parentText.length()), 0, ordinal);
             List<Chunk> children = new ArrayList<>(PER_PARENT - 1);
             List<float[]> vs = new ArrayList<>(PER_PARENT);
             vs.add(vector(p * PER_PARENT));
             for (int c = 1; c < PER_PARENT; c++) {
                 int level = level(c);
                 int ord = level == 1 ? c - 1 : c - 3;
-                int len = level == 1 ? 800 : 400;
-                children.add(new Chunk(chunkText(words, c), new Span(start + ord * len, start + (ord + 1) * len), level, ord));
+                String text = chunkText(words, c);
+                int at = start + parentText.indexOf(text);
+                children.add(new Chunk(text, new Span(at, at + text.length()), level, ord));
                 vs.add(vector(p * PER_PARENT + c));
             }
             Map<String, Object> doc = ChunkDocuments.toSource(SOURCE, sourceId, "recursive", new ChunkedParent(parent, children), Map.of(),
@@ -653,7 +667,7 @@ public final class QueryBench {
 
     /** Request bodies per method and query, built before timing (the same vector text in every method). */
     private String[][] bodies(float[][] qs, String[] questions) throws IOException {
-        String[][] out = new String[12][qs.length];
+        String[][] out = new String[14][qs.length];
         // naming the vector fields in excludes is what lets the k-NN plugin skip rebuilding them from its derived source
         // (["text"] alone costs a chunk document's 8 vectors per hit); both indices fetched alike
         String texts = "\"_source\": {\"includes\": [\"text\"], \"excludes\": [\"embedding\", \"children.embedding\"]}";
@@ -687,6 +701,10 @@ public final class QueryBench {
                     + question + mode + ", \"k\": " + K + "}}}";
             }
             out[FIRST_TEXT_METHOD + 3][i] = "{\"texts\": [" + question + "], \"purpose\": \"query\"}";
+            String explained = "\"query\": {\"multi_granular\": {\"query_text\": " + question + ", \"k\": " + K + ", \"explain_child\": true}}";
+            out[FIRST_TEXT_METHOD + 4][i] = "{\"size\": " + K + ", " + none + ", " + explained + "}";
+            out[FIRST_TEXT_METHOD + 5][i] = "{\"size\": " + K + ", " + none + ", " + explained + ", \"ext\": {\"strata_context\": "
+                + "{\"budget\": " + CONTEXT_BUDGET + "}}}";
         }
         return out;
     }
@@ -694,6 +712,19 @@ public final class QueryBench {
     /** Top-10 parents in one request on the chunk index: the hits are the parents (with their texts when asked). */
     private Result multiGranular(String body) throws IOException {
         Map<String, Object> r = call("POST", "/" + CHUNKS + "/_search", body);
+        List<String> ids = new ArrayList<>();
+        for (Object h : (List<?>) get(r, "hits").get("hits")) {
+            ids.add((String) cast(h).get("_id"));
+        }
+        return new Result(ids, ((Number) r.get("took")).longValue());
+    }
+
+    /** The same search through a search pipeline whose {@code strata_context} assembles the context. */
+    private Result withContext(String body) throws IOException {
+        Map<String, Object> r = call("POST", "/" + CHUNKS + "/_search?search_pipeline=" + CONTEXT_PIPELINE, body);
+        if (!(get(r, "ext").get("strata_context") instanceof Map<?, ?> ctx) || ((List<?>) ctx.get("passages")).isEmpty()) {
+            throw new IllegalStateException("strata_context assembled no context: " + r.get("ext"));
+        }
         List<String> ids = new ArrayList<>();
         for (Object h : (List<?>) get(r, "hits").get("hits")) {
             ids.add((String) cast(h).get("_id"));

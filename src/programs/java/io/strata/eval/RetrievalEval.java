@@ -41,7 +41,7 @@ public final class RetrievalEval {
     static final Path BUNDLED = Path.of("src/test/resources/eval/datasets");
     static final List<String> BUNDLED_DATASETS = List.of("gutenqa-emma", "squad2-dev-sample");
     static final Set<String> OPTIONS = Set.of("url", "data", "corpus", "docs", "questions", "split", "name", "rows", "thetas", "only",
-        "baseline", "k", "out", "runs", "reuse");
+        "baseline", "k", "out", "runs", "reuse", "context", "context-tokenizer");
     static final int TOP = 20;
     /** A bulk request carries at most this many source documents or characters: few round trips, bounded requests. */
     static final int BULK_DOCS = 64;
@@ -83,13 +83,21 @@ public final class RetrievalEval {
 
         List<EvalReport.DatasetResults> results = new ArrayList<>();
         List<String> notes = new ArrayList<>();
+        // --context 64,128,...: evidence recall of strata_context and the two baselines at those budgets (ContextEval)
+        int[] budgets = opts.containsKey("context") ? ints(opts.get("context"), "--context").stream().mapToInt(Integer::intValue).toArray()
+            : null;
+        List<String> contextTables = new ArrayList<>();
         try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(2)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
             .build(); BufferedWriter runs = Files.newBufferedWriter(runsFile, StandardCharsets.UTF_8)) {
             Map<String, IngestResult> ingests = new LinkedHashMap<>();
+            ContextEval contextEval = budgets == null ? null : new ContextEval(client, Path.of("target/models",
+                opts.getOrDefault("context-tokenizer", "e5-small-v2-q"), opts.getOrDefault("context-tokenizer", "e5-small-v2-q")
+                    + "-tokenizer.json"), budgets);
             for (EvalDataset dataset : datasets) {
                 EvalReport.DatasetResults dr = new EvalReport.DatasetResults(dataset);
                 results.add(dr);
+                Map<String, List<ContextEval.Outcomes>> contextByRow = new LinkedHashMap<>();
                 Set<Integer> allThetas = new LinkedHashSet<>();
                 rows.forEach(r -> allThetas.addAll(r.thetasOn(thetas.get(dataset.name()))));
                 for (int theta : allThetas) {
@@ -112,13 +120,31 @@ public final class RetrievalEval {
                         System.out.printf(Locale.ROOT, "  %-32s %s θ=%d: DCG@1 %.1f  R@5 %.1f  R@20 %.1f  (%d queries, %.1f s)%n", row.name(),
                             dataset.name(), theta, 100 * scores.mean(0), 100 * scores.mean(RetrievalMetrics.KS.length + 2),
                             100 * scores.mean(2 * RetrievalMetrics.KS.length - 1), dataset.questions().size(), (System.nanoTime() - start) / 1e9);
+                        if (contextEval != null) {
+                            start = System.nanoTime();
+                            ContextEval.Outcomes o = contextEval.evaluate(ir.chunkIndex(), dataset, row, k);
+                            contextByRow.computeIfAbsent(row.name(), r -> new ArrayList<>()).add(o);
+                            List<String> t = contextEval.table(String.format(Locale.ROOT, "%s, %s, θ %d", row.name(), dataset.name(), theta),
+                                List.of(o));
+                            t.forEach(System.out::println);
+                            contextTables.addAll(t);
+                            System.out.printf(Locale.ROOT, "  (context: %.1f s)%n", (System.nanoTime() - start) / 1e9);
+                        }
                         // after every row and θ, so a run cut short still leaves what it measured
-                        write(out, report(rows, results, notes, opts, url, k, started));
+                        write(out, withContext(report(rows, results, notes, opts, url, k, started), contextTables));
+                    }
+                }
+                if (contextEval != null) {
+                    for (var e : contextByRow.entrySet()) {
+                        if (e.getValue().size() > 1) {
+                            contextTables.addAll(contextEval.table(String.format(Locale.ROOT, "%s, %s, mean over θ %s (a question's score is "
+                                + "its mean over θ)", e.getKey(), dataset.name(), thetas.get(dataset.name())), e.getValue()));
+                        }
                     }
                 }
             }
         }
-        List<String> report = report(rows, results, notes, opts, url, k, started);
+        List<String> report = withContext(report(rows, results, notes, opts, url, k, started), contextTables);
         write(out, report);
         System.out.println();
         report.forEach(System.out::println);
@@ -433,6 +459,12 @@ public final class RetrievalEval {
         lines.addAll(notes);
         lines.add("```");
         return lines;
+    }
+
+    private static List<String> withContext(List<String> report, List<String> contextTables) {
+        List<String> out = new ArrayList<>(report);
+        out.addAll(contextTables);
+        return out;
     }
 
     private static String json(Map<String, Object> map) {

@@ -366,6 +366,27 @@ public class StudioIT extends StrataRestTestCase {
             assertTrue(meta, meta.contains("(" + child.get("side") + " side)") && meta.contains("dense ") && meta.contains("fused "));
         }
         screenshot("search");
+        // a context budget: the assembled context, as the same search through an inline strata_context pipeline returns it
+        Map<String, Object> withContext = call("POST", "/studio-chunks/_search", json(Map.of("size", 3, "query",
+            Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)),
+            "search_pipeline", Map.of("response_processors", List.of(Map.of("strata_context", Map.of("budget", 200)))))));
+        Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) withContext.get("ext")).get("strata_context");
+        setValue(byId("search-budget"), "200");
+        byId("search-run").click();
+        awaitStatus("search-status");
+        assertTrue(byId("search-context").isDisplayed());
+        String contextMeta = byId("search-context-meta").getText();
+        assertTrue(contextMeta, contextMeta.startsWith("context: " + ctx.get("tokens") + " of 200 tokens"));
+        List<WebElement> passages = driver().findElements(By.cssSelector("#search-context-passages li.passage"));
+        List<Map<String, Object>> expected = (List<Map<String, Object>>) ctx.get("passages");
+        assertEquals(expected.size(), passages.size());
+        for (int i = 0; i < expected.size(); i++) {
+            assertEquals(expected.get(i).get("text"), passages.get(i).findElement(By.className("passage-text")).getAttribute("textContent"));
+            assertTrue(passages.get(i).findElement(By.className("meta")).getText().contains("[" + expected.get(i).get("start") + ", "
+                + expected.get(i).get("end") + ")"));
+        }
+        screenshot("search-context");
+        setValue(byId("search-budget"), "");
         // the toggle: parents only
         byId("search-parents-only").click();
         byId("search-run").click();

@@ -206,4 +206,74 @@ public class SecuredQueryIT extends SecuredRestTestCase {
         assertEquals(K, admin.size());
         assertNotNull(explainedTexts(admin.get(0)).get(0));
     }
+
+    /** The context of a search through {@code strata_context} as {@code user}, with a budget large enough for everything. */
+    private static Map<String, Object> context(String user, String mode) throws IOException {
+        call("PUT", "/_search/pipeline/sec-ctx", "{\"response_processors\": [{\"strata_context\": {\"budget\": 20000}}]}");
+        Response r = as(user, "POST", "/" + CHUNKS + "/_search?search_pipeline=sec-ctx", query(mode));
+        assertEquals(bodyOf(r), 200, status(r));
+        return (Map<String, Object>) ((Map<String, Object>) entityAsMap(r).get("ext")).get("strata_context");
+    }
+
+    /**
+     * strata_context under DLS that hides every blue parent and each red document's second parent: its lookup of the hits'
+     * neighbours runs as the caller, so no passage reaches into a hidden parent (oracle: the hidden parents' spans, read as
+     * admin) and no other tenant's text enters.
+     */
+    public void testContext_underDocumentLevelSecurity_neverQuotesAHiddenParent() throws Exception {
+        ingestOnce();
+        String dls = "{\"bool\": {\"filter\": {\"term\": {\"tenant\": \"red\"}}, \"must_not\": {\"term\": {\"ordinal\": 1}}}}";
+        putRole("sec-ctx-red", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "dls", dls)));
+        putUser("sec-ctx-red", "sec-ctx-red");
+        Map<String, List<int[]>> hidden = new LinkedHashMap<>();
+        for (int d = 0; d < 3; d++) {
+            for (Map<String, Object> chunk : chunksOf(CHUNKS, "red-" + d)) {
+                if (((Number) chunk.get("ordinal")).intValue() == 1) {
+                    hidden.computeIfAbsent("red-" + d, k -> new ArrayList<>()).add(new int[] {(Integer) chunk.get("start"),
+                        (Integer) chunk.get("end")});
+                }
+            }
+        }
+        assertEquals(3, hidden.size());
+        for (String mode : MODES) {
+            Map<String, Object> ctx = context("sec-ctx-red", mode);
+            List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
+            assertFalse(mode + ": a context", passages.isEmpty());
+            for (Map<String, Object> p : passages) {
+                String doc = (String) p.get("source_id");
+                assertTrue(mode + ": " + p, doc.startsWith("red-"));
+                assertFalse(mode + ": " + p, ((String) p.get("text")).contains("Donwell"));
+                for (int[] h : hidden.get(doc)) {
+                    assertTrue(mode + ": passage " + p.get("start") + "-" + p.get("end") + " reaches into hidden parent " + h[0] + "-"
+                        + h[1], (Integer) p.get("end") <= h[0] || (Integer) p.get("start") >= h[1]);
+                }
+            }
+        }
+        // as admin the same search's context does reach into those parents: the budget is not what stopped it
+        String redOnly = "{\"size\": " + K + ", \"query\": {\"bool\": {\"must\": " + multiGranular("dense")
+            + ", \"filter\": {\"term\": {\"tenant\": \"red\"}}}}}";
+        Map<String, Object> admin = (Map<String, Object>) ((Map<String, Object>) call("POST", "/" + CHUNKS
+            + "/_search?search_pipeline=sec-ctx", redOnly).get("ext")).get("strata_context");
+        boolean reaches = false;
+        for (Map<String, Object> p : (List<Map<String, Object>>) admin.get("passages")) {
+            for (int[] h : hidden.getOrDefault((String) p.get("source_id"), List.of())) {
+                reaches |= (Integer) p.get("end") > h[0] && (Integer) p.get("start") < h[1];
+            }
+        }
+        assertTrue("admin's context covers a parent the red user may not read", reaches);
+    }
+
+    public void testContext_underFieldLevelSecurityHidingTheText_quotesNothing() throws Exception {
+        ingestOnce();
+        putRole("sec-ctx-notext", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "fls", List.of("~text", "~children.text"))));
+        putUser("sec-ctx-notext", "sec-ctx-notext");
+        for (String mode : List.of("dense", "hybrid")) {
+            Map<String, Object> ctx = context("sec-ctx-notext", mode);
+            assertEquals(mode + ": " + ctx, List.of(), ctx.get("passages"));
+            assertEquals("", ctx.get("text"));
+            assertEquals(0, ctx.get("tokens"));
+        }
+    }
 }

@@ -1,0 +1,299 @@
+package io.strata.context;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Fills a token budget from ranked hits: the matched chunks first, then their surroundings.
+ *
+ * <ol>
+ *   <li><b>Seeds</b>: each hit's matched chunk, best hit first, when it fits (a chunk that does not fit is skipped, so a
+ *       smaller one further down may still enter); when not even the best hit's chunk fits, its first words that do
+ *       ({@code truncated}).</li>
+ *   <li><b>Growth</b>, in rounds: every passage, best hit first, takes in the next chunk after it, then the one before
+ *       it, at the finest level its parents have (siblings, then the rest of the parent, then the neighbouring parents the
+ *       caller could read), while the whole fits. A passage that meets another of the same document merges with it.</li>
+ *   <li><b>Fill</b>: what is left goes to the passages in the same order, word by word, after then before them.</li>
+ * </ol>
+ * Breadth first on purpose: a context that holds the best chunk of each of the top hits beats one that holds the
+ * surroundings of the first hit only, whenever the first hit is wrong (the eval measures both baselines).
+ *
+ * <p>Tokens: every candidate is costed as the sum of its passages' own counts plus the separators', and the final text
+ * is counted once more as a whole; a tokenizer whose count of a concatenation exceeds the sum (none of the bundled
+ * WordPiece ones: they split at whitespace first) gets the last passage cut until the whole fits. So
+ * {@link PackedContext#tokens()} is the exact count of {@link PackedContext#text()} and never exceeds the budget.
+ */
+public final class ContextPacker {
+    private final TokenCounter counter;
+    private final Map<String, Integer> counts = new HashMap<>();
+
+    public ContextPacker(TokenCounter counter) {
+        this.counter = counter;
+    }
+
+    private static final class Stretch {
+        final String document;
+        int start;
+        int end;
+        int rank;
+        /** The hits it holds, by rank. */
+        final java.util.TreeMap<Integer, String> hits = new java.util.TreeMap<>();
+        boolean truncated;
+
+        Stretch(String document, int start, int end, int rank) {
+            this.document = document;
+            this.start = start;
+            this.end = end;
+            this.rank = rank;
+        }
+
+        Stretch copy() {
+            Stretch s = new Stretch(document, start, end, rank);
+            s.hits.putAll(hits);
+            s.truncated = truncated;
+            return s;
+        }
+    }
+
+    public PackedContext pack(List<Seed> seeds, Map<String, SourceText> documents, ContextOptions options) {
+        int separatorTokens = options.separator().isEmpty() ? 0 : counter.count(options.separator());
+        List<Stretch> stretches = new ArrayList<>();
+        List<Seed> ranked = seeds.stream().sorted(Comparator.comparingInt(Seed::rank)).toList();
+        for (Seed seed : ranked) {
+            SourceText doc = documents.get(seed.document());
+            if (doc == null || seed.end() <= seed.start() || !doc.covered(seed.start(), seed.end())) {
+                continue; // the caller cannot read that text
+            }
+            Stretch s = new Stretch(seed.document(), seed.start(), seed.end(), seed.rank());
+            s.hits.put(seed.rank(), seed.hit());
+            List<Stretch> next = with(stretches, s, documents);
+            if (cost(next, documents, separatorTokens) <= options.budget()) {
+                stretches = next;
+            } else if (stretches.isEmpty()) {
+                Stretch cut = cutToFit(s, doc, options.budget());
+                if (cut != null) {
+                    stretches = List.of(cut);
+                }
+            }
+        }
+        // growth, in rounds, best passage first; a side that could not grow within the budget is not tried again
+        // until its passage changes (a merge)
+        Set<String> stuck = new java.util.HashSet<>();
+        for (boolean grew = true; grew; ) {
+            grew = false;
+            for (String hit : firstHits(byRank(stretches))) {
+                for (boolean right : new boolean[] {true, false}) {
+                    Stretch s = find(stretches, null, hit);
+                    String side = hit + ":" + s.start + ":" + s.end + ":" + right;
+                    if (s.truncated || stuck.contains(side)) {
+                        continue;
+                    }
+                    SourceText doc = documents.get(s.document);
+                    int to = right ? doc.nextEnd(s.end) : doc.previousStart(s.start);
+                    List<Stretch> next = to < 0 ? null : grown(stretches, s, right ? s.start : to, right ? to : s.end, documents);
+                    if (next != null && cost(next, documents, separatorTokens) <= options.budget()) {
+                        stretches = next;
+                        grew = true;
+                    } else {
+                        stuck.add(side);
+                    }
+                }
+            }
+        }
+        stretches = fill(stretches, documents, separatorTokens, options.budget());
+        return render(stretches, documents, options);
+    }
+
+    /** Word by word after, then before, each passage (best first), while the whole fits: binary search over word ends. */
+    private List<Stretch> fill(List<Stretch> stretches, Map<String, SourceText> documents, int separatorTokens, int budget) {
+        for (String hit : firstHits(byRank(stretches))) {
+            for (boolean right : new boolean[] {true, false}) {
+                Stretch current = find(stretches, null, hit);
+                if (current.truncated) {
+                    continue;
+                }
+                SourceText doc = documents.get(current.document);
+                int limit = right ? doc.nextEnd(current.end) : doc.previousStart(current.start);
+                if (limit < 0) {
+                    continue;
+                }
+                int[] cuts = right ? doc.wordEnds(current.end, limit) : reversed(doc.wordStarts(limit, current.start));
+                int lo = 0;
+                int hi = cuts.length - 1;
+                List<Stretch> best = null;
+                while (lo <= hi) { // the largest number of words that fits; more words never cost fewer tokens
+                    int mid = (lo + hi) >>> 1;
+                    int at = cuts[mid];
+                    List<Stretch> next = at == (right ? current.end : current.start) ? null
+                        : grown(stretches, current, right ? current.start : at, right ? at : current.end, documents);
+                    if (next != null && cost(next, documents, separatorTokens) <= budget) {
+                        best = next;
+                        lo = mid + 1;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                if (best != null) {
+                    stretches = best;
+                }
+            }
+        }
+        return stretches;
+    }
+
+    /** One hit of each passage: a handle that survives merges (the merged passage keeps every hit). */
+    private static List<String> firstHits(List<Stretch> stretches) {
+        List<String> out = new ArrayList<>(stretches.size());
+        for (Stretch s : stretches) {
+            out.add(s.hits.firstEntry().getValue());
+        }
+        return out;
+    }
+
+    private static int[] reversed(int[] a) {
+        int[] out = new int[a.length];
+        for (int i = 0; i < a.length; i++) {
+            out[i] = a[a.length - 1 - i];
+        }
+        return out;
+    }
+
+    private static Stretch find(List<Stretch> stretches, String document, String hit) {
+        for (Stretch s : stretches) {
+            if ((document == null || s.document.equals(document)) && s.hits.containsValue(hit)) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("passage of hit [" + hit + "] lost");
+    }
+
+    /** The first words of {@code s} that fit in {@code budget} tokens, or null when not even one does. */
+    private Stretch cutToFit(Stretch s, SourceText doc, int budget) {
+        int[] ends = doc.wordEnds(s.start, s.end);
+        int lo = 0;
+        int hi = ends.length - 1;
+        int found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (tokens(doc, s.start, ends[mid]) <= budget) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if (found < 0) {
+            return null;
+        }
+        Stretch cut = s.copy();
+        cut.end = ends[found];
+        cut.truncated = true;
+        return cut;
+    }
+
+    /** {@code stretches} with {@code s}'s passage widened to {@code [start, end)}, merged with any it then touches. */
+    private static List<Stretch> grown(List<Stretch> stretches, Stretch s, int start, int end, Map<String, SourceText> documents) {
+        List<Stretch> others = new ArrayList<>(stretches.size());
+        for (Stretch o : stretches) {
+            if (o != s) {
+                others.add(o);
+            }
+        }
+        Stretch wide = s.copy();
+        wide.start = start;
+        wide.end = end;
+        return with(others, wide, documents);
+    }
+
+    /** {@code stretches} plus {@code added}, merging every passage of its document that it overlaps or touches. */
+    private static List<Stretch> with(List<Stretch> stretches, Stretch added, Map<String, SourceText> documents) {
+        SourceText doc = documents.get(added.document);
+        Stretch merged = added.copy();
+        List<Stretch> out = new ArrayList<>(stretches.size() + 1);
+        boolean changed = true;
+        List<Stretch> rest = new ArrayList<>(stretches);
+        while (changed) { // a merge can make the passage reach the next one
+            changed = false;
+            for (java.util.Iterator<Stretch> it = rest.iterator(); it.hasNext(); ) {
+                Stretch o = it.next();
+                if (o.document.equals(merged.document)
+                    && (doc.touches(merged.end, o.start) && doc.touches(o.end, merged.start))) {
+                    merged.start = Math.min(merged.start, o.start);
+                    merged.end = Math.max(merged.end, o.end);
+                    merged.rank = Math.min(merged.rank, o.rank);
+                    merged.hits.putAll(o.hits);
+                    merged.truncated |= o.truncated;
+                    it.remove();
+                    changed = true;
+                }
+            }
+        }
+        out.addAll(rest);
+        out.add(merged);
+        return out;
+    }
+
+    private int cost(List<Stretch> stretches, Map<String, SourceText> documents, int separatorTokens) {
+        int total = Math.max(0, stretches.size() - 1) * separatorTokens;
+        for (Stretch s : stretches) {
+            total += tokens(documents.get(s.document), s.start, s.end);
+        }
+        return total;
+    }
+
+    private int tokens(SourceText doc, int start, int end) {
+        String text = doc.text(start, end);
+        return counts.computeIfAbsent(text, counter::count);
+    }
+
+    private static List<Stretch> byRank(List<Stretch> stretches) {
+        List<Stretch> out = new ArrayList<>(stretches);
+        out.sort(Comparator.comparingInt((Stretch s) -> s.rank).thenComparing(s -> s.document).thenComparingInt(s -> s.start));
+        return out;
+    }
+
+    private PackedContext render(List<Stretch> stretches, Map<String, SourceText> documents, ContextOptions options) {
+        List<Stretch> ordered = byRank(stretches);
+        if (options.order() == ContextOptions.Order.DOCUMENT) {
+            Map<String, Integer> docRank = new HashMap<>();
+            for (Stretch s : ordered) {
+                docRank.putIfAbsent(s.document, docRank.size());
+            }
+            ordered.sort(Comparator.comparingInt((Stretch s) -> docRank.get(s.document)).thenComparingInt(s -> s.start));
+        }
+        while (true) {
+            List<Passage> passages = new ArrayList<>(ordered.size());
+            List<String> texts = new ArrayList<>(ordered.size());
+            for (Stretch s : ordered) {
+                SourceText doc = documents.get(s.document);
+                String text = doc.text(s.start, s.end);
+                texts.add(text);
+                passages.add(new Passage(s.document, s.start, s.end, text, tokens(doc, s.start, s.end), s.rank, List.copyOf(s.hits.values()),
+                    s.truncated));
+            }
+            String joined = String.join(options.separator(), texts);
+            int total = joined.isEmpty() ? 0 : counter.count(joined);
+            if (total <= options.budget() || ordered.isEmpty()) {
+                return new PackedContext(total, options.budget(), passages, joined);
+            }
+            // a tokenizer that counts a concatenation above the sum of its parts: cut the last passage by a word
+            Stretch last = ordered.get(ordered.size() - 1);
+            int[] ends = documents.get(last.document).wordEnds(last.start, last.end);
+            if (ends.length < 2) {
+                ordered = new ArrayList<>(ordered.subList(0, ordered.size() - 1));
+            } else {
+                Stretch cut = last.copy();
+                cut.end = ends[ends.length - 2];
+                cut.truncated = true;
+                ordered = new ArrayList<>(ordered.subList(0, ordered.size() - 1));
+                ordered.add(cut);
+            }
+            Objects.requireNonNull(last);
+        }
+    }
+}

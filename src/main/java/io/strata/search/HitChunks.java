@@ -1,0 +1,167 @@
+package io.strata.search;
+
+import io.strata.chunkindex.ChunkDocuments;
+import io.strata.context.Seed;
+import io.strata.context.SourceText;
+import org.opensearch.common.document.DocumentField;
+import org.opensearch.search.SearchHit;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The hits of a search on a chunk index as {@link io.strata.context.ContextPacker} inputs: which parent documents to read
+ * (the hits' parents, and with {@code neighbours} the parents numbered one before and one after each), then, from what the
+ * caller could read of them, each hit's seed and each source document's known text.
+ */
+final class HitChunks {
+    /** Where a passage comes from: the chunk index, and the source document its chunks were cut from. */
+    record Citation(String document, String index, String sourceIndex, String sourceId) {
+        static Citation of(String document, List<Citation> all) {
+            for (Citation c : all) {
+                if (c.document().equals(document)) {
+                    return c;
+                }
+            }
+            throw new IllegalStateException("no citation for [" + document + "]");
+        }
+    }
+
+    private record Hit(String index, String id, String sourceId, int ordinal, int[] matched) {}
+
+    private final List<Hit> hits;
+    private final Set<String> indices = new LinkedHashSet<>();
+    private final Set<String> ids = new LinkedHashSet<>();
+    private final List<Citation> citations = new ArrayList<>();
+
+    private HitChunks(List<Hit> hits, boolean neighbours) {
+        this.hits = hits;
+        for (Hit h : hits) {
+            indices.add(h.index());
+            ids.add(h.id());
+            if (neighbours) {
+                if (h.ordinal() > 0) {
+                    ids.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() - 1));
+                }
+                ids.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() + 1));
+            }
+        }
+    }
+
+    static HitChunks of(SearchHit[] searchHits, boolean neighbours) {
+        List<Hit> hits = new ArrayList<>(searchHits.length);
+        for (SearchHit hit : searchHits) {
+            String id = hit.getId();
+            int colon = id == null ? -1 : id.lastIndexOf(':');
+            int ordinal;
+            try {
+                ordinal = colon < 0 ? -1 : Integer.parseInt(id.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                ordinal = -1;
+            }
+            if (ordinal < 0) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
+                    + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, hit.getIndex()));
+            }
+            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, matched(hit)));
+        }
+        return new HitChunks(hits, neighbours);
+    }
+
+    /** The offsets of the chunk that gave the hit its score ({@code explain_child}), or null. */
+    private static int[] matched(SearchHit hit) {
+        DocumentField f = hit.field(ChunkDocuments.BEST_CHILD);
+        if (f != null && f.getValue() instanceof Map<?, ?> best && best.get(ChunkDocuments.START) instanceof Number s
+            && best.get(ChunkDocuments.END) instanceof Number e) {
+            return new int[] {s.intValue(), e.intValue()};
+        }
+        return null;
+    }
+
+    String[] indices() {
+        return indices.toArray(String[]::new);
+    }
+
+    String[] ids() {
+        return ids.toArray(String[]::new);
+    }
+
+    List<Citation> citations() {
+        return citations;
+    }
+
+    private static String document(String index, String sourceId) {
+        return index + "\u0000" + sourceId;
+    }
+
+    record Inputs(List<Seed> seeds, Map<String, SourceText> documents) {}
+
+    /** Seeds and texts from the parents the caller could read ({@code found}: the lookup's hits). */
+    @SuppressWarnings("unchecked")
+    Inputs inputs(SearchHit[] found) {
+        Map<String, SourceText> documents = new HashMap<>();
+        Map<String, int[]> parentSpans = new HashMap<>();
+        Set<String> wanted = new java.util.HashSet<>();
+        for (Hit h : hits) {
+            wanted.add(h.index() + "/" + h.sourceId());
+        }
+        for (SearchHit hit : found) {
+            Map<String, Object> source = hit.getSourceAsMap();
+            if (source == null || !(source.get(ChunkDocuments.TEXT) instanceof String stored)
+                || !(source.get(ChunkDocuments.START) instanceof Number start) || !(source.get(ChunkDocuments.END) instanceof Number end)
+                || !(source.get(ChunkDocuments.ORDINAL) instanceof Number ordinal)
+                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(hit.getIndex() + "/" + sourceId)
+                || stored.length() < end.intValue() - start.intValue()) {
+                continue; // text the caller may not see (field-level security), or a document an id query matched in another index
+            }
+            // a table piece stores its repeated header row before its own text: the source's text is the rest
+            String text = stored.substring(stored.length() - (end.intValue() - start.intValue()));
+            String document = document(hit.getIndex(), sourceId);
+            SourceText doc = documents.computeIfAbsent(document, d -> {
+                citations.add(new Citation(d, hit.getIndex(), (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));
+                return new SourceText();
+            });
+            doc.addParent(ordinal.intValue(), start.intValue(), text, finest(source, start.intValue(), text.length()));
+            parentSpans.put(hit.getIndex() + "/" + hit.getId(), new int[] {start.intValue(), start.intValue() + text.length()});
+        }
+        List<Seed> seeds = new ArrayList<>(hits.size());
+        for (int rank = 0; rank < hits.size(); rank++) {
+            Hit h = hits.get(rank);
+            int[] parent = parentSpans.get(h.index() + "/" + h.id());
+            if (parent == null) {
+                continue; // the caller could not read it (any more)
+            }
+            int[] span = h.matched() != null ? h.matched() : parent;
+            seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id()));
+        }
+        return new Inputs(seeds, documents);
+    }
+
+    /** The spans of a parent's chunks at its finest level (the parent itself without children). */
+    private static List<int[]> finest(Map<String, Object> source, int start, int length) {
+        List<int[]> out = new ArrayList<>();
+        int finest = 0;
+        if (source.get(ChunkDocuments.CHILDREN) instanceof List<?> children) {
+            for (Object c : children) {
+                if (c instanceof Map<?, ?> child && child.get(ChunkDocuments.LEVEL) instanceof Number l) {
+                    finest = Math.max(finest, l.intValue());
+                }
+            }
+            for (Object c : children) {
+                if (c instanceof Map<?, ?> child && child.get(ChunkDocuments.LEVEL) instanceof Number l && l.intValue() == finest
+                    && finest > 0 && child.get(ChunkDocuments.START) instanceof Number s && child.get(ChunkDocuments.END) instanceof Number e) {
+                    out.add(new int[] {s.intValue(), e.intValue()});
+                }
+            }
+        }
+        if (out.isEmpty()) {
+            out.add(new int[] {start, start + length});
+        }
+        return out;
+    }
+}

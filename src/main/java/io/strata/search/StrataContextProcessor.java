@@ -1,0 +1,212 @@
+package io.strata.search;
+
+import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.context.ContextOptions;
+import io.strata.context.ContextPacker;
+import io.strata.context.PackedContext;
+import io.strata.inference.InferenceService;
+import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.search.SearchResponse;
+import org.opensearch.action.search.SearchResponseSections;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.search.SearchExtBuilder;
+import org.opensearch.search.SearchHit;
+import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.pipeline.AbstractProcessor;
+import org.opensearch.search.pipeline.PipelineProcessingContext;
+import org.opensearch.search.pipeline.Processor;
+import org.opensearch.search.pipeline.SearchResponseProcessor;
+import org.opensearch.search.profile.SearchProfileShardResults;
+import org.opensearch.transport.client.Client;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * {@code strata_context}: a search response processor that assembles, from the hits of a search on a chunk index, the
+ * context an application puts into its prompt — at most a budget of tokens, cited — and returns it as
+ * {@code ext.strata_context} ({@code tokens}, {@code budget}, {@code tokenizer}, {@code passages}, {@code text}); the hits
+ * stay as they were. {@link ContextPacker} decides what enters; this class gathers its inputs.
+ *
+ * <p>What it reads, it reads as the caller: one search (ids of the hits' parents and of the parents before and after
+ * each) with the caller's thread context, on the indices or aliases the search named, so document- and field-level
+ * security and alias filters apply to it as to the search itself (the query's own filters do not: a neighbouring parent
+ * is context of a hit, not a hit); a parent the caller may not read never enters, nor does text the caller may not see. The seed of each
+ * hit is its matched chunk when the query asked for {@code explain_child} (the {@code strata_best_child} field), else the
+ * whole parent.
+ */
+public final class StrataContextProcessor extends AbstractProcessor implements SearchResponseProcessor {
+    public static final String TYPE = "strata_context";
+    private static final String[] FETCHED = {ChunkDocuments.SOURCE_ID, ChunkDocuments.SOURCE_INDEX, ChunkDocuments.ORDINAL,
+        ChunkDocuments.TEXT, ChunkDocuments.START, ChunkDocuments.END, ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL,
+        ChunkDocuments.CHILDREN + "." + ChunkDocuments.START, ChunkDocuments.CHILDREN + "." + ChunkDocuments.END};
+
+    private final ContextParams defaults;
+    private final Services services;
+
+    /** What the processor needs from the node; suppliers for what exists only once the node has started. */
+    public record Services(Supplier<Client> client, Supplier<ClusterService> clusterService, Supplier<InferenceService> inference) {}
+
+    StrataContextProcessor(String tag, String description, boolean ignoreFailure, ContextParams defaults, Services services) {
+        super(tag, description, ignoreFailure);
+        this.defaults = defaults;
+        this.services = services;
+    }
+
+    @Override
+    public String getType() {
+        return TYPE;
+    }
+
+    @Override
+    public SearchResponse processResponse(SearchRequest request, SearchResponse response) {
+        throw new UnsupportedOperationException("[" + TYPE + "] runs asynchronously");
+    }
+
+    @Override
+    public void processResponseAsync(SearchRequest request, SearchResponse response, PipelineProcessingContext context,
+                                     ActionListener<SearchResponse> listener) {
+        try {
+            ContextParams params = options(request);
+            SearchHit[] hits = response.getHits().getHits();
+            if (hits.length == 0) {
+                listener.onResponse(withContext(response, render(new PackedContext(0, params.budget(), List.of(), ""), params, null,
+                    List.of())));
+                return;
+            }
+            String tokenizer = params.tokenizer() != null ? params.tokenizer() : indexTokenizer(hits);
+            HitChunks chunks = HitChunks.of(hits, params.neighbours());
+            // through the indices the search named (its aliases' filters apply) unless it searched a point in time
+            boolean named = request.indices() != null && request.indices().length > 0 && request.pointInTimeBuilder() == null;
+            SearchRequest fetch = new SearchRequest(named ? request.indices() : chunks.indices()).source(new SearchSourceBuilder()
+                .query(QueryBuilders.idsQuery().addIds(chunks.ids()))
+                .size(chunks.ids().length)
+                // naming the vector fields lets the k-NN plugin skip rebuilding them from its derived source
+                .fetchSource(FETCHED, new String[] {ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING})
+                .trackTotalHits(false));
+            // no search pipeline: the lookup of an index whose default pipeline is this one would assemble a context of its
+            // own lookup, and so on without end
+            fetch.pipeline("_none");
+            fetch.routing(request.routing()).preference(request.preference());
+            if (named) {
+                fetch.indicesOptions(request.indicesOptions());
+            }
+            services.client().get().search(fetch, ActionListener.wrap(found -> services.inference().get().runQuery(() -> {
+                ContextPacker packer = new ContextPacker(services.inference().get().tokenCounter(tokenizer));
+                ContextOptions options = new ContextOptions(params.budget(), params.order(), params.separator());
+                HitChunks.Inputs inputs = chunks.inputs(found.getHits().getHits());
+                PackedContext packed = packer.pack(inputs.seeds(), inputs.documents(), options);
+                return render(packed, params, tokenizer, chunks.citations());
+            }, ActionListener.wrap(c -> listener.onResponse(withContext(response, c)), listener::onFailure)), listener::onFailure));
+        } catch (Exception e) {
+            listener.onFailure(e);
+        }
+    }
+
+    private ContextParams options(SearchRequest request) {
+        if (request.source() != null && request.source().ext() != null) {
+            for (SearchExtBuilder ext : request.source().ext()) {
+                if (ext instanceof ContextExt c && !c.isResponse()) {
+                    return c.options(defaults);
+                }
+            }
+        }
+        return defaults;
+    }
+
+    /** The tokenizer of the searched chunk indices' embedded model (the default model for chunk indices without vectors). */
+    private String indexTokenizer(SearchHit[] hits) {
+        Set<String> models = new LinkedHashSet<>();
+        for (SearchHit hit : hits) {
+            IndexMetadata index = services.clusterService().get().state().metadata().index(hit.getIndex());
+            ChunkIndexMeta meta = index == null ? null : ChunkIndexMeta.of(index);
+            if (meta == null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] is not a Strata chunk index (no "
+                    + "[_meta.strata] in its mapping); search the target_index of a multi_granular_chunking pipeline", TYPE,
+                    hit.getIndex()));
+            }
+            if (!meta.hasVectors()) {
+                models.add(services.inference().get().defaultRef().model());
+            } else if (meta.model().get("model") instanceof String name) {
+                models.add(name);
+            } else {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] chunk index [%s] was embedded by ml-commons model "
+                    + "[%s], whose tokenizer is not on this node; name an embedded model in [tokenizer] to count the budget with",
+                    TYPE, hit.getIndex(), meta.model().get("model_id")));
+            }
+        }
+        if (models.size() > 1) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the hits come from chunk indices of different models %s; "
+                + "name the one whose tokenizer counts the budget in [tokenizer]", TYPE, models));
+        }
+        return models.iterator().next();
+    }
+
+    private static Map<String, Object> render(PackedContext packed, ContextParams params, String tokenizer, List<HitChunks.Citation> citations) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("tokens", packed.tokens());
+        out.put("budget", packed.budget());
+        if (tokenizer != null) {
+            out.put("tokenizer", tokenizer);
+        }
+        List<Map<String, Object>> passages = new ArrayList<>(packed.passages().size());
+        for (var p : packed.passages()) {
+            HitChunks.Citation cite = HitChunks.Citation.of(p.document(), citations);
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("index", cite.index());
+            m.put("source_index", cite.sourceIndex());
+            m.put("source_id", cite.sourceId());
+            m.put("start", p.start());
+            m.put("end", p.end());
+            m.put("tokens", p.tokens());
+            m.put("hits", p.hits());
+            if (p.truncated()) {
+                m.put("truncated", true);
+            }
+            m.put("text", p.text());
+            passages.add(m);
+        }
+        out.put("passages", passages);
+        out.put("text", packed.text());
+        return out;
+    }
+
+    private static SearchResponse withContext(SearchResponse response, Map<String, Object> context) {
+        SearchResponseSections in = response.getInternalResponse();
+        List<SearchExtBuilder> exts = new ArrayList<>(in.getSearchExtBuilders());
+        exts.add(ContextExt.ofResponse(context));
+        SearchResponseSections out = new SearchResponseSections(in.hits(), in.aggregations(), in.suggest(), in.timedOut(),
+            in.terminatedEarly(), response.getProfileResults() == null || response.getProfileResults().isEmpty() ? null
+            : new SearchProfileShardResults(response.getProfileResults()), in.getNumReducePhases(), exts, in.getProcessorResult());
+        return new SearchResponse(out, response.getScrollId(), response.getTotalShards(), response.getSuccessfulShards(),
+            response.getSkippedShards(), response.getTook().millis(), response.getPhaseTook(), response.getShardFailures(),
+            response.getClusters(), response.pointInTimeId());
+    }
+
+    public static final class Factory implements Processor.Factory<SearchResponseProcessor> {
+        private final Services services;
+
+        public Factory(Services services) {
+            this.services = services;
+        }
+
+        @Override
+        public SearchResponseProcessor create(Map<String, Processor.Factory<SearchResponseProcessor>> factories, String tag,
+                                              String description, boolean ignoreFailure, Map<String, Object> config,
+                                              Processor.PipelineContext pipelineContext) {
+            ContextParams defaults = ContextParams.parse(TYPE, config, ContextParams.DEFAULTS);
+            config.clear(); // every key was read (or refused) above
+            return new StrataContextProcessor(tag, description, ignoreFailure, defaults, services);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.strata.context;
+
+import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkedParent;
+import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.RecursiveStrategy;
+import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.TestTexts;
+import org.junit.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntPredicate;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+public class ContextPackerTests {
+    private static final String EMMA = TestTexts.emma();
+    private static final List<ChunkedParent> PARENTS = new MultiGranularChunker(new RecursiveStrategy(300),
+        MultiGranularChunker.DEFAULT_GRANULARITIES, SentenceSegmenter.english()).chunk(EMMA);
+    /** Whitespace-separated words: additive over concatenation, so sums and the whole agree, as with WordPiece. */
+    private static final TokenCounter WORDS = t -> t.isBlank() ? 0 : t.strip().split("\\s+").length;
+
+    private static SourceText emma(IntPredicate readable) {
+        SourceText doc = new SourceText();
+        for (ChunkedParent p : PARENTS) {
+            if (!readable.test(p.parent().ordinal())) {
+                continue;
+            }
+            List<int[]> units = new ArrayList<>();
+            for (Chunk c : p.children()) {
+                if (c.level() == 2) {
+                    units.add(new int[] {c.start(), c.end()});
+                }
+            }
+            doc.addParent(p.parent().ordinal(), p.parent().start(), p.parent().text(), units);
+        }
+        return doc;
+    }
+
+    private static Chunk child(int parent, int level, int ordinal) {
+        return PARENTS.get(parent).children().stream().filter(c -> c.level() == level && c.ordinal() == ordinal).findFirst().orElseThrow();
+    }
+
+    private static Seed seed(Chunk c, int rank) {
+        return new Seed("emma", c.start(), c.end(), rank, "hit" + rank);
+    }
+
+    private static PackedContext pack(List<Seed> seeds, SourceText doc, int budget, ContextOptions.Order order) {
+        return new ContextPacker(WORDS).pack(seeds, Map.of("emma", doc), new ContextOptions(budget, order, "\n\n"));
+    }
+
+    private static String squash(String s) {
+        return s.strip().replaceAll("\\s+", " ");
+    }
+
+    @Test
+    public void testPack_atEveryBudget_staysWithinItAndQuotesTheSource() {
+        List<Seed> seeds = List.of(seed(child(7, 2, 1), 0), seed(child(3, 2, 0), 1), seed(child(12, 1, 1), 2));
+        for (int budget : new int[] {8, 64, 128, 256, 512, 1024, 4096}) {
+            PackedContext c = pack(seeds, emma(o -> true), budget, ContextOptions.Order.RANK);
+            assertTrue(budget + ": " + c.tokens(), c.tokens() <= budget);
+            assertEquals(WORDS.count(c.text()), c.tokens());
+            // enough text around the seeds: the fill leaves no whole word of the budget unused
+            assertEquals(budget, c.tokens());
+            List<String> texts = new ArrayList<>();
+            for (Passage p : c.passages()) {
+                assertEquals(squash(EMMA.substring(p.start(), p.end())), squash(p.text()));
+                texts.add(p.text());
+            }
+            assertEquals(String.join("\n\n", texts), c.text());
+            for (Passage a : c.passages()) { // passages of one document that met were merged
+                for (Passage b : c.passages()) {
+                    assertTrue(a == b || a.end() < b.start() || b.end() < a.start());
+                }
+            }
+        }
+    }
+
+    @Test
+    public void testPack_withRoomForTheSeedsOnly_holdsEachMatchedChunkWhole_bestFirst() {
+        Chunk first = child(7, 2, 1);
+        Chunk second = child(3, 2, 0);
+        Chunk third = child(12, 1, 1);
+        int budget = WORDS.count(first.text()) + WORDS.count(second.text());
+        PackedContext c = pack(List.of(seed(first, 0), seed(second, 1), seed(third, 2)), emma(o -> true), budget,
+            ContextOptions.Order.RANK);
+        assertEquals(2, c.passages().size());
+        assertEquals(List.of(first.start(), first.end()), List.of(c.passages().get(0).start(), c.passages().get(0).end()));
+        assertEquals(List.of(second.start(), second.end()), List.of(c.passages().get(1).start(), c.passages().get(1).end()));
+        assertEquals(List.of("hit0"), c.passages().get(0).hits());
+    }
+
+    @Test
+    public void testPack_aSeedThatDoesNotFit_isSkippedForASmallerOneBelowIt() {
+        Chunk big = PARENTS.get(3).parent();
+        Chunk best = child(7, 2, 1);
+        Chunk small = child(9, 2, 0);
+        int budget = WORDS.count(best.text()) + WORDS.count(small.text());
+        PackedContext c = pack(List.of(seed(best, 0), seed(big, 1), seed(small, 2)), emma(o -> true), budget, ContextOptions.Order.RANK);
+        assertEquals(List.of("hit0", "hit2"), c.passages().stream().map(p -> p.hits().get(0)).toList());
+    }
+
+    @Test
+    public void testPack_growsIntoTheNeighbouringParents() {
+        Chunk matched = child(5, 2, 1);
+        PackedContext c = pack(List.of(seed(matched, 0)), emma(o -> true), 900, ContextOptions.Order.RANK);
+        assertEquals(1, c.passages().size());
+        Passage p = c.passages().get(0);
+        assertTrue(p.start() < PARENTS.get(5).parent().start());
+        assertTrue(p.end() > PARENTS.get(5).parent().end());
+        assertTrue(p.start() <= matched.start() && p.end() >= matched.end());
+    }
+
+    @Test
+    public void testPack_neverReadsAcrossAParentTheCallerCannotRead() {
+        Chunk hidden = PARENTS.get(6).parent();
+        PackedContext c = pack(List.of(seed(child(5, 2, 2), 0), seed(child(7, 2, 0), 1)), emma(o -> o != 6), 4000,
+            ContextOptions.Order.RANK);
+        for (Passage p : c.passages()) {
+            assertTrue(p.end() <= hidden.start() || p.start() >= hidden.end());
+        }
+        assertFalse(c.text().contains(hidden.text().substring(0, 80)));
+        assertEquals(2, c.passages().size());
+    }
+
+    @Test
+    public void testPack_whenNotEvenTheBestChunkFits_quotesItsFirstWords() {
+        Chunk matched = child(5, 2, 1);
+        PackedContext c = pack(List.of(seed(matched, 0), seed(child(8, 2, 0), 1)), emma(o -> true), 10, ContextOptions.Order.RANK);
+        assertEquals(1, c.passages().size());
+        Passage p = c.passages().get(0);
+        assertTrue(p.truncated());
+        assertEquals(matched.start(), p.start());
+        assertEquals(10, c.tokens());
+        assertTrue(matched.text().startsWith(p.text()));
+    }
+
+    @Test
+    public void testPack_documentOrder_readsPassagesInSourceOrder() {
+        Chunk later = child(9, 2, 0);
+        Chunk earlier = child(2, 2, 0);
+        int budget = WORDS.count(later.text()) + WORDS.count(earlier.text());
+        PackedContext rank = pack(List.of(seed(later, 0), seed(earlier, 1)), emma(o -> true), budget, ContextOptions.Order.RANK);
+        PackedContext doc = pack(List.of(seed(later, 0), seed(earlier, 1)), emma(o -> true), budget, ContextOptions.Order.DOCUMENT);
+        assertEquals(later.start(), rank.passages().get(0).start());
+        assertEquals(earlier.start(), doc.passages().get(0).start());
+    }
+
+    @Test
+    public void testPack_seedsOfOneParent_mergeIntoOnePassageCitingBothHits() {
+        Chunk a = child(4, 2, 0);
+        Chunk b = child(4, 2, 1);
+        PackedContext c = pack(List.of(seed(a, 0), seed(b, 1)), emma(o -> true), WORDS.count(a.text()) + WORDS.count(b.text()),
+            ContextOptions.Order.RANK);
+        assertEquals(1, c.passages().size());
+        assertEquals(List.of("hit0", "hit1"), c.passages().get(0).hits());
+    }
+
+    @Test
+    public void testPack_withATokenizerThatCountsMoreTogether_cutsTheLastPassageUntilTheWholeFits() {
+        // one extra token per 500 characters: the sum of the parts' counts underestimates the whole's
+        TokenCounter sticky = t -> WORDS.count(t) + t.length() / 500;
+        List<Seed> seeds = List.of(seed(child(7, 2, 1), 0), seed(child(3, 2, 0), 1), seed(child(12, 2, 1), 2));
+        PackedContext c = new ContextPacker(sticky).pack(seeds, Map.of("emma", emma(o -> true)),
+            new ContextOptions(300, ContextOptions.Order.RANK, "\n\n"));
+        assertTrue(c.tokens() <= 300);
+        assertEquals(sticky.count(c.text()), c.tokens());
+    }
+}

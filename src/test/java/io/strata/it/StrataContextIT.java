@@ -1,0 +1,177 @@
+package io.strata.it;
+
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import org.opensearch.client.ResponseException;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code strata_context} on a real node, checked against oracles computed in the test: the source chapters (every passage
+ * quotes them at its offsets), the chunk documents (every seed is the hit's matched chunk) and the model's own
+ * tokenizer.json (the token count, and the budget).
+ */
+public class StrataContextIT extends StrataRestTestCase {
+    private static final String QUESTION = "how did Mr. Woodhouse feel about Miss Taylor's marriage?";
+    private static Map<String, String> chapters;
+    private static HuggingFaceTokenizer tokenizer;
+
+    /** The chunk index is built once for all tests of the class (ingest with the model takes a while). */
+    @Override
+    protected boolean preserveIndicesUponCompletion() {
+        return true;
+    }
+
+    private static synchronized void ingest() throws Exception {
+        if (tokenizer == null) {
+            Map<String, String> all = emmaChapters();
+            putPipeline("ctx-emma", """
+                {"field": "body", "target_index": "ctx-emma-chunks", "strategy": {"type": "recursive", "max_words": 120}}""");
+            int i = 0;
+            for (String text : all.values()) { // one bulk per chapter: each well inside the client's time-out on a busy machine
+                assertEquals(false, bulk("ctx-emma", "ctx-emma", Map.of("ch" + i++, Map.of("body", text))).get("errors"));
+            }
+            refresh("ctx-emma-chunks");
+            chapters = all;
+            tokenizer = HuggingFaceTokenizer.newInstance(
+                Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"));
+        }
+        // every test: the framework's wipe between tests may remove search pipelines
+        call("PUT", "/_search/pipeline/ctx", """
+            {"response_processors": [{"strata_context": {"budget": 256}}]}""");
+    }
+
+    private static String chapter(String sourceId) {
+        return new ArrayList<>(chapters.values()).get(Integer.parseInt(sourceId.substring(2)));
+    }
+
+    private static int tokens(String text) {
+        return tokenizer.encode(text, false, false).getIds().length;
+    }
+
+    private static String squash(String s) {
+        return s.strip().replaceAll("\\s+", " ");
+    }
+
+    private static String query(int k, String ext) {
+        return """
+            {"size": %d, "query": {"multi_granular": {"query_text": "%s", "k": %d, "explain_child": true}}%s}"""
+            .formatted(k, QUESTION, k, ext == null ? "" : ", \"ext\": {\"strata_context\": " + ext + "}");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> hits(Map<String, Object> response) {
+        return (List<Map<String, Object>>) ((Map<String, Object>) response.get("hits")).get("hits");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> context(Map<String, Object> response) {
+        return (Map<String, Object>) ((Map<String, Object>) response.get("ext")).get("strata_context");
+    }
+
+    @SuppressWarnings("unchecked")
+    public void testContext_fillsTheBudgetWithQuotedCitedPassages_andLeavesTheHitsAsTheyWere() throws Exception {
+        ingest();
+        Map<String, Object> plain = call("POST", "/ctx-emma-chunks/_search", query(5, null));
+        Map<String, Object> r = call("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, null));
+        assertEquals(hits(plain).stream().map(h -> h.get("_id")).toList(), hits(r).stream().map(h -> h.get("_id")).toList());
+        Map<String, Object> ctx = context(r);
+        String text = (String) ctx.get("text");
+        int tokens = (Integer) ctx.get("tokens");
+        assertEquals(256, ctx.get("budget"));
+        assertEquals("e5-small-v2-q", ctx.get("tokenizer"));
+        assertEquals(tokens(text), tokens);
+        assertTrue(tokens <= 256);
+        assertTrue("the budget is used: " + tokens, tokens > 256 - 40);
+        List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
+        List<String> texts = new ArrayList<>();
+        for (Map<String, Object> p : passages) {
+            String source = chapter((String) p.get("source_id"));
+            assertEquals("ctx-emma-chunks", p.get("index"));
+            assertEquals("ctx-emma", p.get("source_index"));
+            assertEquals(squash(source.substring((Integer) p.get("start"), (Integer) p.get("end"))), squash((String) p.get("text")));
+            assertEquals(tokens((String) p.get("text")), p.get("tokens"));
+            texts.add((String) p.get("text"));
+        }
+        assertEquals(String.join("\n\n", texts), text);
+        // the best hit's matched chunk is in the context, cited by that hit
+        Map<String, Object> best = hits(r).get(0);
+        Map<String, Object> matched = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) best.get("fields"))
+            .get("strata_best_child")).get(0);
+        Map<String, Object> first = passages.get(0);
+        assertTrue(((List<String>) first.get("hits")).contains((String) best.get("_id")));
+        assertTrue((Integer) first.get("start") <= (Integer) matched.get("start"));
+        assertTrue((Integer) first.get("end") >= (Integer) matched.get("end"));
+    }
+
+    @SuppressWarnings("unchecked")
+    public void testContext_requestExt_overridesTheProcessorsOptions() throws Exception {
+        ingest();
+        Map<String, Object> r = call("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, """
+            {"budget": 64, "order": "document", "separator": "\\n---\\n", "neighbours": false}"""));
+        Map<String, Object> ctx = context(r);
+        assertEquals(64, ctx.get("budget"));
+        assertTrue((Integer) ctx.get("tokens") <= 64);
+        assertEquals(tokens((String) ctx.get("text")), ctx.get("tokens"));
+        List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
+        for (int i = 1; i < passages.size(); i++) {
+            Map<String, Object> a = passages.get(i - 1);
+            Map<String, Object> b = passages.get(i);
+            if (a.get("source_id").equals(b.get("source_id"))) {
+                assertTrue("document order", (Integer) a.get("end") < (Integer) b.get("start"));
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    public void testContext_withoutNeighbours_staysInsideTheHitsParents() throws Exception {
+        ingest();
+        Map<String, Object> r = call("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(2, """
+            {"budget": 5000, "neighbours": false}"""));
+        List<Map<String, Object>> hits = hits(r);
+        for (Map<String, Object> p : (List<Map<String, Object>>) context(r).get("passages")) {
+            boolean inside = false;
+            for (Map<String, Object> h : hits) {
+                Map<String, Object> src = (Map<String, Object>) h.get("_source");
+                inside |= src.get("source_id").equals(p.get("source_id")) && (Integer) src.get("start") <= (Integer) p.get("start")
+                    && (Integer) src.get("end") >= (Integer) p.get("end");
+            }
+            assertTrue(p.toString(), inside);
+        }
+    }
+
+    public void testContext_withABadOption_failsNamingItAndTheAllowedValues() throws Exception {
+        ingest();
+        ResponseException e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, "{\"budget\": 0}"));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[ext.strata_context] [budget]"));
+        e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, "{\"order\": \"random\"}"));
+        assertTrue(e.getMessage(), e.getMessage().contains("[order] must be one of [rank, document], got [random]"));
+        e = callFailing("PUT", "/_search/pipeline/bad-ctx", """
+            {"response_processors": [{"strata_context": {"budgett": 10}}]}""");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("unknown field [budgett]"));
+    }
+
+    /** As applications call it: the query inside a bool filter, through an alias, the pipeline as the index's default. */
+    @SuppressWarnings("unchecked")
+    public void testContext_asTheDefaultPipeline_throughAnAliasWithABoolQuery() throws Exception {
+        ingest();
+        call("POST", "/_aliases", """
+            {"actions": [{"add": {"index": "ctx-emma-chunks", "alias": "ctx-emma-ch1", "filter": {"term": {"source_id": "ch1"}}}}]}""");
+        call("PUT", "/ctx-emma-chunks/_settings", "{\"index.search.default_pipeline\": \"ctx\"}");
+        try {
+            Map<String, Object> r = call("POST", "/ctx-emma-ch1/_search", """
+                {"size": 3, "query": {"bool": {"must": [{"multi_granular": {"query_text": "%s", "k": 3, "explain_child": true}}],
+                 "filter": [{"range": {"ordinal": {"gte": 1}}}]}}}""".formatted(QUESTION));
+            assertFalse(hits(r).isEmpty());
+            for (Map<String, Object> p : (List<Map<String, Object>>) context(r).get("passages")) {
+                assertEquals("ch1", p.get("source_id"));
+            }
+        } finally {
+            call("PUT", "/ctx-emma-chunks/_settings", "{\"index.search.default_pipeline\": null}");
+        }
+    }
+}
