@@ -39,6 +39,18 @@ public class DjlEmbedderTests {
     }
 
     @Test
+    public void testTextTokens_countsTheTextAlone_withoutSpecialTokensOrInstruction() {
+        String text = "Emma Woodhouse, handsome, clever, and rich, with a comfortable home.";
+        int alone = embedder.textTokens(text);
+        // what the model is fed for a passage: [CLS] + its instruction prefix (none for bge passages) + text + [SEP]
+        assertEquals(embedder.tokenCounts(List.of(text), Embedder.Purpose.PASSAGE)[0] - 2, alone);
+        // WordPiece splits at whitespace first: the count of a concatenation is the sum of the parts'
+        assertEquals(alone + embedder.textTokens("Miss Taylor married Mr. Weston."),
+            embedder.textTokens(text + "\n\nMiss Taylor married Mr. Weston."));
+        assertEquals(0, embedder.textTokens(""));
+    }
+
+    @Test
     public void testEmbed_givesUnitVectorsOfTheModelDimension() {
         List<float[]> v = embedder.embed(List.of("Emma Woodhouse, handsome, clever, and rich.", "x"), Embedder.Purpose.PASSAGE);
         assertEquals(2, v.size());

@@ -1,0 +1,41 @@
+package io.strata.search;
+
+import io.strata.context.ContextOptions;
+import org.junit.Test;
+
+import java.util.Map;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+public class ContextParamsTests {
+    @Test
+    public void testParse_requestOptions_overrideTheProcessorsKeyByKey() {
+        ContextParams processor = ContextParams.parse("strata_context", Map.of("budget", 300, "order", "document"), ContextParams.DEFAULTS);
+        ContextParams request = ContextParams.parse("ext.strata_context", Map.of("budget", 64, "separator", "\n---\n"), processor);
+        assertEquals(64, request.budget());
+        assertEquals(ContextOptions.Order.DOCUMENT, request.order());
+        assertEquals("\n---\n", request.separator());
+        assertTrue(request.neighbours());
+        assertEquals(null, request.tokenizer());
+    }
+
+    @Test
+    public void testParse_badValues_failNamingTheOptionAndWhatIsAllowed() {
+        assertMessage(Map.of("budget", 0), "[ext.strata_context] [budget] must be an integer in [1, 100000]");
+        assertMessage(Map.of("budget", "many"), "[ext.strata_context] [budget]");
+        assertMessage(Map.of("order", "random"), "[ext.strata_context] [order] must be one of [rank, document], got [random]");
+        assertMessage(Map.of("neighbours", "yes"), "[ext.strata_context] [neighbours]");
+        assertMessage(Map.of("tokenizer", "../etc"), "[ext.strata_context] [tokenizer] must name an embedded model");
+        assertMessage(Map.of("separator", 3), "[ext.strata_context] [separator] must be a string");
+        assertMessage(Map.of("budgett", 3), "[ext.strata_context] unknown field [budgett]; supported: [budget, neighbours, order, "
+            + "separator, tokenizer]");
+    }
+
+    private static void assertMessage(Map<String, Object> config, String expected) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> ContextParams.parse("ext.strata_context", config, ContextParams.DEFAULTS));
+        assertTrue(e.getMessage(), e.getMessage().startsWith(expected));
+    }
+}
