@@ -99,7 +99,7 @@ final class HtmlText implements NodeFilter {
                 starts.push(out.length());
             }
             case "td", "th" -> {
-                if (element.previousElementSibling() != null) {
+                if (hasElementBefore(element)) {
                     trimTrailingSpaces();
                     out.append(" | ");
                 }
@@ -228,16 +228,33 @@ final class HtmlText implements NodeFilter {
             out.append(text);
             return;
         }
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+        // runs of other characters are copied at once; a run of whitespace becomes one space
+        int i = 0;
+        while (i < text.length()) {
+            int start = i;
+            while (i < text.length() && !isSpace(text.charAt(i))) {
+                i++;
+            }
+            out.append(text, start, i);
+            if (i < text.length()) {
+                while (i < text.length() && isSpace(text.charAt(i))) {
+                    i++;
+                }
                 if (out.length() > 0 && !isSpace(out.charAt(out.length() - 1))) {
                     out.append(' ');
                 }
-            } else {
-                out.append(c);
             }
         }
+    }
+
+    /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
+    private static boolean hasElementBefore(Element element) {
+        for (Node n = element.previousSibling(); n != null; n = n.previousSibling()) {
+            if (n instanceof Element) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void lineBreak() {
