@@ -157,8 +157,9 @@ public final class MarkdownStructure {
         }
 
         private List<Span> lines(Node node) {
-            List<Span> out = new ArrayList<>();
-            for (SourceSpan s : node.getSourceSpans()) {
+            List<SourceSpan> spans = node.getSourceSpans();
+            List<Span> out = new ArrayList<>(spans.size());
+            for (SourceSpan s : spans) {
                 int start = offset(s);
                 Span line = trimmed(start, start + s.getLength());
                 if (line != null) {
