@@ -47,6 +47,7 @@ final class HtmlText implements NodeFilter {
     /** Start offsets of the open headings, rows and items (elements that may nest, in malformed input too). */
     private final Deque<Integer> starts = new ArrayDeque<>();
     private int preDepth;
+    private char[] scratch = new char[256];
 
     StructuredText extract(Element root) {
         NodeTraversor.filter(this, root);
@@ -228,23 +229,26 @@ final class HtmlText implements NodeFilter {
             out.append(text);
             return;
         }
-        // runs of other characters are copied at once; a run of whitespace becomes one space
-        int i = 0;
-        while (i < text.length()) {
-            int start = i;
-            while (i < text.length() && !isSpace(text.charAt(i))) {
-                i++;
-            }
-            out.append(text, start, i);
-            if (i < text.length()) {
-                while (i < text.length() && isSpace(text.charAt(i))) {
-                    i++;
-                }
-                if (out.length() > 0 && !isSpace(out.charAt(out.length() - 1))) {
-                    out.append(' ');
-                }
+        // collapsed in a char array, appended at once: appending parts of a String one at a time copies them char by char
+        // once the text holds a character beyond Latin-1
+        int length = text.length();
+        if (scratch.length < length) {
+            scratch = new char[Math.max(length, 2 * scratch.length)];
+        }
+        text.getChars(0, length, scratch, 0);
+        boolean afterText = out.length() > 0 && !isSpace(out.charAt(out.length() - 1));
+        int n = 0;
+        for (int i = 0; i < length; i++) {
+            char c = scratch[i];
+            if (!isSpace(c)) {
+                scratch[n++] = c;
+                afterText = true;
+            } else if (afterText) {
+                scratch[n++] = ' ';
+                afterText = false;
             }
         }
+        out.append(scratch, 0, n);
     }
 
     /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
@@ -304,6 +308,6 @@ final class HtmlText implements NodeFilter {
     }
 
     private static boolean isSpace(char c) {
-        return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
+        return c <= ' ' && (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f');
     }
 }
