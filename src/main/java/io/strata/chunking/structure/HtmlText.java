@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The text of an HTML body as chunks store it, with its headings and blocks located in it. Outside {@code <pre>},
@@ -25,6 +26,8 @@ final class HtmlText implements NodeFilter {
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
     private static final Set<String> LINES = Set.of("li", "tr", "dt", "dd", "caption");
+    /** Compiled once: String.replaceAll compiles its pattern on every call, once per heading. */
+    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
 
     /** A block being read: where it starts, its units so far, its header row and the blocks inside it. */
     private static final class Open {
@@ -122,7 +125,7 @@ final class HtmlText implements NodeFilter {
         switch (tag) {
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
                 Span span = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
-                String title = span.of(out).replaceAll("\\s+", " ").strip();
+                String title = WHITESPACE.matcher(span.of(out)).replaceAll(" ").strip();
                 if (!title.isEmpty()) {
                     headings.add(new Heading(tag.charAt(1) - '0', title, span.start()));
                 }
