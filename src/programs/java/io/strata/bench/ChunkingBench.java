@@ -14,6 +14,7 @@ import io.strata.chunking.structure.StructuredLayout;
 import com.sun.management.OperatingSystemMXBean;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -119,21 +120,27 @@ public final class ChunkingBench {
             "", structuredBest[0] / plainBest[0], "", structuredBest[1] / plainBest[1]);
     }
 
-    /** [MB/s, chunks, MB per CPU second of the process] over repeated runs for at least ~1 s. */
+    /**
+     * [MB/s, chunks, MB per CPU second of the process] over repeated runs for at least 1 s of this thread's CPU time: a
+     * round does the same work however busy the machine is, so the warm-up rounds warm the JIT up under load too (rounds
+     * of 1 s of wall clock on a loaded machine left the parsers' code still compiling in the measured rounds).
+     */
     private static double[] throughput(ToIntFunction<String> run, String text, double mb) {
         long start = System.nanoTime();
         long cpuStart = CPU.getProcessCpuTime();
+        long threadStart = THREAD.getCurrentThreadCpuTime();
         int iterations = 0;
         int chunks = 0;
         do {
             chunks = run.applyAsInt(text);
             iterations++;
-        } while (System.nanoTime() - start < 1_000_000_000L);
+        } while (THREAD.getCurrentThreadCpuTime() - threadStart < 1_000_000_000L);
         double seconds = (System.nanoTime() - start) / 1e9;
         double cpuSeconds = (CPU.getProcessCpuTime() - cpuStart) / 1e9;
         return new double[] { mb * iterations / seconds, chunks, mb * iterations / cpuSeconds };
     }
 
+    private static final ThreadMXBean THREAD = ManagementFactory.getThreadMXBean();
     private static final OperatingSystemMXBean CPU = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
     private static String loadBook(String[] args) throws Exception {
