@@ -13,13 +13,14 @@ final class FrontMatter {
         if (end == 0) {
             return source;
         }
-        char[] chars = source.toCharArray();
+        // a StringBuilder keeps a Latin-1 source in one byte per character (toCharArray would widen it and back)
+        StringBuilder blanked = new StringBuilder(source);
         for (int i = 0; i < end; i++) {
-            if (chars[i] != '\n' && chars[i] != '\r') {
-                chars[i] = ' ';
+            if (source.charAt(i) != '\n' && source.charAt(i) != '\r') {
+                blanked.setCharAt(i, ' ');
             }
         }
-        return new String(chars);
+        return blanked.toString();
     }
 
     /** Where the front matter ends (after its closing line), or 0 when the source does not start with one. */

@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The text of an HTML body as chunks store it, with its headings and blocks located in it. Outside {@code <pre>},
@@ -25,6 +26,8 @@ final class HtmlText implements NodeFilter {
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
     private static final Set<String> LINES = Set.of("li", "tr", "dt", "dd", "caption");
+    /** Compiled once: String.replaceAll compiles its pattern on every call, once per heading. */
+    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
 
     /** A block being read: where it starts, its units so far, its header row and the blocks inside it. */
     private static final class Open {
@@ -47,6 +50,7 @@ final class HtmlText implements NodeFilter {
     /** Start offsets of the open headings, rows and items (elements that may nest, in malformed input too). */
     private final Deque<Integer> starts = new ArrayDeque<>();
     private int preDepth;
+    private char[] scratch = new char[256];
 
     StructuredText extract(Element root) {
         NodeTraversor.filter(this, root);
@@ -99,7 +103,7 @@ final class HtmlText implements NodeFilter {
                 starts.push(out.length());
             }
             case "td", "th" -> {
-                if (element.previousElementSibling() != null) {
+                if (hasElementBefore(element)) {
                     trimTrailingSpaces();
                     out.append(" | ");
                 }
@@ -121,7 +125,7 @@ final class HtmlText implements NodeFilter {
         switch (tag) {
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
                 Span span = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
-                String title = span.of(out).replaceAll("\\s+", " ").strip();
+                String title = WHITESPACE.matcher(span.of(out)).replaceAll(" ").strip();
                 if (!title.isEmpty()) {
                     headings.add(new Heading(tag.charAt(1) - '0', title, span.start()));
                 }
@@ -228,16 +232,36 @@ final class HtmlText implements NodeFilter {
             out.append(text);
             return;
         }
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
-                if (out.length() > 0 && !isSpace(out.charAt(out.length() - 1))) {
-                    out.append(' ');
-                }
-            } else {
-                out.append(c);
+        // collapsed in a char array, appended at once: appending parts of a String one at a time copies them char by char
+        // once the text holds a character beyond Latin-1
+        int length = text.length();
+        if (scratch.length < length) {
+            scratch = new char[Math.max(length, 2 * scratch.length)];
+        }
+        text.getChars(0, length, scratch, 0);
+        boolean afterText = out.length() > 0 && !isSpace(out.charAt(out.length() - 1));
+        int n = 0;
+        for (int i = 0; i < length; i++) {
+            char c = scratch[i];
+            if (!isSpace(c)) {
+                scratch[n++] = c;
+                afterText = true;
+            } else if (afterText) {
+                scratch[n++] = ' ';
+                afterText = false;
             }
         }
+        out.append(scratch, 0, n);
+    }
+
+    /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
+    private static boolean hasElementBefore(Element element) {
+        for (Node n = element.previousSibling(); n != null; n = n.previousSibling()) {
+            if (n instanceof Element) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void lineBreak() {
@@ -287,6 +311,6 @@ final class HtmlText implements NodeFilter {
     }
 
     private static boolean isSpace(char c) {
-        return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
+        return c <= ' ' && (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f');
     }
 }

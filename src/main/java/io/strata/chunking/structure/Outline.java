@@ -4,6 +4,7 @@ import io.strata.chunking.Span;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.List;
 
@@ -66,9 +67,13 @@ public record Outline(Node root) {
         }
 
         Node freeze() {
-            List<Node> frozen = children.stream().map(Open::freeze).toList();
+            List<Node> frozen = new ArrayList<>(children.size());
+            for (Open child : children) {
+                frozen.add(child.freeze());
+            }
             int ownEnd = children.isEmpty() ? end : children.get(0).start;
-            return new Node(title, level, path, new Span(start, end), new Span(start, ownEnd), frozen);
+            return new Node(title, level, path, new Span(start, end), new Span(start, ownEnd),
+                Collections.unmodifiableList(frozen));
         }
     }
 }

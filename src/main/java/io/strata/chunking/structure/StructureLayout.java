@@ -155,7 +155,15 @@ public final class StructureLayout {
         }
 
         private Section section(Outline.Node node, List<Item> items) {
-            List<String> merged = items.stream().filter(i -> i.child() != null).map(i -> i.child().title()).toList();
+            List<String> merged = List.of();
+            for (Item item : items) {
+                if (item.child() != null) {
+                    if (merged.isEmpty()) {
+                        merged = new ArrayList<>();
+                    }
+                    merged.add(item.child().title());
+                }
+            }
             return new Section(node.path(), node.level(), merged);
         }
 
@@ -253,9 +261,11 @@ public final class StructureLayout {
         private void list(Block block, List<Span> segments, List<Unit> units) {
             int firstUnit = units.size();
             Span current = null;
+            int currentWords = 0;
             for (Span item : segments) {
+                int itemWords = index.words(item);
                 // an item clipped inside a nested table's body must repeat that table's header: laid out around its blocks
-                if (index.words(item) > max || headerBefore(block.nested(), item) != null) {
+                if (itemWords > max || headerBefore(block.nested(), item) != null) {
                     if (current != null) {
                         units.add(new Unit(current, null, units.size() == firstUnit));
                         current = null;
@@ -267,11 +277,14 @@ public final class StructureLayout {
                     }
                 } else if (current == null) {
                     current = item;
-                } else if (index.words(current.start(), item.end()) <= max) {
+                    currentWords = itemWords;
+                } else if (joined(currentWords, current, itemWords, item) <= max) {
+                    currentWords = joined(currentWords, current, itemWords, item);
                     current = new Span(current.start(), item.end());
                 } else {
                     units.add(new Unit(current, null, units.size() == firstUnit));
                     current = item;
+                    currentWords = itemWords;
                 }
             }
             if (current != null) {
@@ -284,8 +297,10 @@ public final class StructureLayout {
             int budget = Math.max(1, max - words(header));
             boolean first = true;
             Span current = null;
+            int currentWords = 0;
             for (Span segment : segments) {
-                if (index.words(segment) > budget) {
+                int segmentWords = index.words(segment);
+                if (segmentWords > budget) {
                     if (current != null) {
                         units.add(new Unit(current, header, first && header == null));
                         first = false;
@@ -297,17 +312,28 @@ public final class StructureLayout {
                     }
                 } else if (current == null) {
                     current = segment;
-                } else if (index.words(current.start(), segment.end()) <= budget) {
+                    currentWords = segmentWords;
+                } else if (joined(currentWords, current, segmentWords, segment) <= budget) {
+                    currentWords = joined(currentWords, current, segmentWords, segment);
                     current = new Span(current.start(), segment.end());
                 } else {
                     units.add(new Unit(current, header, first && header == null));
                     first = false;
                     current = segment;
+                    currentWords = segmentWords;
                 }
             }
             if (current != null) {
                 units.add(new Unit(current, header, first && header == null));
             }
+        }
+
+        /**
+         * Words from the start of {@code a} to the end of {@code b}, which follows it, both pieces of {@link #cutAt}: only
+         * whitespace lies between them, so their counts add up, less the word cut in two when nothing does.
+         */
+        private static int joined(int aWords, Span a, int bWords, Span b) {
+            return aWords + bWords - (a.end() == b.start() ? 1 : 0);
         }
 
         /** {@code part} cut at the starts of {@code units} that fall inside it, each piece trimmed. */
