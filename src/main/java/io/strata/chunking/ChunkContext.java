@@ -55,11 +55,11 @@ public record ChunkContext(List<String> fields, boolean section, boolean lexical
             throw c.error("fields", String.format(Locale.ROOT, "allows at most %d fields, got %d", MAX_FIELDS, fields.size()));
         }
         boolean structured = format != DocumentFormat.TEXT;
-        if (c.has("section") && c.booleanValue("section", false) && !structured) {
+        boolean section = c.booleanValue("section", structured);
+        if (section && !structured) {
             throw c.error("section", String.format(Locale.ROOT, "needs [format] %s: format [%s] has no sections",
                 List.of(DocumentFormat.MARKDOWN.value(), DocumentFormat.HTML.value()), format.value()));
         }
-        boolean section = c.booleanValue("section", structured);
         boolean lexical = c.booleanValue("lexical", false);
         String unknown = c.firstUnknown();
         if (unknown != null) {
