@@ -96,7 +96,7 @@ public class EvalDatasetTests {
     @Test
     public void testOptions_unknownOptionNamesTheSupportedOnes() {
         String m = assertThrows(IllegalArgumentException.class, () -> RetrievalEval.options(new String[] { "--theta", "300" })).getMessage();
-        assertTrue(m, m.startsWith("unknown option [--theta]; supported: [--baseline, --corpus, --data, --docs, --k,"));
+        assertTrue(m, m.startsWith("unknown option [--theta]; supported: [--baseline, --context, --context-tokenizer, --corpus, --data, --docs, --k,"));
         m = assertThrows(IllegalArgumentException.class, () -> RetrievalEval.options(new String[] { "--k" })).getMessage();
         assertEquals("[--k] needs a value", m);
     }
