@@ -39,11 +39,7 @@ public final class EvalDataset {
         }
     }
 
-    /**
-     * One source document; {@code title} is sent as the field {@code title} (for {@code context} rows): a SQuAD document's
-     * article title (its file name, underscores as spaces), a book part's first line (its chapter heading).
-     */
-    public record Document(String id, String text, String title) {}
+    public record Document(String id, String text) {}
 
     /**
      * One question: {@code index} is its line among the questions, {@code id} its own id when the file has one. Book
@@ -125,7 +121,7 @@ public final class EvalDataset {
         List<Document> documents = new ArrayList<>();
         for (String part : Files.readString(corpus).split(split == null ? DEFAULT_SPLIT : split)) {
             if (!part.isBlank()) {
-                documents.add(new Document("doc-" + documents.size(), part, part.strip().lines().findFirst().orElse("").strip()));
+                documents.add(new Document("doc-" + documents.size(), part));
             }
         }
         List<Question> questions = new ArrayList<>();
@@ -174,8 +170,7 @@ public final class EvalDataset {
             }
             questions.add(new Question(questions.size(), optionalId(q), required(q, "question", where), null, doc, start, end));
         }
-        List<Document> documents = texts.entrySet().stream().map(e -> new Document(e.getKey(), e.getValue(),
-            e.getKey().replaceFirst("\\.txt$", "").replace('_', ' '))).toList();
+        List<Document> documents = texts.entrySet().stream().map(e -> new Document(e.getKey(), e.getValue())).toList();
         return new EvalDataset(name, Kind.SPANS, docs.toString(), documents, questions);
     }
 
