@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -180,7 +179,7 @@ public final class ContextPacker {
         int found = -1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            if (tokens(doc, s.start, ends[mid]) <= budget) {
+            if (tokens(s.document, doc, s.start, ends[mid]) <= budget) {
                 found = mid;
                 lo = mid + 1;
             } else {
@@ -241,14 +240,14 @@ public final class ContextPacker {
     private int cost(List<Stretch> stretches, Map<String, SourceText> documents, int separatorTokens) {
         int total = Math.max(0, stretches.size() - 1) * separatorTokens;
         for (Stretch s : stretches) {
-            total += tokens(documents.get(s.document), s.start, s.end);
+            total += tokens(s.document, documents.get(s.document), s.start, s.end);
         }
         return total;
     }
 
-    private int tokens(SourceText doc, int start, int end) {
-        String text = doc.text(start, end);
-        return counts.computeIfAbsent(text, counter::count);
+    /** Memoised by span: every candidate is costed over all passages, most of them unchanged since the last step. */
+    private int tokens(String document, SourceText doc, int start, int end) {
+        return counts.computeIfAbsent(document + '\u0000' + start + ':' + end, k -> counter.count(doc.text(start, end)));
     }
 
     private static List<Stretch> byRank(List<Stretch> stretches) {
@@ -273,7 +272,7 @@ public final class ContextPacker {
                 SourceText doc = documents.get(s.document);
                 String text = doc.text(s.start, s.end);
                 texts.add(text);
-                passages.add(new Passage(s.document, s.start, s.end, text, tokens(doc, s.start, s.end), s.rank, List.copyOf(s.hits.values()),
+                passages.add(new Passage(s.document, s.start, s.end, text, tokens(s.document, doc, s.start, s.end), s.rank, List.copyOf(s.hits.values()),
                     s.truncated));
             }
             String joined = String.join(options.separator(), texts);
@@ -293,7 +292,6 @@ public final class ContextPacker {
                 ordered = new ArrayList<>(ordered.subList(0, ordered.size() - 1));
                 ordered.add(cut);
             }
-            Objects.requireNonNull(last);
         }
     }
 }

@@ -37,9 +37,6 @@ public final class SourceText {
         }
     }
 
-    public boolean isEmpty() {
-        return parents.isEmpty();
-    }
 
     /** The first chunk end after {@code end} that a passage ending there can grow to, or -1. */
     int nextEnd(int end) {
@@ -138,10 +135,4 @@ public final class SourceText {
         return out.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** Known parents' spans, in order (for tests and for citing). */
-    List<int[]> parentSpans() {
-        List<int[]> out = new ArrayList<>();
-        parents.forEach((s, p) -> out.add(new int[] {s, s + p.text().length()}));
-        return out;
-    }
 }

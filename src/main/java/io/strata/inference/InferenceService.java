@@ -1,10 +1,10 @@
 package io.strata.inference;
 
-import io.strata.context.TokenCounter;
 import io.strata.chunking.BoundaryScorer;
 import io.strata.chunking.CausalLm;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.TextGenerator;
+import io.strata.context.TokenCounter;
 import io.strata.inference.boundary.BoundaryHead;
 import io.strata.inference.boundary.HeadBoundaryScorer;
 import io.strata.model.ModelInfo;

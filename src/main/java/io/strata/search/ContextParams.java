@@ -41,17 +41,4 @@ public record ContextParams(int budget, String tokenizer, ContextOptions.Order o
         c.rejectUnknown();
         return new ContextParams(budget, tokenizer, order, sep == null ? base.separator() : (String) sep, neighbours);
     }
-
-    /** The options as a request would write them (the processor's defaults included). */
-    public Map<String, Object> asMap() {
-        Map<String, Object> out = new HashMap<>();
-        out.put("budget", budget);
-        if (tokenizer != null) {
-            out.put("tokenizer", tokenizer);
-        }
-        out.put("order", order.name().toLowerCase(Locale.ROOT));
-        out.put("separator", separator);
-        out.put("neighbours", neighbours);
-        return out;
-    }
 }

@@ -6,6 +6,7 @@ import org.opensearch.client.ResponseException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -56,9 +57,10 @@ public class StrataContextIT extends StrataRestTestCase {
     }
 
     private static String query(int k, String ext) {
-        return """
-            {"size": %d, "query": {"multi_granular": {"query_text": "%s", "k": %d, "explain_child": true}}%s}"""
-            .formatted(k, QUESTION, k, ext == null ? "" : ", \"ext\": {\"strata_context\": " + ext + "}");
+        // Locale.ROOT: the test framework randomises the default locale, and some write digits JSON does not read
+        return String.format(Locale.ROOT, """
+            {"size": %d, "query": {"multi_granular": {"query_text": "%s", "k": %d, "explain_child": true}}%s}""",
+            k, QUESTION, k, ext == null ? "" : ", \"ext\": {\"strata_context\": " + ext + "}");
     }
 
     @SuppressWarnings("unchecked")
