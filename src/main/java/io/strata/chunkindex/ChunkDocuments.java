@@ -2,6 +2,7 @@ package io.strata.chunkindex;
 
 import io.strata.model.ModelInfo;
 import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Section;
 
@@ -72,10 +73,15 @@ public final class ChunkDocuments {
      */
     public static final String HEADER_START = "header_start";
     public static final String HEADER_END = "header_end";
+    /**
+     * {@code context.lexical}: the chunk's contextual header, copied into {@link #TEXT}'s index ({@code copy_to}) so BM25
+     * matches it, while {@code text} itself stays the source text. Not indexed on its own.
+     */
+    public static final String CONTEXT_HEADER = "context_header";
 
     /** Names a copied source field may not take. */
     public static final Set<String> RESERVED = Set.of(SOURCE_ID, SOURCE_INDEX, ORDINAL, TEXT, START, END, STRATEGY, CHILDREN,
-        EMBEDDING, TEXT_HASH, SOURCE_HASH, SOURCE_ROUTING, SECTION, SECTION_LEVEL, MERGED_SECTIONS, HEADER_START, HEADER_END);
+        EMBEDDING, TEXT_HASH, SOURCE_HASH, SOURCE_ROUTING, SECTION, SECTION_LEVEL, MERGED_SECTIONS, HEADER_START, HEADER_END, CONTEXT_HEADER);
 
     private ChunkDocuments() {}
 
@@ -86,15 +92,17 @@ public final class ChunkDocuments {
     /** The chunk document of one parent and its children. */
     public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
                                                Map<String, Object> copiedFields) {
-        return toSource(sourceIndex, sourceId, strategy, parent, copiedFields, null, null);
+        return toSource(sourceIndex, sourceId, strategy, parent, copiedFields, null, null, null);
     }
 
     /**
      * The chunk document of one parent and its children; {@code vectors} (null: none) holds the parent's
-     * vector followed by its children's, in {@link ChunkedParent#all()} order.
+     * vector followed by its children's, in {@link ChunkedParent#all()} order; {@code lexicalHeaders} (null: none) give
+     * every chunk's {@value #CONTEXT_HEADER}.
      */
     public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
-                                               Map<String, Object> copiedFields, List<float[]> vectors, String textHash) {
+                                               Map<String, Object> copiedFields, List<float[]> vectors, String textHash,
+                                               ChunkContext.Headers lexicalHeaders) {
         Chunk p = parent.parent();
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put(SOURCE_ID, sourceId);
@@ -105,6 +113,7 @@ public final class ChunkDocuments {
         doc.put(START, p.start());
         doc.put(END, p.end());
         putStructure(doc, p);
+        putHeader(doc, p, lexicalHeaders);
         doc.putAll(copiedFields);
         if (textHash != null) {
             doc.put(TEXT_HASH, textHash);
@@ -129,6 +138,7 @@ public final class ChunkDocuments {
             child.put(START, c.start());
             child.put(END, c.end());
             putStructure(child, c);
+            putHeader(child, c, lexicalHeaders);
             if (vectors != null) {
                 child.put(EMBEDDING, vectors.get(i + 1));
             }
@@ -154,6 +164,13 @@ public final class ChunkDocuments {
         }
     }
 
+    private static void putHeader(Map<String, Object> doc, Chunk chunk, ChunkContext.Headers headers) {
+        String header = headers == null ? "" : headers.of(chunk);
+        if (!header.isEmpty()) {
+            doc.put(CONTEXT_HEADER, header);
+        }
+    }
+
     /** The mapping of the structure fields, the same at the parent and the child level. */
     private static void structureMapping(Map<String, Object> props) {
         props.put(SECTION, Map.of("type", "keyword"));
@@ -175,6 +192,7 @@ public final class ChunkDocuments {
         child.put(TEXT, Map.of("type", "text"));
         child.put(START, Map.of("type", "integer", "index", false));
         child.put(END, Map.of("type", "integer", "index", false));
+        child.put(CONTEXT_HEADER, Map.of("type", "text", "index", false, "copy_to", CHILDREN + "." + TEXT));
         structureMapping(child);
 
         Map<String, Object> props = new LinkedHashMap<>();
@@ -185,6 +203,7 @@ public final class ChunkDocuments {
         props.put(TEXT, Map.of("type", "text"));
         props.put(START, Map.of("type", "integer", "index", false));
         props.put(END, Map.of("type", "integer", "index", false));
+        props.put(CONTEXT_HEADER, Map.of("type", "text", "index", false, "copy_to", TEXT));
         structureMapping(props);
         props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));

@@ -221,7 +221,8 @@ public final class ChunkIndexSetup {
                     + "{\"settings\": {\"index.knn\": true}} or let the processor create it", target)));
             return;
         }
-        if (chunkMeta == null || (existingModel == null && wantedModel != null)) {
+        // chunk indices made before context_header existed get its mapping (copy_to into text), else it would be mapped dynamically
+        if (chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata)) {
             PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(model));
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
                 markReady(target, key);
@@ -231,6 +232,11 @@ public final class ChunkIndexSetup {
             ready.put(key, stamp(metadata));
             listener.onResponse(null);
         }
+    }
+
+    private static boolean hasContextHeader(IndexMetadata metadata) {
+        Object props = metadata == null || metadata.mapping() == null ? null : metadata.mapping().sourceAsMap().get("properties");
+        return props instanceof Map<?, ?> p && p.containsKey(ChunkDocuments.CONTEXT_HEADER);
     }
 
     /** "model [name] (384 dims)" from a mapping's model record. */

@@ -1,6 +1,7 @@
 package io.strata.chunkindex;
 
 import io.strata.chunking.ChildEmbedding;
+import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.MultiGranularChunker;
@@ -52,7 +53,16 @@ public final class ChunkWriter {
     private final ModelRef model;
     /** How children are embedded: one pass each, or pooled from their parent's pass (late chunking). */
     private final ChildEmbedding childEmbedding;
+    /** The contextual headers of every chunk; null: none. */
+    private final ChunkContext context;
     private final Services services;
+
+    /** What a chunk document takes from its source besides the text: {@code copy_fields} and the context headers. */
+    public record SourceFields(Map<String, Object> copied, ChunkContext.Headers headers) {
+        public SourceFields {
+            headers = headers == null ? ChunkContext.Headers.NONE : headers;
+        }
+    }
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        Services services) {
@@ -61,7 +71,13 @@ public final class ChunkWriter {
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        ChildEmbedding childEmbedding, Services services) {
+        this(field, targetIndex, chunker, copyFields, model, childEmbedding, null, services);
+    }
+
+    public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
+                       ChildEmbedding childEmbedding, ChunkContext context, Services services) {
         this.childEmbedding = childEmbedding;
+        this.context = context;
         this.field = field;
         this.targetIndex = targetIndex;
         this.chunker = chunker;
@@ -102,6 +118,11 @@ public final class ChunkWriter {
         return childEmbedding;
     }
 
+    /** The contextual headers, or null when chunks have none. */
+    public ChunkContext context() {
+        return context;
+    }
+
     /** The text of {@code source} at {@link #field} (objects and dotted keys alike), or null when absent. */
     public Object valueIn(Map<String, Object> source) {
         return XContentMapValues.extractValue(field, source);
@@ -113,8 +134,14 @@ public final class ChunkWriter {
     }
 
     /** A chunk document as {@code _simulate} shows it: no vectors, nothing written. */
-    public Map<String, Object> preview(String sourceIndex, String sourceId, ChunkedParent parent, Map<String, Object> copied) {
-        return ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), parent, copied);
+    public Map<String, Object> preview(String sourceIndex, String sourceId, ChunkedParent parent, SourceFields fields) {
+        return ChunkDocuments.toSource(sourceIndex, sourceId, chunker.strategy().label(), parent, fields.copied(), null, null,
+            lexicalHeaders(fields));
+    }
+
+    /** The headers BM25 indexes with the chunks ({@code context.lexical}), or null. */
+    ChunkContext.Headers lexicalHeaders(SourceFields fields) {
+        return context != null && context.lexical() ? fields.headers() : null;
     }
 
     /**
@@ -132,31 +159,31 @@ public final class ChunkWriter {
      * unchanged; not realtime) in slices (see {@link Slicing}). Nothing is written. Failures of the inference layer go to
      * {@code modelFailed}, all others to the listener.
      */
-    public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, Map<String, Object> copied,
+    public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, SourceFields fields,
                         String sourceHash, WriteChecks writable, StrataStats.Progress progress, ActionListener<PreparedChunks> listener,
                         java.util.function.Consumer<Exception> modelFailed) {
         if (model == null) {
             progress.planned(parents.size(), 0, 0);
             ready(target, sourceIndex, null, writable, ActionListener.wrap(
-                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, copied, sourceHash, null, progress)), listener::onFailure));
+                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, fields, sourceHash, null, progress)), listener::onFailure));
             return;
         }
         progress.stage(StrataStats.Stage.EMBEDDING);
         services.inference().describe(model, callerContext(ActionListener.wrap(info -> {
             List<String> hashes = new ArrayList<>(parents.size());
             for (ChunkedParent p : parents) {
-                hashes.add(textHash(info, p.parent().text()));
+                hashes.add(textHash(info, p, fields.headers()));
             }
             ready(target, sourceIndex, info, writable, ActionListener.wrap(
                 v -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
                     ActionListener.wrap(stored -> {
                         List<List<float[]>> reused = new ArrayList<>(parents.size());
                         hashes.forEach(h -> reused.add(stored.get(h)));
-                        DocumentVectors vectors = new DocumentVectors(parents, reused);
+                        DocumentVectors vectors = new DocumentVectors(parents, reused, fields.headers());
                         progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
                         embedSlices(vectors, vectors.slices(services.slicing().embedTexts()), 0, progress, ActionListener.wrap(done -> {
                             services.stats().ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
-                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, copied, sourceHash, info, progress));
+                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, fields, sourceHash, info, progress));
                         }, modelFailed::accept));
                     }, listener::onFailure)),
                 listener::onFailure));
@@ -248,11 +275,27 @@ public final class ChunkWriter {
     }
 
     /**
-     * What a parent's vectors depend on: the model, the child sizes, how children are embedded and the parent text. A
-     * stored chunk's vectors are reused only under the same hash, so late-chunked children never serve a separate-mode
-     * pipeline or the reverse. Separate mode adds nothing, so hashes written before late chunking existed stay valid.
+     * What a parent's vectors depend on: the model, the child sizes, how children are embedded, the headers its chunks are
+     * embedded with and the parent text. A stored chunk's vectors are reused only under the same hash, so late-chunked
+     * children never serve a separate-mode pipeline or the reverse, and a changed title re-embeds. Separate mode and
+     * empty headers add nothing, so hashes written before either existed stay valid.
      */
+    String textHash(ModelInfo info, ChunkedParent parent, ChunkContext.Headers headers) {
+        List<String> chunkHeaders = new ArrayList<>(parent.children().size() + 1);
+        boolean any = false;
+        for (var chunk : parent.all()) {
+            String h = headers.of(chunk);
+            chunkHeaders.add(h);
+            any |= !h.isEmpty();
+        }
+        return textHash(info, parent.parent().text(), any ? chunkHeaders : List.of());
+    }
+
     String textHash(ModelInfo info, String parentText) {
+        return textHash(info, parentText, List.of());
+    }
+
+    private String textHash(ModelInfo info, String parentText, List<String> chunkHeaders) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
@@ -261,12 +304,26 @@ public final class ChunkWriter {
             if (childEmbedding != ChildEmbedding.SEPARATE) {
                 digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
             }
+            for (String h : chunkHeaders) {
+                // each header ends in a 0 byte, which no JSON string value can hold: the list is read back unambiguously
+                digest.update(("header=" + h).getBytes(StandardCharsets.UTF_8));
+                digest.update((byte) 0);
+            }
             digest.update((byte) 0);
             digest.update(parentText.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest.digest(), 0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * What the chunk documents of {@code source} take from it: its {@code copy_fields} and the values of the context's
+     * fields. Fails, naming the field, on a context value that is not text.
+     */
+    public SourceFields sourceFields(Map<String, Object> source) {
+        return new SourceFields(copiedFields(source),
+            context == null ? ChunkContext.Headers.NONE : context.headers(path -> XContentMapValues.extractValue(path, source)));
     }
 
     /** The {@code copy_fields} of a document (paths, as for the text field), deep-copied: they go into every chunk document. */

@@ -1,6 +1,7 @@
 package io.strata.chunkindex;
 
 import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.Span;
@@ -15,7 +16,9 @@ import java.util.Locale;
  * embedded in {@link Slice slices} of bounded size: separately (one text per chunk, {@link #texts(Slice)}) or late (one text
  * per parent with its children's spans, {@link #spannedTexts(Slice)}, whose answer expands to the parent's and children's
  * vectors). Slices count vectors either way, so a late slice holds the same parents as a separate one. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~48 MB for a
- * 5 MB book), and released parent by parent as their chunk documents are written.
+ * 5 MB book), and released parent by parent as their chunk documents are written. With contextual headers every chunk is
+ * embedded as its header, a blank line, then its text ({@link ChunkContext}); late, the parent's header opens the one
+ * pass and the children's spans move past it, so they still pool their own tokens only.
  */
 final class DocumentVectors {
     /** Parents {@code [from, to)} whose texts (those not reused) go to the model in one call: {@code texts} of them. */
@@ -27,10 +30,20 @@ final class DocumentVectors {
     private final boolean[] toEmbed;
     private final int texts;
     private final int textsReused;
+    private final ChunkContext.Headers headers;
 
     /** @param reused per parent, its stored vectors when reusable, else null */
-    @SuppressWarnings("unchecked")
     DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused) {
+        this(parents, reused, ChunkContext.Headers.NONE);
+    }
+
+    /**
+     * @param reused  per parent, its stored vectors when reusable, else null
+     * @param headers the document's contextual headers
+     */
+    @SuppressWarnings("unchecked")
+    DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused, ChunkContext.Headers headers) {
+        this.headers = headers;
         if (reused.size() != parents.size()) {
             throw new IllegalArgumentException("one entry per parent expected: " + reused.size() + " for " + parents.size());
         }
@@ -116,7 +129,7 @@ final class DocumentVectors {
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
                 for (Chunk c : parents.get(i).all()) {
-                    out.add(c.text());
+                    out.add(headers.embedded(c));
                 }
             }
         }
@@ -132,12 +145,14 @@ final class DocumentVectors {
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
                 ChunkedParent p = parents.get(i);
-                int base = p.parent().start();
+                String text = headers.embedded(p.parent());
+                // the children's spans in the parent's text, moved past its header (which belongs to no child)
+                int base = p.parent().start() - (text.length() - p.parent().text().length());
                 List<Span> spans = new ArrayList<>(p.children().size());
                 for (Chunk c : p.children()) {
                     spans.add(new Span(c.start() - base, c.end() - base));
                 }
-                out.add(new Embedder.SpannedText(p.parent().text(), spans));
+                out.add(new Embedder.SpannedText(text, spans));
             }
         }
         return out;

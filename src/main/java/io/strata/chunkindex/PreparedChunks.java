@@ -17,13 +17,13 @@ import java.util.function.IntFunction;
  * @param parents    the parents with their children
  * @param vectors    their vectors (null when the pipeline writes none)
  * @param textHashes per parent, the hash its vectors depend on (null without vectors)
- * @param copied     the document's {@code copy_fields}
+ * @param fields     the document's {@code copy_fields} and contextual headers
  * @param sourceHash the hash of the source text
  * @param model      the embedding model (null without vectors)
  * @param progress   the document's entry in the stats' in-progress report, until its chunks are written
  */
 public record PreparedChunks(ChunkWriter writer, List<ChunkedParent> parents, DocumentVectors vectors, List<String> textHashes,
-                             Map<String, Object> copied, String sourceHash, ModelInfo model, StrataStats.Progress progress) {
+                             ChunkWriter.SourceFields fields, String sourceHash, ModelInfo model, StrataStats.Progress progress) {
 
     public int count() {
         return parents.size();
@@ -36,7 +36,8 @@ public record PreparedChunks(ChunkWriter writer, List<ChunkedParent> parents, Do
     public IntFunction<Map<String, Object>> documents(String sourceIndex, String sourceId, String routing) {
         return i -> {
             Map<String, Object> doc = ChunkDocuments.toSource(sourceIndex, sourceId, writer.chunker().strategy().label(), parents.get(i),
-                copied, vectors == null ? null : vectors.take(i), textHashes == null ? null : textHashes.get(i));
+                fields.copied(), vectors == null ? null : vectors.take(i), textHashes == null ? null : textHashes.get(i),
+                writer.lexicalHeaders(fields));
             doc.put(ChunkDocuments.SOURCE_HASH, sourceHash);
             if (routing != null) {
                 doc.put(ChunkDocuments.SOURCE_ROUTING, routing);

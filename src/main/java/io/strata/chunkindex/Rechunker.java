@@ -121,11 +121,18 @@ public final class Rechunker {
             return;
         }
         String hash = ChunkWriter.sourceHash(text);
+        ChunkWriter.SourceFields fields;
+        try {
+            fields = writer.sourceFields(doc.source());
+        } catch (IllegalArgumentException e) {
+            listener.onFailure(e); // a context field the update made an object: as the pipeline would answer
+            return;
+        }
         StrataStats.Progress progress = stats.track(source.getName(), doc.id(), text.length());
         ActionListener<ChunkCommit.Result> tracked = ActionListener.runBefore(next, progress::done);
         Consumer<Exception> failed = tracked::onFailure;
         writer.chunk(text, ActionListener.wrap(parents -> writer.prepare(target, source.getName(), doc.id(), parents,
-            writer.copiedFields(doc.source()), hash, checks, progress, ActionListener.wrap(prepared -> {
+            fields, hash, checks, progress, ActionListener.wrap(prepared -> {
                 newSummary[0] = writer.summary(target, parents, hash, pipeline instanceof String p ? p : null);
                 setup.register(target, source, writer.callerContext(ActionListener.wrap(
                     r -> {

@@ -6,6 +6,7 @@ import io.strata.chunkindex.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkLedger;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunking.ChildEmbedding;
+import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.ConfigException;
@@ -83,6 +84,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         final String text;
         final String concreteIndex;
         final String target;
+        final ChunkWriter.SourceFields fields;
         final ChunkLedger ledger = threadContext.getTransient(ChunkLedger.TRANSIENT);
         if (ledger != null && ledger.isOwnWrites()) {
             handler.accept(document, null); // Strata storing a summary it computed (a final pipeline still runs)
@@ -99,6 +101,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, writer.field()));
             }
             text = validText(value);
+            fields = sourceFields(document);
             String requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             // an alias or data stream: its write index (the document's chunk index follows the index it lands in)
             concreteIndex = setup.concreteIndexFor(requestIndex);
@@ -124,15 +127,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             handler.accept(d, e);
         };
-        writer.chunk(text, ActionListener.wrap(parents -> chunked(document, ledger, concreteIndex, target, text, parents, progress, done),
+        writer.chunk(text, ActionListener.wrap(parents -> chunked(document, ledger, concreteIndex, target, text, fields, parents, progress, done),
             e -> failed(done, IngestFailures.ofModel(e), e)));
     }
 
     private void chunked(IngestDocument document, ChunkLedger ledger, String concreteIndex, String target, String text,
-                         List<ChunkedParent> parents, StrataStats.Progress progress, BiConsumer<IngestDocument, Exception> handler) {
+                         ChunkWriter.SourceFields fields, List<ChunkedParent> parents, StrataStats.Progress progress,
+                         BiConsumer<IngestDocument, Exception> handler) {
         final String sourceId;
         final String requestIndex;
-        final Map<String, Object> copied;
         final Map<String, Object> summary;
         final String sourceHash = ChunkWriter.sourceHash(text); // one pass over the text, for the summary and every chunk document
         try {
@@ -145,14 +148,13 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             sourceId = id;
             requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             progress.id(id);
-            copied = writer.copiedFields(document.getSourceAndMetadata());
             Object pipeline = document.getIngestMetadata().get("pipeline");
             summary = writer.summary(target, parents, sourceHash, pipeline instanceof String s ? s : null);
             if (ledger == null) {
                 // _simulate: show what would be written (without vectors), write nothing
                 List<Map<String, Object>> preview = new ArrayList<>(parents.size());
                 for (ChunkedParent p : parents) {
-                    preview.add(writer.preview(concreteIndex, sourceId, p, copied));
+                    preview.add(writer.preview(concreteIndex, sourceId, p, fields));
                 }
                 summary.put("chunks", preview);
                 document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
@@ -164,7 +166,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             return;
         }
         // cut and embedded here; written by the bulk filter once the source write succeeded, versioned with its _seq_no
-        writer.prepare(target, concreteIndex, sourceId, parents, copied, sourceHash, ledger.writeChecks(), progress,
+        writer.prepare(target, concreteIndex, sourceId, parents, fields, sourceHash, ledger.writeChecks(), progress,
             ActionListener.wrap(prepared -> {
                 try {
                     document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
@@ -182,6 +184,14 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private void failed(BiConsumer<IngestDocument, Exception> handler, StrataStats.Failure reason, Exception e) {
         stats.ingest().failed(reason);
         handler.accept(null, e);
+    }
+
+    private ChunkWriter.SourceFields sourceFields(IngestDocument document) {
+        try {
+            return writer.sourceFields(document.getSourceAndMetadata());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("[" + TYPE + "] " + e.getMessage(), e);
+        }
     }
 
     private String validText(Object value) {
@@ -202,7 +212,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Reads and validates the processor configuration once, at pipeline creation. */
     public static final class Factory implements Processor.Factory {
         static final Set<String> KEYS = Set.of("field", "target_index", "format", "strategy", "granularities", "copy_fields",
-            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD);
+            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD, ChunkContext.FIELD);
 
         private final ChunkWriter.Services services;
         private final SentenceSegmenter segmenter;
@@ -266,7 +276,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             ChildEmbedding childEmbedding = childEmbedding(config, embed ? model : null);
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
-            ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, services);
+            ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
+            ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
+                services);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services);
         }
 

@@ -1,6 +1,7 @@
 package io.strata.ingest;
 
 import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.ConfigMap;
@@ -17,6 +18,7 @@ import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
 import org.opensearch.common.inject.Inject;
 import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.common.xcontent.support.XContentMapValues;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.common.bytes.BytesReference;
 import org.opensearch.core.rest.RestStatus;
@@ -41,8 +43,12 @@ import java.util.TreeSet;
  * <pre>
  * {"text": "...", "format": "text" | "markdown" | "html", "strategy": {"type": "semantic", "max_words": 300},
  *  "granularities": [0.5, 0.25],
- *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model)}
+ *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model),
+ *  "context": {"fields": ["title"], "section": true}, "document": {"title": "..."}: the processor's contextual headers,
+ *  with the other fields of the source document they read}
  * </pre>
+ * With {@code context} every chunk carries its {@code context_header}: what is embedded is that header, a blank line, then
+ * the chunk's {@code text}.
  * With {@code format: markdown | html} every chunk also carries its {@code section}, {@code section_level} and, when it
  * merged sub-sections, {@code merged_sections}; a table piece that repeats its table's header has {@code header_start} and
  * {@code header_end}; for {@code html} the answer holds the extracted text the offsets index ({@code document_text}).
@@ -51,7 +57,7 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
     /** Previews answer with every chunk's text: bound the response, not only the work. */
     static final int MAX_CHARS = 1_000_000;
     private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "format", "strategy", "granularities", "model",
-        "model_id"));
+        "model_id", ChunkContext.FIELD, "document"));
 
     /** Where previews run: text analysis for a user to look at, like {@code _analyze} (a small fixed pool with a queue). */
     static final String EXECUTOR = ThreadPool.Names.ANALYZE;
@@ -83,6 +89,7 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         }
         String text;
         MultiGranularChunker chunker;
+        ChunkContext.Headers headers;
         try {
             ConfigMap config = new ConfigMap("_chunk", "", body).expect(KEYS);
             config.rejectUnknown();
@@ -98,7 +105,13 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
             if (model != null) {
                 chunkers.inference().validate("[_chunk]", model);
             }
+            Object document = config.remove("document");
+            if (document != null && !(document instanceof Map<?, ?>)) {
+                throw config.error("document", "must be an object: the source fields [context.fields] reads, got [" + document + "]");
+            }
             chunker = chunkers.parse(body, model);
+            ChunkContext context = ChunkContext.parse(body.remove(ChunkContext.FIELD), chunker.format(), true);
+            headers = context == null ? null : headers(context, document);
         } catch (ConfigException e) {
             listener.onFailure(new IllegalArgumentException(
                 e.getMessage().startsWith("[_chunk]") ? e.getMessage() : "[_chunk] " + e.getMessage(), e));
@@ -109,12 +122,22 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         }
         long start = System.nanoTime();
         Chunkers.run(chunkers.inference(), chunker, c -> c.chunkWithEvidence(text), ActionListener.wrap(result -> listener.onResponse(
-            new RenderedResponse(BytesReference.bytes(toXContent(chunker, result, (System.nanoTime() - start) / 1_000_000)),
+            new RenderedResponse(BytesReference.bytes(toXContent(chunker, result, headers, (System.nanoTime() - start) / 1_000_000)),
                 RestStatus.OK)), listener::onFailure));
     }
 
-    private static XContentBuilder toXContent(MultiGranularChunker chunker, MultiGranularChunker.Result result, long tookMs)
-        throws IOException {
+    @SuppressWarnings("unchecked")
+    private static ChunkContext.Headers headers(ChunkContext context, Object document) {
+        Map<String, Object> source = document == null ? Map.of() : (Map<String, Object>) document;
+        try {
+            return context.headers(path -> XContentMapValues.extractValue(path, source));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("document", e.getMessage());
+        }
+    }
+
+    private static XContentBuilder toXContent(MultiGranularChunker chunker, MultiGranularChunker.Result result,
+                                              ChunkContext.Headers headers, long tookMs) throws IOException {
         XContentBuilder b = XContentFactory.jsonBuilder();
         b.startObject();
         b.field("took_ms", tookMs);
@@ -128,12 +151,12 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         b.startArray("parents");
         for (ChunkedParent p : result.parents()) {
             b.startObject();
-            chunk(b, p.parent(), result.index());
+            chunk(b, p.parent(), result.index(), headers);
             b.startArray("children");
             for (Chunk c : p.children()) {
                 b.startObject();
                 b.field("level", c.level());
-                chunk(b, c, result.index());
+                chunk(b, c, result.index(), headers);
                 b.endObject();
             }
             b.endArray();
@@ -156,12 +179,15 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         return b;
     }
 
-    private static void chunk(XContentBuilder b, Chunk c, TextIndex index) throws IOException {
+    private static void chunk(XContentBuilder b, Chunk c, TextIndex index, ChunkContext.Headers headers) throws IOException {
         b.field("ordinal", c.ordinal());
         b.field("start", c.start());
         b.field("end", c.end());
         b.field("words", index.words(c.span()));
         b.field("text", c.text());
+        if (headers != null) {
+            b.field("context_header", headers.of(c)); // embedded: this, a blank line, then the text (no line when empty)
+        }
         Section section = c.section();
         if (section != null) {
             b.field("section", section.path());

@@ -31,9 +31,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Runtime ({@link RawOrt}) embedding the same texts — the same chunker run here — with the same model, one text per
  * pass on as many threads as cores. The ratio is texts/s of the pipeline over texts/s of the raw model.
  *
- * <p>The pipeline runs three ways, one after the other on the same node: parents only ({@code granularities: []}), today's
- * multi-granular ingest (every child embedded separately) and late-chunked children ({@code children.embedding: late}: one
- * pass per parent); each reports parents/s and vectors/s (chunk vectors written: parents, or parents and children) of its
+ * <p>The pipeline runs five ways, one after the other on the same node: parents only ({@code granularities: []}), today's
+ * multi-granular ingest (every child embedded separately), late-chunked children ({@code children.embedding: late}: one
+ * pass per parent), and the two MG forms with contextual headers ({@code context: {"fields": ["title"]}}, the chapter
+ * heading); each reports parents/s and vectors/s (chunk vectors written: parents, or parents and children) of its
  * best round, and its parents/s against the separate MG's. {@code raw=false} stops after them (no raw ONNX Runtime).
  *
  * <pre>bin/strata-bench ingest [URL] [theta=300] [bulk=4] [clients=2] [rounds=2] [model=NAME] [raw=false]</pre>
@@ -116,11 +117,22 @@ public final class IngestBench {
     /** One pipeline configuration of the run: its name, its extra processor options (JSON members) and its child levels. */
     private record Variant(String name, String options, boolean children) {}
 
-    /** Parents alone, today's multi-granular (children embedded separately) and late-chunked children (issue 22). */
+    /**
+     * Parents alone, today's multi-granular (children embedded separately), late-chunked children, and both MG forms with
+     * contextual headers (the chapter heading as {@code title}) (issue 22).
+     */
     private static final List<Variant> VARIANTS = List.of(
         new Variant("parents only", ", \"granularities\": []", false),
         new Variant("MG, children separate (default)", "", true),
-        new Variant("MG, children late", ", \"children\": {\"embedding\": \"late\"}", true));
+        new Variant("MG, children late", ", \"children\": {\"embedding\": \"late\"}", true),
+        new Variant("MG separate + title headers", ", \"context\": {\"fields\": [\"title\"]}", true),
+        new Variant("MG late + title headers", ", \"children\": {\"embedding\": \"late\"}, \"context\": {\"fields\": [\"title\"]}",
+            true));
+
+    /** A chapter's first line (its heading): the title the header variants embed with every chunk. */
+    private static String title(String chapter) {
+        return chapter.strip().lines().findFirst().orElse("").strip();
+    }
 
     private void run() throws Exception {
         Map<String, Object> info = JsonRest.call(client, "GET", "/_nodes/_local/settings", null);
@@ -215,7 +227,7 @@ public final class IngestBench {
                         StringBuilder body = new StringBuilder();
                         for (int i = from; i < Math.min(docs.size(), from + bulk); i++) {
                             body.append("{\"index\": {\"_index\": \"ingest-bench-src\", \"_id\": \"").append(i).append("\"}}\n")
-                                .append(JsonRest.json(Map.of("text", docs.get(i)))).append('\n');
+                                .append(JsonRest.json(Map.of("text", docs.get(i), "title", title(docs.get(i))))).append('\n');
                         }
                         Map<String, Object> r = call("POST", "/_bulk?pipeline=ingest-bench", body.toString());
                         if (Boolean.TRUE.equals(r.get("errors"))) {

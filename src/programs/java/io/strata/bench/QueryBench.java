@@ -556,7 +556,7 @@ public final class QueryBench {
                 vs.add(vector(p * PER_PARENT + c));
             }
             Map<String, Object> doc = ChunkDocuments.toSource(SOURCE, sourceId, "recursive", new ChunkedParent(parent, children), Map.of(),
-                vs, null);
+                vs, null, null);
             out.append(json(Map.of("index", Map.of("_index", CHUNKS, "_id", parentId(p))))).append('\n');
             out.append(json(doc)).append('\n');
         }

@@ -39,7 +39,11 @@ public final class EvalDataset {
         }
     }
 
-    public record Document(String id, String text) {}
+    /**
+     * One source document; {@code title} is sent as the field {@code title} (for {@code context} rows): a SQuAD document's
+     * article title (its file name, underscores as spaces), a book part's first line (its chapter heading).
+     */
+    public record Document(String id, String text, String title) {}
 
     /**
      * One question: {@code index} is its line among the questions, {@code id} its own id when the file has one. Book
@@ -121,7 +125,7 @@ public final class EvalDataset {
         List<Document> documents = new ArrayList<>();
         for (String part : Files.readString(corpus).split(split == null ? DEFAULT_SPLIT : split)) {
             if (!part.isBlank()) {
-                documents.add(new Document("doc-" + documents.size(), part));
+                documents.add(new Document("doc-" + documents.size(), part, part.strip().lines().findFirst().orElse("").strip()));
             }
         }
         List<Question> questions = new ArrayList<>();
@@ -170,7 +174,8 @@ public final class EvalDataset {
             }
             questions.add(new Question(questions.size(), optionalId(q), required(q, "question", where), null, doc, start, end));
         }
-        List<Document> documents = texts.entrySet().stream().map(e -> new Document(e.getKey(), e.getValue())).toList();
+        List<Document> documents = texts.entrySet().stream().map(e -> new Document(e.getKey(), e.getValue(),
+            e.getKey().replaceFirst("\\.txt$", "").replace('_', ' '))).toList();
         return new EvalDataset(name, Kind.SPANS, docs.toString(), documents, questions);
     }
 

@@ -312,7 +312,7 @@ public final class RetrievalEval {
             while (to < docs.size() && to - from < BULK_DOCS && (to == from || chars + docs.get(to).text().length() <= BULK_CHARS)) {
                 chars += docs.get(to).text().length();
                 bulk.append(JsonRest.json(Map.of("index", Map.of("_index", ingest.index(), "_id", docs.get(to).id())))).append('\n');
-                bulk.append(JsonRest.json(Map.of("body", docs.get(to).text()))).append('\n');
+                bulk.append(JsonRest.json(Map.of("body", docs.get(to).text(), "title", docs.get(to).title()))).append('\n');
                 to++;
             }
             Map<String, Object> response = JsonRest.call(client, "POST", "/_bulk?pipeline=" + ingest.index()

@@ -58,7 +58,7 @@ public class ChunkDocumentsTests {
     @Test
     @SuppressWarnings("unchecked")
     public void testToSource_withVectors_putsTheParentFirstAmongItsChildrenAsLevelZero() {
-        Map<String, Object> doc = ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h");
+        Map<String, Object> doc = ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h", null);
         List<Map<String, Object>> children = (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN);
         assertEquals(3, children.size());
         assertEquals(Map.of(ChunkDocuments.LEVEL, 0, ChunkDocuments.EMBEDDING, vectors().get(0)).keySet(), children.get(0).keySet());
@@ -82,7 +82,7 @@ public class ChunkDocumentsTests {
 
     @Test
     public void testVectorsOf_skipsTheLevelZeroEntry_soReuseSeesParentThenChildren() {
-        Map<String, Object> doc = stored(ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h"));
+        Map<String, Object> doc = stored(ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h", null));
         List<float[]> read = ChunkDocuments.vectorsOf(doc);
         assertEquals("what the processor compares with children + 1", parent().children().size() + 1, read.size());
         for (int i = 0; i < read.size(); i++) {
@@ -93,7 +93,7 @@ public class ChunkDocumentsTests {
     @Test
     @SuppressWarnings("unchecked")
     public void testVectorsOf_ofAFormatOneDocument_readsItAsBefore() {
-        Map<String, Object> doc = stored(ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h"));
+        Map<String, Object> doc = stored(ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h", null));
         ((List<Object>) doc.get(ChunkDocuments.CHILDREN)).remove(0);
         assertEquals(3, ChunkDocuments.vectorsOf(doc).size());
         ((Map<String, Object>) ((List<Object>) doc.get(ChunkDocuments.CHILDREN)).get(1)).remove(ChunkDocuments.EMBEDDING);

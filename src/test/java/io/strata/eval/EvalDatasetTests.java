@@ -44,7 +44,7 @@ public class EvalDatasetTests {
         assertEquals(14, q.answerStart());
         assertEquals(19, q.answerEnd());
         assertEquals("set", d.name());
-        assertEquals(new EvalDataset.Document("a.txt", "Emoji 😀 then Paris is the answer."), d.documents().get(0));
+        assertEquals(new EvalDataset.Document("a.txt", "Emoji 😀 then Paris is the answer.", "a"), d.documents().get(0));
     }
 
     @Test

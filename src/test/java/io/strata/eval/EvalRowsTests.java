@@ -119,7 +119,7 @@ public class EvalRowsTests {
         // each parents-only row is compared with MG in its own mode; the rest with the default
         assertEquals(List.of("Hybrid MG (default)", "Hybrid MG (default)", "Hybrid MG (default)", "Dense MG", "Hybrid MG (default)",
             "Lexical MG", "Hybrid MG (default)"), rows.stream().map(EvalRows.Row::baseline).toList());
-        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text")), List.of());
+        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text", "a")), List.of());
         assertEquals(1, rows.stream().map(r -> {
             try {
                 return RetrievalEval.ingestFor(d, r, 200).key();
@@ -137,7 +137,7 @@ public class EvalRowsTests {
     public void testProcessorOptions_goIntoTheIngestKey_andMayNotSetTheRowsOwnKeys() throws Exception {
         List<EvalRows.Row> rows = parse("{\"rows\": [{\"name\": \"a\", " + STRATEGY + "}, {\"name\": \"b\", " + STRATEGY
             + ", \"processor\": {\"children\": {\"embedding\": \"late\"}}}]}");
-        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text")), List.of());
+        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text", "a")), List.of());
         RetrievalEval.Ingest plain = RetrievalEval.ingestFor(d, rows.get(0), 200);
         RetrievalEval.Ingest late = RetrievalEval.ingestFor(d, rows.get(1), 200);
         assertEquals(Map.of(), plain.options());
@@ -151,8 +151,8 @@ public class EvalRowsTests {
     public void testIngestKey_differsByModelDatasetAndTheta() throws Exception {
         List<EvalRows.Row> rows = parse("{\"rows\": [{\"name\": \"a\", " + STRATEGY + "}, {\"name\": \"b\", " + STRATEGY
             + ", \"model\": \"e5-small-v2\"}]}");
-        EvalDataset d1 = new EvalDataset("d1", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text")), List.of());
-        EvalDataset d2 = new EvalDataset("d2", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text")), List.of());
+        EvalDataset d1 = new EvalDataset("d1", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text", "a")), List.of());
+        EvalDataset d2 = new EvalDataset("d2", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text", "a")), List.of());
         RetrievalEval.Ingest base = RetrievalEval.ingestFor(d1, rows.get(0), 200);
         assertTrue(base.index().startsWith("eval-d1-recursive-200-"));
         assertTrue(!base.key().equals(RetrievalEval.ingestFor(d1, rows.get(1), 200).key()));

@@ -86,7 +86,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     public void testCreate_errorsNameTheFieldAndTheAllowedValues() {
         assertEquals("[field] required property is missing", rejected(Map.of("target_index", "c")).getMessage());
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "size", 3)).getMessage()
-            .startsWith("[size] unknown option [size]; supported: [children, copy_fields, embed, field, format, granularities"));
+            .startsWith("[size] unknown option [size]; supported: [children, context, copy_fields, embed, field, format, granularities"));
         OpenSearchParseException e = rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "nope")));
         assertEquals("strategy.type", e.getMetadata("opensearch.property_name").get(0));
         assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: " + io.strata.chunking.ChunkingConfig.strategyTypes()));
@@ -99,6 +99,22 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "max_chars", 0)).getMessage().contains("positive integer"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "granularities", List.of(0.5, 0.7))).getMessage()
             .contains("strictly decreasing"));
+    }
+
+    @Test
+    public void testCreate_context_isReadOnce_andItsErrorsNameTheFieldAndTheAllowedValues() {
+        MultiGranularChunkingProcessor p = create(Map.of("field", "b", "target_index", "c", "format", "markdown", "context",
+            Map.of("fields", List.of("title", "meta.author"), "lexical", true)));
+        assertEquals(new io.strata.chunking.ChunkContext(List.of("title", "meta.author"), true, true), p.writer().context());
+        assertEquals(null, create(Map.of("field", "b", "target_index", "c")).writer().context());
+        OpenSearchParseException section = rejected(Map.of("field", "b", "target_index", "c", "context", Map.of("section", true)));
+        assertEquals("context.section", section.getMetadata("opensearch.property_name").get(0));
+        assertTrue(section.getMessage(), section.getMessage().contains("needs [format] [markdown, html]: format [text] has no sections"));
+        OpenSearchParseException unknown = rejected(Map.of("field", "b", "target_index", "c", "context", Map.of("field", "title")));
+        assertEquals("context.field", unknown.getMetadata("opensearch.property_name").get(0));
+        assertTrue(unknown.getMessage(), unknown.getMessage().contains("supported: [fields, lexical, section]"));
+        assertTrue(rejected(Map.of("field", "b", "target_index", "c", "embed", false, "context", Map.of("fields", List.of("t"))))
+            .getMessage().contains("has no effect: [embed] is false and [context.lexical] is false"));
     }
 
     @Test
