@@ -44,6 +44,8 @@ public final class ChunkDocuments {
     public static final String SOURCE_ID = "source_id";
     /** The hit field in which a search of a chunk index explains a parent's score ({@code explain_child}). */
     public static final String BEST_CHILD = "strata_best_child";
+    /** The hit field of a parent's evidence pack ({@code multi_granular}'s {@code evidence}). */
+    public static final String EVIDENCE = "strata_evidence";
     public static final String SOURCE_INDEX = "source_index";
     public static final String ORDINAL = "ordinal";
     public static final String TEXT = "text";
@@ -74,8 +76,10 @@ public final class ChunkDocuments {
     public static final String HEADER_START = "header_start";
     public static final String HEADER_END = "header_end";
     /**
-     * {@code context.lexical}: the chunk's contextual header, copied into {@link #TEXT}'s index ({@code copy_to}) so BM25
-     * matches it, while {@code text} itself stays the source text. Not indexed on its own.
+     * {@code context.lexical}: the chunk's contextual header, indexed as a text field of its own that the lexical side of
+     * {@code multi_granular} matches beside {@link #TEXT} (the sum of both BM25 scores), while {@code text} stays the source
+     * text. Not {@code copy_to} into {@code text}: in OpenSearch 3.4 any {@code copy_to} into a field stops highlighting of
+     * that field (every highlighter returned nothing, even for documents without the copied field — QueryConformanceIT).
      */
     public static final String CONTEXT_HEADER = "context_header";
 
@@ -192,7 +196,7 @@ public final class ChunkDocuments {
         child.put(TEXT, Map.of("type", "text"));
         child.put(START, Map.of("type", "integer", "index", false));
         child.put(END, Map.of("type", "integer", "index", false));
-        child.put(CONTEXT_HEADER, Map.of("type", "text", "index", false, "copy_to", CHILDREN + "." + TEXT));
+        child.put(CONTEXT_HEADER, Map.of("type", "text"));
         structureMapping(child);
 
         Map<String, Object> props = new LinkedHashMap<>();
@@ -203,7 +207,7 @@ public final class ChunkDocuments {
         props.put(TEXT, Map.of("type", "text"));
         props.put(START, Map.of("type", "integer", "index", false));
         props.put(END, Map.of("type", "integer", "index", false));
-        props.put(CONTEXT_HEADER, Map.of("type", "text", "index", false, "copy_to", TEXT));
+        props.put(CONTEXT_HEADER, Map.of("type", "text"));
         structureMapping(props);
         props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));

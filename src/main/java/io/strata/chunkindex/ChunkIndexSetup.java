@@ -221,7 +221,7 @@ public final class ChunkIndexSetup {
                     + "{\"settings\": {\"index.knn\": true}} or let the processor create it", target)));
             return;
         }
-        // chunk indices made before context_header existed get its mapping (copy_to into text), else it would be mapped dynamically
+        // chunk indices made before context_header existed get its mapping, else it would be mapped dynamically
         if (chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata)) {
             PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(model));
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {

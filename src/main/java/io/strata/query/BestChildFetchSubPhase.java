@@ -13,6 +13,7 @@ import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.VectorScorer;
 import org.apache.lucene.search.join.BitSetProducer;
 import org.apache.lucene.util.BitSet;
+import org.opensearch.index.mapper.MappedFieldType;
 import org.opensearch.common.document.DocumentField;
 import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.search.fetch.FetchContext;
@@ -20,6 +21,7 @@ import org.opensearch.search.fetch.FetchSubPhase;
 import org.opensearch.search.fetch.FetchSubPhaseProcessor;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -49,7 +51,22 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         BitSetProducer roots = context.getQueryShardContext().bitsetFilter(Queries.newNonNestedFilter());
         PlannedParentsQuery planned = find(parsed, PlannedParentsQuery.class);
         if (planned != null) {
-            return planned.explainChild() ? plannedProcessor(planned, roots) : null;
+            if (!planned.explainChild() && planned.evidence() == null) {
+                return null;
+            }
+            EvidenceSentences sentences = null;
+            if (planned.evidence() != null && planned.evidence().evidence().sentences() > 0) {
+                MappedFieldType text = context.getQueryShardContext().getFieldType(ChunkDocuments.TEXT);
+                if (text != null && text.getTextSearchInfo().isTokenized()) {
+                    try {
+                        sentences = EvidenceSentences.of(text.indexAnalyzer(), context.getQueryShardContext().getSearchAnalyzer(text),
+                            ChunkDocuments.TEXT, planned.evidence().text());
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+            }
+            return plannedProcessor(planned, roots, sentences);
         }
         MultiGranularQuery query = find(parsed, MultiGranularQuery.class);
         if (query == null || !query.explainChild()) {
@@ -84,17 +101,25 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             if (out != null) {
                 hit.hit().setDocumentField(FIELD, new DocumentField(FIELD, List.of(out)));
             }
+            Map<String, Object> evidence = evidence(hit, source, parents);
+            if (evidence != null) {
+                hit.hit().setDocumentField(ChunkDocuments.EVIDENCE, new DocumentField(ChunkDocuments.EVIDENCE, List.of(evidence)));
+            }
         }
 
         abstract Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException;
+
+        Map<String, Object> evidence(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
+            return null;
+        }
     }
 
-    private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots) {
+    private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots, EvidenceSentences sentences) {
         return new Processor(roots) {
             @Override
             Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
                 PlannedParentsQueryBuilder.Parent parent = query.parent(hit.hit().getId());
-                if (parent == null) {
+                if (parent == null || !query.explainChild()) {
                     return null;
                 }
                 return switch (query.mode()) {
@@ -115,7 +140,66 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                         source, parent);
                 };
             }
+
+            @Override
+            Map<String, Object> evidence(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
+                PlannedParentsQueryBuilder.Parent parent = query.parent(hit.hit().getId());
+                PlannedParentsQueryBuilder.EvidenceSpec spec = query.evidence();
+                if (parent == null || spec == null) {
+                    return null;
+                }
+                return evidencePack(hit, source, parents, query, parent, spec, sentences);
+            }
         };
+    }
+
+    /**
+     * The evidence pack of one parent ({@link Evidence}): each side's best chunks, best first, with raw and (hybrid
+     * {@code min_max}) normalised scores, and the parent's best sentences for the query's words.
+     */
+    private static Map<String, Object> evidencePack(FetchSubPhase.HitContext hit, Map<String, Object> source, BitSet parents,
+                                                    PlannedParentsQuery query, PlannedParentsQueryBuilder.Parent parent,
+                                                    PlannedParentsQueryBuilder.EvidenceSpec spec, EvidenceSentences sentences)
+        throws IOException {
+        int n = spec.evidence().chunks();
+        List<Map<String, Object>> dense = new ArrayList<>();
+        if (query.mode() != MultiGranularQueryBuilder.Mode.LEXICAL) {
+            List<float[]> scored = scoredChunks(hit.reader(), hit.docId(), parents, query.vector(), query.levels(), n);
+            for (int i = 0; i < scored.size(); i++) {
+                float[] c = scored.get(i);
+                // the best one's score is the one the planned search computed for the parent (see the class comment)
+                float score = i == 0 && !Float.isNaN(parent.fused().dense()) ? parent.fused().dense() : c[2];
+                Map<String, Object> chunk = chunkAt(source, (int) c[0], (int) c[1], score);
+                if (chunk != null) {
+                    putNormalised(chunk, spec.dense(score));
+                    dense.add(chunk);
+                }
+            }
+        }
+        List<Map<String, Object>> lexical = new ArrayList<>();
+        for (PlannedParentsQueryBuilder.SideChunk c : parent.lexicalChunks()) {
+            Map<String, Object> chunk = chunkAt(source, c.level(), c.ordinal(), c.score());
+            if (chunk != null) {
+                putNormalised(chunk, spec.lexical(c.score()));
+                lexical.add(chunk);
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("dense", dense);
+        out.put("lexical", lexical);
+        List<Map<String, Object>> best = List.of();
+        if (sentences != null && source.get(ChunkDocuments.TEXT) instanceof String text
+            && source.get(ChunkDocuments.START) instanceof Number start) {
+            best = sentences.best(text, start.intValue(), spec.evidence().sentences());
+        }
+        out.put("sentences", best);
+        return out;
+    }
+
+    private static void putNormalised(Map<String, Object> chunk, float normalised) {
+        if (!Float.isNaN(normalised)) {
+            chunk.put("normalized", normalised);
+        }
     }
 
     /** {@code chunk} (null: none) as the explanation of the side that found it: {@code side} first, then the chunk. */
@@ -188,12 +272,20 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
      */
     static Map<String, Object> bestChunk(LeafReader reader, int parentDoc, BitSet parents, Map<String, Object> source, float[] vector,
                                          List<Integer> levels) throws IOException {
+        List<float[]> best = scoredChunks(reader, parentDoc, parents, vector, levels, 1);
+        return best.isEmpty() ? null : chunkAt(source, (int) best.get(0)[0], (int) best.get(0)[1], best.get(0)[2]);
+    }
+
+    /**
+     * The {@code n} best-scoring chunks of the parent document {@code parentDoc} as {@code {level, ordinal, score}}, best
+     * first (ties: the earlier document in the block); empty without vectors.
+     */
+    static List<float[]> scoredChunks(LeafReader reader, int parentDoc, BitSet parents, float[] vector, List<Integer> levels, int n)
+        throws IOException {
         if (vector == null || parents == null) {
-            return null;
+            return List.of();
         }
-        float bestScore = Float.NEGATIVE_INFINITY;
-        int bestLevel = -1;
-        int bestOrdinal = -1;
+        List<float[]> all = new ArrayList<>();
         FieldInfo childField = reader.getFieldInfos().fieldInfo(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING);
         FloatVectorValues childVectors = childField == null ? null : reader.getFloatVectorValues(childField.name);
         boolean selfInChildren = false;
@@ -215,11 +307,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                     continue;
                 }
                 float s = scorer.score();
-                if (s > bestScore) {
-                    bestScore = s;
-                    bestLevel = l;
-                    bestOrdinal = l == 0 || !ordinal.advanceExact(doc) ? 0 : (int) ordinal.nextValue();
-                }
+                all.add(new float[] { l, l == 0 || !ordinal.advanceExact(doc) ? 0 : (int) ordinal.nextValue(), s });
             }
         }
         if (!selfInChildren && levels.contains(0)) {
@@ -230,16 +318,13 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             if (scorer != null) {
                 DocIdSetIterator it = scorer.iterator();
                 if (it.advance(parentDoc) == parentDoc) {
-                    float s = scorer.score();
-                    if (s > bestScore) {
-                        bestScore = s;
-                        bestLevel = 0;
-                        bestOrdinal = 0;
-                    }
+                    all.add(new float[] { 0, 0, scorer.score() });
                 }
             }
         }
-        return bestLevel < 0 ? null : chunkAt(source, bestLevel, bestOrdinal, bestScore);
+        // stable sort: among equal scores the earlier chunk stays first, as the strict > of a single scan kept it
+        all.sort((a, b) -> Float.compare(b[2], a[2]));
+        return all.size() > n ? List.copyOf(all.subList(0, n)) : all;
     }
 
     private static Map<String, Object> describe(Map<String, Object> chunk, int level, float score) {

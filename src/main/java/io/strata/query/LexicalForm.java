@@ -15,31 +15,40 @@ import java.util.List;
 /**
  * The lexical form of {@code multi_granular}: a plain OpenSearch query — {@code dis_max} (tie breaker 0: the MAX) of BM25
  * on the parent's text and a nested BM25 (score mode max) on the children's texts at the counted levels — so a parent is
- * scored by its best chunk. With {@code explain_child} the best child comes back as the inner hit
- * {@value BestChildFetchSubPhase#FIELD}. Per shard it ranks every parent; the lexical sub-search of {@link QueryPlanner}
+ * scored by its best chunk. A chunk's score is the BM25 of its text plus that of its contextual header
+ * ({@code context_header}, written only by pipelines with {@code context.lexical}; a chunk without one scores its text
+ * alone, as before headers existed). With {@code innerHits} &gt; 0 ({@code explain_child}: 1; {@code evidence}: its chunk count) the
+ * best children come back as the inner hits {@value BestChildFetchSubPhase#FIELD}. Per shard it ranks every parent; the lexical sub-search of {@link QueryPlanner}
  * keeps the global {@code k} best.
  */
 final class LexicalForm {
     private LexicalForm() {}
 
-    static QueryBuilder of(String text, List<Integer> levels, QueryBuilder filter, boolean explainChild) {
+    static QueryBuilder of(String text, List<Integer> levels, QueryBuilder filter, int innerHits) {
         DisMaxQueryBuilder max = QueryBuilders.disMaxQuery().tieBreaker(0f);
         if (Levels.counts(levels, 0)) {
-            max.add(QueryBuilders.matchQuery(ChunkDocuments.TEXT, text));
+            max.add(textAndHeader("", text));
         }
         List<Integer> childLevels = Levels.children(levels);
         if (!childLevels.isEmpty()) {
             BoolQueryBuilder child = QueryBuilders.boolQuery()
-                .must(QueryBuilders.matchQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, text))
+                .must(textAndHeader(ChunkDocuments.CHILDREN + ".", text))
                 .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
             NestedQueryBuilder nested = QueryBuilders.nestedQuery(ChunkDocuments.CHILDREN, child, ScoreMode.Max);
-            if (explainChild) {
-                nested.innerHit(new InnerHitBuilder(BestChildFetchSubPhase.FIELD).setSize(1)
+            if (innerHits > 0) {
+                nested.innerHit(new InnerHitBuilder(BestChildFetchSubPhase.FIELD).setSize(innerHits)
                     .setFetchSourceContext(new FetchSourceContext(true, new String[] { "children.level", "children.ordinal",
                         "children.text", "children.start", "children.end" }, null)));
             }
             max.add(nested);
         }
         return filter == null ? max : QueryBuilders.boolQuery().must(max).filter(filter);
+    }
+
+    /** BM25 of a chunk's text plus that of its header: either matching is a match; the scores add up. */
+    private static QueryBuilder textAndHeader(String prefix, String text) {
+        return QueryBuilders.boolQuery().minimumShouldMatch(1)
+            .should(QueryBuilders.matchQuery(prefix + ChunkDocuments.TEXT, text))
+            .should(QueryBuilders.matchQuery(prefix + ChunkDocuments.CONTEXT_HEADER, text));
     }
 }

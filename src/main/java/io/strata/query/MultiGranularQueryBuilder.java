@@ -31,7 +31,8 @@ import java.util.function.Supplier;
  * the shard count.
  *
  * <pre>
- * {"multi_granular": {"query_text": "…", "k": 10, "levels": [0, 1, 2], "filter": {…}, "explain_child": true}}
+ * {"multi_granular": {"query_text": "…", "k": 10, "levels": [0, 1, 2], "filter": {…}, "explain_child": true,
+ *                     "evidence": {"chunks": 3, "sentences": 3}}}
  * </pre>
  * Exactly one of {@code query_text}, {@code vector} (the dense mode with a precomputed vector) or {@code match} (the
  * lexical mode). With {@code query_text} the {@code mode} chooses: {@code hybrid} (the default on a chunk index with
@@ -67,6 +68,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     private static final ParseField MODEL_ID = new ParseField("model_id");
     private static final ParseField MODE = new ParseField("mode");
     private static final ParseField FUSION = new ParseField("fusion");
+    private static final ParseField EVIDENCE = new ParseField("evidence");
 
     /** How parents are scored. */
     public enum Mode {
@@ -111,6 +113,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     private Mode mode;
     /** Null: {@link Fusion#DEFAULT}. Hybrid mode only. */
     private Fusion fusion;
+    /** Null: no evidence packs ({@link Evidence}). */
+    private Evidence evidence;
     private final QueryServices services;
     /** What this query becomes once the coordinator has planned it ({@link QueryPlanner}); null while it has not. */
     private final Supplier<QueryBuilder> pending;
@@ -251,6 +255,21 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         return fusion;
     }
 
+    /** Sets the evidence packs to return per parent (null: none). */
+    public MultiGranularQueryBuilder evidence(Evidence e) {
+        this.evidence = e;
+        return this;
+    }
+
+    public Evidence evidence() {
+        return evidence;
+    }
+
+    /** Whether the planned query must carry what explaining a parent needs (the vector, the lexical chunks). */
+    boolean explains() {
+        return explainChild || evidence != null;
+    }
+
     /** Twice k (at most {@link #MAX_K}): the recall of the one-search form at a latency within noise (see the field). */
     static int defaultCandidates(int k) {
         return Math.min(MAX_K, 2 * k);
@@ -276,6 +295,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         this.model = m == null && mid == null ? null : new ModelRef(m, mid);
         this.mode = in.readBoolean() ? in.readEnum(Mode.class) : null;
         this.fusion = in.readOptionalWriteable(Fusion::new);
+        this.evidence = in.readOptionalWriteable(Evidence::new);
         this.services = services;
         this.pending = null;
     }
@@ -306,6 +326,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             out.writeEnum(mode);
         }
         out.writeOptionalWriteable(fusion);
+        out.writeOptionalWriteable(evidence);
     }
 
     @Override
@@ -341,6 +362,9 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         if (fusion != null) {
             builder.field(FUSION.getPreferredName(), fusion);
         }
+        if (evidence != null) {
+            builder.field(EVIDENCE.getPreferredName(), evidence);
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -359,6 +383,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         String modelId;
         String mode;
         Fusion fusion;
+        Evidence evidence;
         float boost = DEFAULT_BOOST;
         String queryName;
     }
@@ -378,6 +403,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         PARSER.declareString((p, v) -> p.modelId = v, MODEL_ID);
         PARSER.declareString((p, v) -> p.mode = v, MODE);
         PARSER.declareObject((p, v) -> p.fusion = v, (parser, c) -> Fusion.fromXContent(parser), FUSION);
+        PARSER.declareObject((p, v) -> p.evidence = v, (parser, c) -> Evidence.fromXContent(parser), EVIDENCE);
         PARSER.declareFloat((p, v) -> p.boost = v, BOOST_FIELD);
         PARSER.declareString((p, v) -> p.queryName = v, NAME_FIELD);
         PARSER.declareExclusiveFieldSet(QUERY_TEXT.getPreferredName(), VECTOR.getPreferredName(), MATCH.getPreferredName());
@@ -405,6 +431,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         MultiGranularQueryBuilder builder = of(p.queryText, vector, p.match, p.k, p.levels, p.filter, p.explainChild, model, services);
         builder.mode(p.mode == null ? null : Mode.of(p.mode));
         builder.fusion(p.fusion);
+        builder.evidence(p.evidence);
         builder.numCandidates(p.numCandidates);
         builder.boost(p.boost);
         builder.queryName(p.queryName);
@@ -423,11 +450,15 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             return QueryPlanner.plan(this, coordinator, context, services);
         }
         // no coordinator (a rewrite on a shard): the per-shard forms, whose k is per shard
+        if (evidence != null) {
+            throw new IllegalArgumentException("[" + NAME + "] [evidence] needs the planning of the request's coordinating node "
+                + "(a search, count or explain request); not available where the query is rewritten on a shard");
+        }
         if (vector != null) {
             return perShardDense(vector, k, candidates(), filter, explainChild).boost(boost).queryName(queryName);
         }
         if (match != null || mode == Mode.LEXICAL) {
-            return LexicalForm.of(match != null ? match : queryText, levels, filter, explainChild).boost(boost).queryName(queryName);
+            return LexicalForm.of(match != null ? match : queryText, levels, filter, explainChild ? 1 : 0).boost(boost).queryName(queryName);
         }
         throw new IllegalArgumentException("[" + NAME + "] [query_text] must be embedded on the coordinating node of a request; here, "
             + "use [vector] or [match]");
@@ -444,6 +475,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             services, done);
         b.mode = mode;
         b.fusion = fusion;
+        b.evidence = evidence;
         b.numCandidates = numCandidates;
         return b.boost(boost).queryName(queryName);
     }
@@ -499,12 +531,13 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         return Objects.equals(queryText, o.queryText) && Arrays.equals(vector, o.vector) && Objects.equals(match, o.match) && k == o.k
             && Objects.equals(numCandidates, o.numCandidates)
             && Objects.equals(levels, o.levels) && Objects.equals(filter, o.filter) && explainChild == o.explainChild
-            && Objects.equals(model, o.model) && mode == o.mode && Objects.equals(fusion, o.fusion) && Objects.equals(pending, o.pending);
+            && Objects.equals(model, o.model) && mode == o.mode && Objects.equals(fusion, o.fusion) && Objects.equals(evidence, o.evidence)
+            && Objects.equals(pending, o.pending);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, numCandidates, levels, filter, explainChild, model, mode, fusion);
+        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, numCandidates, levels, filter, explainChild, model, mode, fusion, evidence);
     }
 
     @Override

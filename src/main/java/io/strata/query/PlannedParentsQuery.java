@@ -34,15 +34,19 @@ final class PlannedParentsQuery extends Query {
     private final float[] vector;
     private final List<Integer> levels;
     private final boolean explainChild;
+    /** Null: no evidence packs. */
+    private final PlannedParentsQueryBuilder.EvidenceSpec evidence;
 
     PlannedParentsQuery(MultiGranularQueryBuilder.Mode mode, Map<String, PlannedParentsQueryBuilder.Parent> parents,
-                        BitSetProducer rootDocs, float[] vector, List<Integer> levels, boolean explainChild) {
+                        BitSetProducer rootDocs, float[] vector, List<Integer> levels, boolean explainChild,
+                        PlannedParentsQueryBuilder.EvidenceSpec evidence) {
         this.mode = mode;
         this.parents = Map.copyOf(parents);
         this.rootDocs = rootDocs;
         this.vector = vector;
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
+        this.evidence = evidence;
     }
 
     MultiGranularQueryBuilder.Mode mode() {
@@ -63,6 +67,10 @@ final class PlannedParentsQuery extends Query {
 
     boolean explainChild() {
         return explainChild;
+    }
+
+    PlannedParentsQueryBuilder.EvidenceSpec evidence() {
+        return evidence;
     }
 
     @Override
@@ -108,11 +116,12 @@ final class PlannedParentsQuery extends Query {
     public boolean equals(Object o) {
         return sameClassAs(o) && mode == ((PlannedParentsQuery) o).mode && parents.equals(((PlannedParentsQuery) o).parents)
             && rootDocs.equals(((PlannedParentsQuery) o).rootDocs) && java.util.Arrays.equals(vector, ((PlannedParentsQuery) o).vector)
-            && levels.equals(((PlannedParentsQuery) o).levels) && explainChild == ((PlannedParentsQuery) o).explainChild;
+            && levels.equals(((PlannedParentsQuery) o).levels) && explainChild == ((PlannedParentsQuery) o).explainChild
+            && Objects.equals(evidence, ((PlannedParentsQuery) o).evidence);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(classHash(), mode, parents, java.util.Arrays.hashCode(vector), levels, explainChild);
+        return Objects.hash(classHash(), mode, parents, java.util.Arrays.hashCode(vector), levels, explainChild, evidence);
     }
 }

@@ -44,16 +44,64 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
 
     /**
      * A planned parent: its score and each side's raw score and share of it ({@link Fusion.Fused}; in the dense or lexical
-     * mode one side holds the whole score) and, with {@code explain_child}, the lexical side's best chunk (null when none or
-     * not asked).
+     * mode one side holds the whole score) and, with {@code explain_child} or {@code evidence}, the lexical side's best
+     * chunks, best first (empty when none or not asked).
      */
-    public record Parent(Fusion.Fused fused, SideChunk lexicalChunk) {
+    public record Parent(Fusion.Fused fused, List<SideChunk> lexicalChunks) {
+        public Parent {
+            lexicalChunks = lexicalChunks == null ? List.of() : List.copyOf(lexicalChunks);
+        }
+
         static Parent dense(String index, String id, float score) {
             return new Parent(new Fusion.Fused(index, id, score, score, Float.NaN, 1, 0), null);
         }
 
-        static Parent lexical(String index, String id, float score, SideChunk chunk) {
-            return new Parent(new Fusion.Fused(index, id, score, Float.NaN, score, 0, 1), chunk);
+        static Parent lexical(String index, String id, float score, List<SideChunk> chunks) {
+            return new Parent(new Fusion.Fused(index, id, score, Float.NaN, score, 0, 1), chunks);
+        }
+
+        /** The lexical side's best chunk, or null. */
+        public SideChunk lexicalChunk() {
+            return lexicalChunks.isEmpty() ? null : lexicalChunks.get(0);
+        }
+    }
+
+    /**
+     * What {@code evidence} needs on the shards: the request's {@link Evidence}, the text its sentences are scored for, and
+     * each side's window bounds (its top and its last raw score; NaN when the side did not run or the fusion does not
+     * normalise by them), with which a chunk's raw score is normalised as the {@code min_max} fusion normalises a parent's.
+     */
+    public record EvidenceSpec(Evidence evidence, String text, float denseTop, float denseFloor, float lexicalTop, float lexicalFloor) {
+        EvidenceSpec(StreamInput in) throws IOException {
+            this(new Evidence(in), in.readString(), in.readFloat(), in.readFloat(), in.readFloat(), in.readFloat());
+        }
+
+        void writeTo(StreamOutput out) throws IOException {
+            evidence.writeTo(out);
+            out.writeString(text);
+            out.writeFloat(denseTop);
+            out.writeFloat(denseFloor);
+            out.writeFloat(lexicalTop);
+            out.writeFloat(lexicalFloor);
+        }
+
+        /** {@code raw} mapped as the fusion maps its side's window onto [0, 1] (clamped: a chunk can score below the window's last parent); NaN when unknown. */
+        static float normalise(float raw, float top, float floor) {
+            if (Float.isNaN(top) || Float.isNaN(floor) || Float.isNaN(raw)) {
+                return Float.NaN;
+            }
+            if (!(top > floor)) {
+                return 1f;
+            }
+            return (float) Math.max(0, Math.min(1, (raw - floor) / (double) (top - floor)));
+        }
+
+        float dense(float raw) {
+            return normalise(raw, denseTop, denseFloor);
+        }
+
+        float lexical(float raw) {
+            return normalise(raw, lexicalTop, lexicalFloor);
         }
     }
 
@@ -63,14 +111,17 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
     private final float[] vector;
     private final List<Integer> levels;
     private final boolean explainChild;
+    /** Null: no evidence packs. */
+    private final EvidenceSpec evidence;
 
     PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode mode, List<Parent> parents, float[] vector, List<Integer> levels,
-                               boolean explainChild) {
+                               boolean explainChild, EvidenceSpec evidence) {
         this.mode = mode;
         this.parents = List.copyOf(parents);
         this.vector = vector;
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
+        this.evidence = evidence;
     }
 
     public PlannedParentsQueryBuilder(StreamInput in) throws IOException {
@@ -81,12 +132,13 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         for (int i = 0; i < n; i++) {
             Fusion.Fused f = new Fusion.Fused(in.readString(), in.readString(), in.readFloat(), in.readFloat(), in.readFloat(),
                 in.readDouble(), in.readDouble());
-            read.add(new Parent(f, in.readBoolean() ? new SideChunk(in) : null));
+            read.add(new Parent(f, in.readList(SideChunk::new)));
         }
         this.parents = List.copyOf(read);
         this.vector = in.readBoolean() ? in.readFloatArray() : null;
         this.levels = in.readList(StreamInput::readVInt);
         this.explainChild = in.readBoolean();
+        this.evidence = in.readBoolean() ? new EvidenceSpec(in) : null;
     }
 
     @Override
@@ -102,10 +154,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
             out.writeFloat(f.lexical());
             out.writeDouble(f.denseShare());
             out.writeDouble(f.lexicalShare());
-            out.writeBoolean(p.lexicalChunk() != null);
-            if (p.lexicalChunk() != null) {
-                p.lexicalChunk().writeTo(out);
-            }
+            out.writeCollection(p.lexicalChunks(), (o, c) -> c.writeTo(o));
         }
         out.writeBoolean(vector != null);
         if (vector != null) {
@@ -113,6 +162,10 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         }
         out.writeCollection(levels, StreamOutput::writeVInt);
         out.writeBoolean(explainChild);
+        out.writeBoolean(evidence != null);
+        if (evidence != null) {
+            evidence.writeTo(out);
+        }
     }
 
     public MultiGranularQueryBuilder.Mode mode() {
@@ -150,6 +203,9 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         builder.endArray();
         builder.field("levels", levels);
         builder.field("explain_child", explainChild);
+        if (evidence != null) {
+            builder.field("evidence", evidence.evidence());
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -166,18 +222,19 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         if (here.isEmpty()) {
             return new MatchNoDocsQuery("no planned parent in index [" + index + "]");
         }
-        return new PlannedParentsQuery(mode, here, context.bitsetFilter(Queries.newNonNestedFilter()), vector, levels, explainChild);
+        return new PlannedParentsQuery(mode, here, context.bitsetFilter(Queries.newNonNestedFilter()), vector, levels, explainChild,
+            evidence);
     }
 
     @Override
     protected boolean doEquals(PlannedParentsQueryBuilder o) {
         return mode == o.mode && parents.equals(o.parents) && Arrays.equals(vector, o.vector) && levels.equals(o.levels)
-            && explainChild == o.explainChild;
+            && explainChild == o.explainChild && Objects.equals(evidence, o.evidence);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(mode, parents, Arrays.hashCode(vector), levels, explainChild);
+        return Objects.hash(mode, parents, Arrays.hashCode(vector), levels, explainChild, evidence);
     }
 
     @Override

@@ -99,7 +99,8 @@ final class QueryPlanner {
         QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
             : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);
         SetOnce<QueryBuilder> done = new SetOnce<>();
-        if (mode == MultiGranularQueryBuilder.Mode.DENSE && restriction == null && oneLocalShard(request, cluster.state(), services)) {
+        if (mode == MultiGranularQueryBuilder.Mode.DENSE && restriction == null && query.evidence() == null
+            && oneLocalShard(request, cluster.state(), services)) {
             // one shard, nothing restricting the query: that shard's own top k is the global top k the dense sub-search would
             // plan, so the request runs the graph search itself (one search instead of two; same parents, same scores)
             QueryPlanner direct = new QueryPlanner(query, services, mode, model, sideFilter, searches);
@@ -202,22 +203,22 @@ final class QueryPlanner {
                         parents.add(PlannedParentsQueryBuilder.Parent.dense(hit.getIndex(), hit.getId(), hit.getScore()));
                     }
                     listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.DENSE, parents,
-                        query.explainChild() ? vector : null, Levels.counted(query.levels()), query.explainChild()));
+                        query.explains() ? vector : null, Levels.counted(query.levels()), query.explainChild(), evidence(null, null)));
                 }, listener::onFailure));
         }, listener::onFailure));
     }
 
     private void lexical(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
         String text = query.match() != null ? query.match() : query.queryText();
-        QueryBuilder lexical = LexicalForm.of(text, query.levels(), sideFilter, query.explainChild());
+        QueryBuilder lexical = LexicalForm.of(text, query.levels(), sideFilter, innerHits());
         SubSearches.run(client, "lexical", searches.request(lexical, query.k(), searches.lexicalType()), ActionListener.wrap(response -> {
             List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
             for (SearchHit hit : response.getHits().getHits()) {
                 parents.add(PlannedParentsQueryBuilder.Parent.lexical(hit.getIndex(), hit.getId(), hit.getScore(),
-                    query.explainChild() ? lexicalChunk(hit) : null));
+                    query.explains() ? lexicalChunks(hit, innerHits()) : null));
             }
             listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.LEXICAL, parents, null,
-                Levels.counted(query.levels()), query.explainChild()));
+                Levels.counted(query.levels()), query.explainChild(), evidence(null, null)));
         }, listener::onFailure));
     }
 
@@ -231,7 +232,7 @@ final class QueryPlanner {
         AtomicReference<List<Fusion.SideHit>> dense = new AtomicReference<>();
         AtomicReference<List<Fusion.SideHit>> lexical = new AtomicReference<>();
         AtomicReference<float[]> vector = new AtomicReference<>();
-        Map<String, PlannedParentsQueryBuilder.SideChunk> lexicalChunks = new HashMap<>();
+        Map<String, List<PlannedParentsQueryBuilder.SideChunk>> lexicalChunks = new HashMap<>();
         AtomicInteger pending = new AtomicInteger(2);
         Runnable done = () -> {
             if (pending.decrementAndGet() == 0) {
@@ -241,15 +242,18 @@ final class QueryPlanner {
                         parents.add(new PlannedParentsQueryBuilder.Parent(f, lexicalChunks.get(key(f.index(), f.id()))));
                     }
                 }
+                // the fusion normalises each side by its window's top and last score (min_max): evidence chunks are scaled alike
+                boolean minMax = fusion.method() == Fusion.Method.MIN_MAX;
                 listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, parents,
-                    query.explainChild() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild()));
+                    query.explains() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild(),
+                    evidence(minMax ? dense.get() : null, minMax ? lexical.get() : null)));
             }
         };
-        QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, query.explainChild());
+        QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, innerHits());
         SubSearches.run(client, "lexical", searches.request(lexicalQuery, window, SearchType.DFS_QUERY_THEN_FETCH),
             ActionListener.wrap(response -> {
                 synchronized (lexicalChunks) {
-                    lexical.set(sideHits(response, query.explainChild() ? lexicalChunks : null));
+                    lexical.set(sideHits(response, query.explains() ? lexicalChunks : null, innerHits()));
                 }
                 done.run();
             }, listener::onFailure));
@@ -258,39 +262,71 @@ final class QueryPlanner {
             DenseParentsQueryBuilder perShard = query.perShardDense(v, window, denseCandidates, sideFilter, false);
             SubSearches.run(client, "dense", searches.request(perShard, window, SearchType.QUERY_THEN_FETCH),
                 ActionListener.wrap(response -> {
-                    dense.set(sideHits(response, null));
+                    dense.set(sideHits(response, null, 0));
                     done.run();
                 }, listener::onFailure));
         }, listener::onFailure));
     }
 
     /**
-     * A side's parents, best first; with {@code chunks}, also the lexical best chunk of each: the inner hit (the best child)
-     * unless the parent's own text scored higher (the hit's score is the MAX of both).
+     * A side's parents, best first; with {@code chunks}, also the lexical best chunks of each ({@link #lexicalChunks}).
      */
-    private static List<Fusion.SideHit> sideHits(SearchResponse response, Map<String, PlannedParentsQueryBuilder.SideChunk> chunks) {
+    private static List<Fusion.SideHit> sideHits(SearchResponse response, Map<String, List<PlannedParentsQueryBuilder.SideChunk>> chunks,
+                                                 int perParent) {
         List<Fusion.SideHit> out = new ArrayList<>();
         for (SearchHit hit : response.getHits().getHits()) {
             out.add(new Fusion.SideHit(hit.getIndex(), hit.getId(), hit.getScore()));
             if (chunks != null) {
-                chunks.put(key(hit.getIndex(), hit.getId()), lexicalChunk(hit));
+                chunks.put(key(hit.getIndex(), hit.getId()), lexicalChunks(hit, perParent));
             }
         }
         return out;
     }
 
-    static PlannedParentsQueryBuilder.SideChunk lexicalChunk(SearchHit hit) {
+    /** Inner hits the lexical side asks for: the evidence's chunk count, one for {@code explain_child} alone, else none. */
+    private int innerHits() {
+        return query.evidence() != null ? query.evidence().chunks() : query.explainChild() ? 1 : 0;
+    }
+
+    /**
+     * The lexical side's best chunks of one parent, best first, at most {@code n}: its inner hits (the best children) and the
+     * parent's own text when that scored the MAX (the hit's score is the MAX of both; below it, the parent's own score is
+     * not known, so it is not listed).
+     */
+    static List<PlannedParentsQueryBuilder.SideChunk> lexicalChunks(SearchHit hit, int n) {
+        List<PlannedParentsQueryBuilder.SideChunk> out = new ArrayList<>();
         SearchHits inner = hit.getInnerHits() == null ? null : hit.getInnerHits().get(BestChildFetchSubPhase.FIELD);
-        if (inner != null && inner.getHits().length > 0) {
-            SearchHit child = inner.getHits()[0];
+        SearchHit[] children = inner == null ? new SearchHit[0] : inner.getHits();
+        if (children.length == 0 || hit.getScore() > children[0].getScore()) {
+            out.add(new PlannedParentsQueryBuilder.SideChunk(0, 0, hit.getScore()));
+        }
+        for (SearchHit child : children) {
             // a nested inner hit's _source is the child object itself
             Map<String, Object> c = child.getSourceAsMap();
-            if (!(hit.getScore() > child.getScore()) && c != null && c.get(ChunkDocuments.LEVEL) instanceof Number level
+            if (out.size() < n && c != null && c.get(ChunkDocuments.LEVEL) instanceof Number level
                 && c.get(ChunkDocuments.ORDINAL) instanceof Number ordinal) {
-                return new PlannedParentsQueryBuilder.SideChunk(level.intValue(), ordinal.intValue(), child.getScore());
+                out.add(new PlannedParentsQueryBuilder.SideChunk(level.intValue(), ordinal.intValue(), child.getScore()));
             }
         }
-        return new PlannedParentsQueryBuilder.SideChunk(0, 0, hit.getScore());
+        return out;
+    }
+
+    /** What the shards need for {@code evidence} (null without it), with the sides' window bounds when given. */
+    private PlannedParentsQueryBuilder.EvidenceSpec evidence(List<Fusion.SideHit> dense, List<Fusion.SideHit> lexical) {
+        if (query.evidence() == null) {
+            return null;
+        }
+        String text = query.match() != null ? query.match() : query.queryText();
+        return new PlannedParentsQueryBuilder.EvidenceSpec(query.evidence(), text == null ? "" : text, top(dense), floor(dense),
+            top(lexical), floor(lexical));
+    }
+
+    private static float top(List<Fusion.SideHit> side) {
+        return side == null || side.isEmpty() ? Float.NaN : side.get(0).score();
+    }
+
+    private static float floor(List<Fusion.SideHit> side) {
+        return side == null || side.isEmpty() ? Float.NaN : side.get(side.size() - 1).score();
     }
 
     private static String key(String index, String id) {

@@ -15,12 +15,18 @@ import java.util.Map;
  *
  * @param tokenizer the embedded model whose tokenizer counts the budget; null: the searched chunk index's model
  * @param neighbours whether passages may grow into the parents before and after a hit's parent (one more lookup)
+ * @param seeds      what each hit starts its passage from: {@code chunk} (its matched chunk, {@code explain_child}) or
+ *                   {@code sentence} (its best sentence for the query's words, from {@code multi_granular}'s
+ *                   {@code evidence}; a hit without one starts from its chunk)
  */
-public record ContextParams(int budget, String tokenizer, ContextOptions.Order order, String separator, boolean neighbours) {
+public record ContextParams(int budget, String tokenizer, ContextOptions.Order order, String separator, boolean neighbours,
+                            Seeds seeds) {
+    public enum Seeds { CHUNK, SENTENCE }
+
     public static final int MAX_BUDGET = 100_000;
 
     public static final ContextParams DEFAULTS = new ContextParams(512, null, ContextOptions.Order.RANK, ContextOptions.DEFAULT_SEPARATOR,
-        true);
+        true, Seeds.CHUNK);
 
     /** {@code base} with the keys of {@code config} applied; {@code owner} names the object in errors (e.g. {@code ext.strata_context}). */
     public static ContextParams parse(String owner, Map<String, Object> config, ContextParams base) {
@@ -38,7 +44,9 @@ public record ContextParams(int budget, String tokenizer, ContextOptions.Order o
             throw c.error("separator", "must be a string of at most 100 characters, got [" + sep + "]");
         }
         boolean neighbours = c.booleanValue("neighbours", base.neighbours());
+        Seeds seeds = Seeds.valueOf(c.enumValue("seeds", List.of("chunk", "sentence"), base.seeds().name().toLowerCase(Locale.ROOT))
+            .toUpperCase(Locale.ROOT));
         c.rejectUnknown();
-        return new ContextParams(budget, tokenizer, order, sep == null ? base.separator() : (String) sep, neighbours);
+        return new ContextParams(budget, tokenizer, order, sep == null ? base.separator() : (String) sep, neighbours, seeds);
     }
 }

@@ -32,7 +32,8 @@ final class HitChunks {
         }
     }
 
-    private record Hit(String index, String id, String sourceId, int ordinal, int[] matched) {}
+    /** A hit: its parent, the chunk that matched ({@code explain_child}) and its best sentence ({@code evidence}), each null when not given. */
+    private record Hit(String index, String id, String sourceId, int ordinal, int[] matched, int[] sentence) {}
 
     private final List<Hit> hits;
     private final Set<String> indices = new LinkedHashSet<>();
@@ -68,7 +69,7 @@ final class HitChunks {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
                     + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, hit.getIndex()));
             }
-            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, matched(hit)));
+            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, matched(hit), sentence(hit)));
         }
         return new HitChunks(hits, neighbours);
     }
@@ -78,6 +79,17 @@ final class HitChunks {
         DocumentField f = hit.field(ChunkDocuments.BEST_CHILD);
         if (f != null && f.getValue() instanceof Map<?, ?> best && best.get(ChunkDocuments.START) instanceof Number s
             && best.get(ChunkDocuments.END) instanceof Number e) {
+            return new int[] {s.intValue(), e.intValue()};
+        }
+        return null;
+    }
+
+    /** The offsets of the parent's best sentence for the query's words ({@code evidence}), or null. */
+    private static int[] sentence(SearchHit hit) {
+        DocumentField f = hit.field(ChunkDocuments.EVIDENCE);
+        if (f != null && f.getValue() instanceof Map<?, ?> pack && pack.get("sentences") instanceof List<?> sentences
+            && !sentences.isEmpty() && sentences.get(0) instanceof Map<?, ?> best
+            && best.get(ChunkDocuments.START) instanceof Number s && best.get(ChunkDocuments.END) instanceof Number e) {
             return new int[] {s.intValue(), e.intValue()};
         }
         return null;
@@ -101,9 +113,12 @@ final class HitChunks {
 
     record Inputs(List<Seed> seeds, Map<String, SourceText> documents) {}
 
-    /** Seeds and texts from the parents the caller could read ({@code found}: the lookup's hits). */
+    /**
+     * Seeds and texts from the parents the caller could read ({@code found}: the lookup's hits). A hit's seed is its best
+     * sentence when {@code sentences} and the hit has one, else its matched chunk, else its parent.
+     */
     @SuppressWarnings("unchecked")
-    Inputs inputs(SearchHit[] found) {
+    Inputs inputs(SearchHit[] found, boolean sentences) {
         Map<String, SourceText> documents = new HashMap<>();
         Map<String, int[]> parentSpans = new HashMap<>();
         Set<String> wanted = new java.util.HashSet<>();
@@ -136,7 +151,7 @@ final class HitChunks {
             if (parent == null) {
                 continue; // the caller could not read it (any more)
             }
-            int[] span = h.matched() != null ? h.matched() : parent;
+            int[] span = sentences && h.sentence() != null ? h.sentence() : h.matched() != null ? h.matched() : parent;
             seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id()));
         }
         return new Inputs(seeds, documents);

@@ -17,7 +17,8 @@ import java.util.Map;
  * row's query (with {@code explain_child}), then
  * <ul>
  *   <li><b>strata_context</b>: the same search through a search pipeline with the {@code strata_context} processor, the
- *       budget in {@code ext.strata_context};</li>
+ *       budget in {@code ext.strata_context}, once with each seed policy ({@code seeds: chunk} and {@code sentence}; the
+ *       query asks for {@code evidence} so hits carry their best sentence);</li>
  *   <li><b>parents</b> (what applications do): the hits' parent texts in rank order, joined by a blank line, the last one
  *       cut at a word so the whole fits;</li>
  *   <li><b>matched chunks</b>: each hit's {@code strata_best_child} the same way.</li>
@@ -33,7 +34,7 @@ final class ContextEval {
     static final int HITS = 10;
 
     /** One question's outcome per budget: found (1) or not (0), for each method. */
-    record Outcomes(double[][] context, double[][] parents, double[][] chunks) {}
+    record Outcomes(double[][] context, double[][] sentences, double[][] parents, double[][] chunks) {}
 
     private record Stretch(String doc, int start, int end, String text) {}
 
@@ -57,11 +58,13 @@ final class ContextEval {
     Outcomes evaluate(String chunkIndex, EvalDataset dataset, EvalRows.Row row, int k) throws IOException {
         int n = dataset.questions().size();
         double[][] context = new double[budgets.length][n];
+        double[][] sentences = new double[budgets.length][n];
         double[][] parents = new double[budgets.length][n];
         double[][] chunks = new double[budgets.length][n];
         for (EvalDataset.Question q : dataset.questions()) {
             Map<String, Object> mg = new LinkedHashMap<>(row.queryFor(q.text(), k));
             mg.put("explain_child", true);
+            mg.put("evidence", Map.of("chunks", 1, "sentences", 1));
             Map<String, Object> search = new LinkedHashMap<>();
             search.put("size", HITS);
             search.put("_source", List.of("text", "start", "end", "source_id"));
@@ -82,26 +85,32 @@ final class ContextEval {
                 matched.add(new Stretch(doc, s, e, text));
             }
             for (int b = 0; b < budgets.length; b++) {
-                Map<String, Object> withBudget = new LinkedHashMap<>(search);
-                withBudget.put("_source", false);
-                withBudget.put("ext", Map.of("strata_context", Map.of("budget", budgets[b])));
-                Map<String, Object> r = JsonRest.call(client, "POST", "/" + chunkIndex + "/_search?search_pipeline=" + PIPELINE,
-                    JsonRest.json(withBudget));
-                Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) r.get("ext")).get("strata_context");
-                List<Stretch> passages = new ArrayList<>();
-                for (Map<String, Object> p : (List<Map<String, Object>>) ctx.get("passages")) {
-                    passages.add(new Stretch((String) p.get("source_id"), (Integer) p.get("start"), (Integer) p.get("end"),
-                        (String) p.get("text")));
-                }
-                if ((Integer) ctx.get("tokens") > budgets[b]) {
-                    throw new IllegalStateException("strata_context returned " + ctx.get("tokens") + " tokens for a budget of " + budgets[b]);
-                }
-                context[b][q.index()] = found(q, dataset, passages);
+                context[b][q.index()] = found(q, dataset, context(chunkIndex, search, budgets[b], "chunk"));
+                sentences[b][q.index()] = found(q, dataset, context(chunkIndex, search, budgets[b], "sentence"));
                 parents[b][q.index()] = found(q, dataset, fill(parentTexts, budgets[b]));
                 chunks[b][q.index()] = found(q, dataset, fill(matched, budgets[b]));
             }
         }
-        return new Outcomes(context, parents, chunks);
+        return new Outcomes(context, sentences, parents, chunks);
+    }
+
+    /** The passages strata_context assembles for {@code search} under {@code budget} with the seed policy {@code seeds}. */
+    @SuppressWarnings("unchecked")
+    private List<Stretch> context(String chunkIndex, Map<String, Object> search, int budget, String seeds) throws IOException {
+        Map<String, Object> withBudget = new LinkedHashMap<>(search);
+        withBudget.put("_source", false);
+        withBudget.put("ext", Map.of("strata_context", Map.of("budget", budget, "seeds", seeds)));
+        Map<String, Object> r = JsonRest.call(client, "POST", "/" + chunkIndex + "/_search?search_pipeline=" + PIPELINE,
+            JsonRest.json(withBudget));
+        Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) r.get("ext")).get("strata_context");
+        List<Stretch> passages = new ArrayList<>();
+        for (Map<String, Object> p : (List<Map<String, Object>>) ctx.get("passages")) {
+            passages.add(new Stretch((String) p.get("source_id"), (Integer) p.get("start"), (Integer) p.get("end"), (String) p.get("text")));
+        }
+        if ((Integer) ctx.get("tokens") > budget) {
+            throw new IllegalStateException("strata_context returned " + ctx.get("tokens") + " tokens for a budget of " + budget);
+        }
+        return passages;
     }
 
     /** {@code stretches} in order, joined by a blank line, while the whole fits {@code budget}; the last cut at a word. */
@@ -169,16 +178,18 @@ final class ContextEval {
         lines.add("");
         lines.add("#### Evidence recall under a token budget — " + title);
         lines.add("");
-        lines.add("| budget (tokens) | strata_context | parents, cut (apps today) | matched chunks | Δ vs parents [95% CI] | Δ vs chunks [95% CI] |");
-        lines.add("|---|---|---|---|---|---|");
+        lines.add("| budget (tokens) | strata_context, chunk seeds | sentence seeds | parents, cut (apps today) | matched chunks "
+            + "| chunk seeds: Δ vs parents [95% CI] | Δ vs chunks | sentence seeds: Δ vs parents | Δ vs chunks | Δ sentence − chunk seeds |");
+        lines.add("|---|---|---|---|---|---|---|---|---|---|");
         for (int b = 0; b < budgets.length; b++) {
             double[] c = meanOver(perTheta, o -> o.context(), b);
+            double[] s = meanOver(perTheta, o -> o.sentences(), b);
             double[] p = meanOver(perTheta, o -> o.parents(), b);
             double[] m = meanOver(perTheta, o -> o.chunks(), b);
-            PairedBootstrap.Interval vp = PairedBootstrap.paired(c, p);
-            PairedBootstrap.Interval vm = PairedBootstrap.paired(c, m);
-            lines.add(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %.1f | %s | %s |", budgets[b], 100 * mean(c), 100 * mean(p),
-                100 * mean(m), interval(vp), interval(vm)));
+            lines.add(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |", budgets[b], 100 * mean(c),
+                100 * mean(s), 100 * mean(p), 100 * mean(m), interval(PairedBootstrap.paired(c, p)),
+                interval(PairedBootstrap.paired(c, m)), interval(PairedBootstrap.paired(s, p)), interval(PairedBootstrap.paired(s, m)),
+                interval(PairedBootstrap.paired(s, c))));
         }
         return lines;
     }

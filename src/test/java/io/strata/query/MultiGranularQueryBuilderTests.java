@@ -55,7 +55,9 @@ public class MultiGranularQueryBuilderTests {
             MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES)
                 .fusion(new Fusion(Fusion.Method.RRF, 0.3, 50, 10)),
             MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES)
-                .fusion(new Fusion(Fusion.Method.MIN_MAX, 0.7, null, Fusion.DEFAULT_RANK_CONSTANT)));
+                .fusion(new Fusion(Fusion.Method.MIN_MAX, 0.7, null, Fusion.DEFAULT_RANK_CONSTANT)),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES).evidence(new Evidence(3, 3)),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, true, null, SERVICES).evidence(new Evidence(1, 0)));
     }
 
     @Test
@@ -144,6 +146,25 @@ public class MultiGranularQueryBuilderTests {
         assertRejected("{\"query_text\": \"x\", \"fusion\": {\"method\": \"rrf\", \"rank_constant\": -1}}",
             "[fusion.rank_constant] must be >= 0, got [-1]");
         assertRejected("{\"query_text\": \"x\", \"fusion\": {\"weight\": 0.5}}", "unknown field [weight]");
+    }
+
+    @Test
+    public void testParse_evidence_defaultsAndRejectsWithTheFieldAndWhatIsAllowed() throws Exception {
+        assertEquals(new Evidence(Evidence.DEFAULT_CHUNKS, Evidence.DEFAULT_SENTENCES),
+            parse("{\"multi_granular\": {\"query_text\": \"x\", \"evidence\": {}}}").evidence());
+        assertEquals(new Evidence(5, 0), parse("{\"multi_granular\": {\"query_text\": \"x\", \"evidence\": {\"chunks\": 5, \"sentences\": 0}}}")
+            .evidence());
+        assertRejected("{\"query_text\": \"x\", \"evidence\": {\"chunks\": 0}}", "[evidence.chunks] must be in [1, 20], got [0]");
+        assertRejected("{\"query_text\": \"x\", \"evidence\": {\"sentences\": 11}}", "[evidence.sentences] must be in [0, 10], got [11]");
+        assertRejected("{\"query_text\": \"x\", \"evidence\": {\"spans\": 1}}", "allowed: [chunks] (1–20, default 3), [sentences]");
+    }
+
+    @Test
+    public void testRewrite_withEvidenceButNoCoordinator_isA400SayingSo() {
+        MultiGranularQueryBuilder b = MultiGranularQueryBuilder.of(null, null, "Hannah", null, null, null, false, null, SERVICES)
+            .evidence(new Evidence(2, 1));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.rewrite(null)).getMessage()
+            .contains("[evidence] needs the planning of the request's coordinating node"));
     }
 
     @Test

@@ -76,7 +76,7 @@ public class PlannedParentsQueryTests {
                 fused.put("src-4:3", parent("src-4:3", 0.5f));
                 fused.put("src-9:0", parent("src-9:0", 0.4f)); // on another shard
                 PlannedParentsQuery query = new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.HYBRID, fused, new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y"))),
-                    null, List.of(0, 1, 2), false);
+                    null, List.of(0, 1, 2), false, null);
                 TopDocs top = searcher.search(query, 10);
                 assertEquals(3, top.totalHits.value());
                 List<String> ids = new ArrayList<>();
@@ -95,9 +95,10 @@ public class PlannedParentsQueryTests {
     public void testBuilder_roundTripsOverTheWire() throws Exception {
         PlannedParentsQueryBuilder b = new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, List.of(
             new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "a:0", 0.8f, 0.9f, 12.5f, 0.5, 0.3),
-                new PlannedParentsQueryBuilder.SideChunk(2, 3, 12.5f)),
+                List.of(new PlannedParentsQueryBuilder.SideChunk(2, 3, 12.5f), new PlannedParentsQueryBuilder.SideChunk(1, 0, 9f))),
             new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "b:1", 0.5f, Float.NaN, 7f, 0, 0.5), null)),
-            new float[] { 0.25f, -1f }, List.of(0, 2), true);
+            new float[] { 0.25f, -1f }, List.of(0, 2), true,
+            new PlannedParentsQueryBuilder.EvidenceSpec(new Evidence(3, 2), "who wrote it", 0.9f, 0.1f, 14f, Float.NaN));
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             b.writeTo(out);
             PlannedParentsQueryBuilder read = new PlannedParentsQueryBuilder(out.bytes().streamInput());

@@ -19,6 +19,8 @@ public class ContextParamsTests {
         assertEquals("\n---\n", request.separator());
         assertTrue(request.neighbours());
         assertEquals(null, request.tokenizer());
+        assertEquals(ContextParams.Seeds.CHUNK, request.seeds());
+        assertEquals(ContextParams.Seeds.SENTENCE, ContextParams.parse("ext.strata_context", Map.of("seeds", "sentence"), processor).seeds());
     }
 
     @Test
@@ -29,8 +31,9 @@ public class ContextParamsTests {
         assertMessage(Map.of("neighbours", "yes"), "[ext.strata_context] [neighbours]");
         assertMessage(Map.of("tokenizer", "../etc"), "[ext.strata_context] [tokenizer] must name an embedded model");
         assertMessage(Map.of("separator", 3), "[ext.strata_context] [separator] must be a string");
+        assertMessage(Map.of("seeds", "words"), "[ext.strata_context] [seeds] must be one of [chunk, sentence], got [words]");
         assertMessage(Map.of("budgett", 3), "[ext.strata_context] unknown field [budgett]; supported: [budget, neighbours, order, "
-            + "separator, tokenizer]");
+            + "seeds, separator, tokenizer]");
     }
 
     private static void assertMessage(Map<String, Object> config, String expected) {

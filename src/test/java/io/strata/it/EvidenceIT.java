@@ -1,0 +1,288 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code multi_granular}'s {@code evidence} packs on the real cluster, against oracles computed here: each side's top
+ * chunks of a parent by brute force (dense: the cosine of the query's vector, from {@code _embed}, with every chunk vector
+ * of the parent's chunk document; lexical: OpenSearch's own BM25 of each child and of the parent, one search per parent,
+ * with the index-wide statistics of dfs), the scores normalised by the sides' windows (the single-side modes at k = 100),
+ * and the sentences at their offsets in the source text. Also as applications call it: inside a {@code bool} with a
+ * filter, through an alias, paged; and {@code strata_context} seeded from the sentences.
+ */
+@SuppressWarnings("unchecked")
+public class EvidenceIT extends StrataRestTestCase {
+    private static final List<String> QUESTIONS = List.of("Why does Mr. Woodhouse feel fortunate for thinking of Hannah?",
+        "Who taught Emma after her mother died?");
+
+    private static Map<String, String> ingest(String name) throws Exception {
+        call("PUT", "/" + name + "-chunks", "{\"settings\": {\"number_of_shards\": 2, \"number_of_replicas\": 0, \"index.knn\": true}}");
+        putPipeline(name, "{\"field\": \"body\", \"target_index\": \"" + name + "-chunks\", \"strategy\": {\"type\": \"recursive\","
+            + " \"max_words\": 80}, \"copy_fields\": [\"chapter\"]}");
+        Map<String, String> bodies = new HashMap<>();
+        int n = 0;
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        for (String body : emmaChapters().values()) {
+            n++;
+            docs.put("ch" + n, Map.of("chapter", n, "body", body));
+            bodies.put("ch" + n, body);
+            if (docs.size() == 4) { // small bulks: one request stays well inside the client's time-out under load
+                assertEquals(false, bulk(name + "-src", name, docs).get("errors"));
+                docs.clear();
+            }
+        }
+        if (!docs.isEmpty()) {
+            assertEquals(false, bulk(name + "-src", name, docs).get("errors"));
+        }
+        refresh(name + "-chunks");
+        return bodies;
+    }
+
+    private static String quote(String s) {
+        return json(Map.of("q", s)).substring(5).replaceFirst("}$", "");
+    }
+
+    private static List<Map<String, Object>> hits(Map<String, Object> response) {
+        return (List<Map<String, Object>>) ((Map<String, Object>) response.get("hits")).get("hits");
+    }
+
+    private static List<Map<String, Object>> search(String path, String body) throws Exception {
+        return hits(call("POST", path, body));
+    }
+
+    private static Map<String, Object> evidence(Map<String, Object> hit) {
+        return (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields")).get("strata_evidence")).get(0);
+    }
+
+    private static double cosine(List<Number> a, List<Number> b) {
+        double dot = 0;
+        double na = 0;
+        double nb = 0;
+        for (int i = 0; i < a.size(); i++) {
+            double x = a.get(i).doubleValue();
+            double y = b.get(i).doubleValue();
+            dot += x * y;
+            na += x * x;
+            nb += y * y;
+        }
+        return dot / Math.sqrt(na * nb);
+    }
+
+    /** The window bounds {top, last} of one side: its single-side mode at k = 100, as the hybrid's side runs it. */
+    private static double[] bounds(String index, String question, String mode) throws Exception {
+        List<Map<String, Object>> side = search("/" + index + "/_search?search_type=dfs_query_then_fetch", "{\"size\": 100, \"query\":"
+            + " {\"multi_granular\": {\"query_text\": " + quote(question) + ", \"mode\": \"" + mode + "\", \"k\": 100}}}");
+        return new double[] {((Number) side.get(0).get("_score")).doubleValue(),
+            ((Number) side.get(side.size() - 1).get("_score")).doubleValue()};
+    }
+
+    private static double normalised(double raw, double[] bounds) {
+        return Math.max(0, Math.min(1, (raw - bounds[0 + 1]) / (bounds[0] - bounds[1])));
+    }
+
+    /** Brute force: every chunk of the parent scored (1 + cos) / 2 against the query vector, best first: {level, ordinal, score}. */
+    private static List<double[]> denseOracle(Map<String, Object> chunkDoc, List<Number> query) {
+        List<double[]> all = new ArrayList<>();
+        for (Object c : (List<Object>) chunkDoc.get("children")) {
+            Map<String, Object> child = (Map<String, Object>) c;
+            int level = ((Number) child.get("level")).intValue();
+            int ordinal = level == 0 ? 0 : ((Number) child.get("ordinal")).intValue();
+            all.add(new double[] {level, ordinal, (1 + cosine(query, (List<Number>) child.get("embedding"))) / 2});
+        }
+        all.sort((a, b) -> Double.compare(b[2], a[2]));
+        return all;
+    }
+
+    /** OpenSearch's own BM25 (dfs) of the parent's text and of each of its children's, as the lexical side's MAX lists them. */
+    private static List<double[]> lexicalOracle(String index, String id, String question, int n) throws Exception {
+        String path = "/" + index + "/_search?search_type=dfs_query_then_fetch";
+        List<Map<String, Object>> parent = search(path, "{\"query\": {\"bool\": {\"filter\": {\"ids\": {\"values\": [\"" + id + "\"]}},"
+            + " \"must\": {\"match\": {\"text\": " + quote(question) + "}}}}}");
+        List<Map<String, Object>> nested = search(path, "{\"_source\": false, \"query\": {\"bool\": {\"filter\": {\"ids\": {\"values\": [\""
+            + id + "\"]}}, \"must\": {\"nested\": {\"path\": \"children\", \"score_mode\": \"max\", \"query\": {\"bool\": {\"must\":"
+            + " {\"match\": {\"children.text\": " + quote(question) + "}}, \"filter\": {\"terms\": {\"children.level\": [1, 2]}}}},"
+            + " \"inner_hits\": {\"size\": 50, \"_source\": [\"children.level\", \"children.ordinal\"]}}}}}}");
+        List<double[]> children = new ArrayList<>();
+        if (!nested.isEmpty()) {
+            Map<String, Object> inner = (Map<String, Object>) ((Map<String, Object>) nested.get(0).get("inner_hits")).get("children");
+            for (Map<String, Object> h : hits(inner)) {
+                Map<String, Object> src = (Map<String, Object>) h.get("_source");
+                children.add(new double[] {((Number) src.get("level")).doubleValue(), ((Number) src.get("ordinal")).doubleValue(),
+                    ((Number) h.get("_score")).doubleValue()});
+            }
+        }
+        List<double[]> out = new ArrayList<>();
+        double parentScore = parent.isEmpty() ? Double.NaN : ((Number) parent.get(0).get("_score")).doubleValue();
+        if (!Double.isNaN(parentScore) && (children.isEmpty() || parentScore > children.get(0)[2])) {
+            out.add(new double[] {0, 0, parentScore});
+        }
+        for (double[] c : children) {
+            if (out.size() < n) {
+                out.add(c);
+            }
+        }
+        return out;
+    }
+
+    private static void assertChunks(String label, List<double[]> expected, List<Map<String, Object>> actual, double[] bounds,
+                                     String body, int n, double tolerance) {
+        assertEquals(label + " count", Math.min(n, expected.size()), actual.size());
+        for (int i = 0; i < actual.size(); i++) {
+            Map<String, Object> c = actual.get(i);
+            String at = label + " #" + i + " " + c;
+            assertEquals(at, (int) expected.get(i)[0], ((Number) c.get("level")).intValue());
+            assertEquals(at, (int) expected.get(i)[1], ((Number) c.get("ordinal")).intValue());
+            double score = ((Number) c.get("score")).doubleValue();
+            assertEquals(at, expected.get(i)[2], score, tolerance);
+            assertEquals(at, body.substring((Integer) c.get("start"), (Integer) c.get("end")), c.get("text"));
+            if (bounds != null) {
+                assertEquals(at, normalised(score, bounds), ((Number) c.get("normalized")).doubleValue(), 1e-4);
+            } else {
+                assertNull(at, c.get("normalized"));
+            }
+        }
+    }
+
+    private static void assertSentences(String question, Map<String, Object> pack, Map<String, Object> parent, String body, int n) {
+        List<Map<String, Object>> sentences = (List<Map<String, Object>>) pack.get("sentences");
+        assertTrue(sentences.size() <= n);
+        Set<String> words = new HashSet<>(Arrays.asList(question.toLowerCase(Locale.ROOT).split("\\W+")));
+        double previous = Double.MAX_VALUE;
+        for (Map<String, Object> s : sentences) {
+            int start = (Integer) s.get("start");
+            int end = (Integer) s.get("end");
+            assertTrue(s + " inside its parent", start >= (Integer) parent.get("start") && end <= (Integer) parent.get("end"));
+            assertEquals(body.substring(start, end), s.get("text"));
+            assertTrue(s + " holds a word of the question",
+                Arrays.stream(((String) s.get("text")).toLowerCase(Locale.ROOT).split("\\W+")).anyMatch(words::contains));
+            double score = ((Number) s.get("score")).doubleValue();
+            assertTrue("best first", score <= previous);
+            previous = score;
+        }
+    }
+
+    public void testEvidence_eachSidesTopChunks_areTheBruteForceOnes_withWindowNormalisedScores_andSentencesAtSourceOffsets()
+        throws Exception {
+        Map<String, String> bodies = ingest("ev");
+        for (String question : QUESTIONS) {
+            List<Number> vector = (List<Number>) ((List<Object>) call("POST", "/_plugins/_strata/_embed",
+                json(Map.of("texts", List.of(question), "purpose", "query"))).get("vectors")).get(0);
+            double[] denseBounds = bounds("ev-chunks", question, "dense");
+            double[] lexicalBounds = bounds("ev-chunks", question, "lexical");
+            for (String mode : List.of("hybrid", "dense", "lexical")) {
+                List<Map<String, Object>> hits = search("/ev-chunks/_search?search_type=dfs_query_then_fetch", "{\"size\": 5, \"query\": {\"multi_granular\": {\"query_text\": "
+                    + quote(question) + ", \"mode\": \"" + mode + "\", \"k\": 5, \"evidence\": {\"chunks\": 3, \"sentences\": 2}}}}");
+                assertEquals(5, hits.size());
+                for (Map<String, Object> hit : hits) {
+                    String label = question + " " + mode + " " + hit.get("_id");
+                    Map<String, Object> source = (Map<String, Object>) hit.get("_source");
+                    String body = bodies.get(source.get("source_id"));
+                    Map<String, Object> pack = evidence(hit);
+                    Map<String, Object> chunkDoc = (Map<String, Object>) call("GET", "/ev-chunks/_doc/" + hit.get("_id")).get("_source");
+                    List<Map<String, Object>> dense = (List<Map<String, Object>>) pack.get("dense");
+                    List<Map<String, Object>> lexical = (List<Map<String, Object>>) pack.get("lexical");
+                    boolean hybrid = mode.equals("hybrid");
+                    if (mode.equals("lexical")) {
+                        assertEquals(label, List.of(), dense);
+                    } else {
+                        // 1e-5: the graph search's scores and a double-precision cosine agree to float rounding
+                        assertChunks(label + " dense", denseOracle(chunkDoc, vector), dense, hybrid ? denseBounds : null, body, 3, 1e-5);
+                    }
+                    if (mode.equals("dense")) {
+                        assertEquals(label, List.of(), lexical);
+                    } else {
+                        assertChunks(label + " lexical", lexicalOracle("ev-chunks", (String) hit.get("_id"), question, 3), lexical,
+                            hybrid ? lexicalBounds : null, body, 3, 1e-4);
+                    }
+                    assertSentences(question, pack, source, body, 2);
+                }
+            }
+        }
+    }
+
+    public void testEvidence_insideABoolFilter_throughAnAlias_paged_isTheParentsOwnPack() throws Exception {
+        ingest("eb");
+        call("POST", "/_aliases", "{\"actions\": [{\"add\": {\"index\": \"eb-chunks\", \"alias\": \"eb-odd\", \"filter\": {\"terms\":"
+            + " {\"chapter\": [1, 3, 5, 7, 9, 11, 13, 15]}}}}]}");
+        String question = QUESTIONS.get(1);
+        String mg = "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 10, \"evidence\": {\"chunks\": 2, \"sentences\": 1}}}";
+        Map<String, Map<String, Object>> alone = new HashMap<>();
+        for (Map<String, Object> hit : search("/eb-chunks/_search", "{\"size\": 10, \"query\": " + mg + "}")) {
+            alone.put((String) hit.get("_id"), evidence(hit));
+        }
+        List<Map<String, Object>> paged = search("/eb-odd/_search", "{\"from\": 2, \"size\": 3, \"query\": {\"bool\": {\"must\": " + mg
+            + ", \"filter\": {\"range\": {\"chapter\": {\"lte\": 9}}}}}}");
+        assertFalse(paged.isEmpty());
+        for (Map<String, Object> hit : paged) {
+            int chapter = ((Number) ((Map<String, Object>) hit.get("_source")).get("chapter")).intValue();
+            assertTrue("alias and bool filters hold: " + chapter, chapter % 2 == 1 && chapter <= 9);
+            Map<String, Object> pack = evidence(hit);
+            // the sentences and the lexical side's chunks are the parent's whatever the request; the dense chunks too, with
+            // scores of the same vectors (the normalisation differs: this request's windows are the filtered ones)
+            assertEquals(((Map<String, Object>) alone.getOrDefault(hit.get("_id"), pack)).get("sentences").toString()
+                .replaceAll("score=[^,}]*", ""), pack.get("sentences").toString().replaceAll("score=[^,}]*", ""));
+            List<Map<String, Object>> dense = (List<Map<String, Object>>) pack.get("dense");
+            assertEquals(2, dense.size());
+            if (alone.containsKey(hit.get("_id"))) {
+                List<Map<String, Object>> d0 = (List<Map<String, Object>>) alone.get(hit.get("_id")).get("dense");
+                assertEquals(d0.get(0).get("start"), dense.get(0).get("start"));
+                assertEquals(d0.get(1).get("end"), dense.get(1).get("end"));
+            }
+        }
+    }
+
+    public void testStrataContext_withSentenceSeeds_startsFromEachHitsBestSentence() throws Exception {
+        Map<String, String> bodies = ingest("es");
+        call("PUT", "/_search/pipeline/es-context", "{\"response_processors\": [{\"strata_context\": {\"seeds\": \"sentence\"}}]}");
+        for (String question : QUESTIONS) {
+            String mg = "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 5, \"explain_child\": true, \"evidence\":"
+                + " {\"chunks\": 1, \"sentences\": 1}}}";
+            List<Map<String, Object>> hits = search("/es-chunks/_search", "{\"size\": 5, \"query\": " + mg + "}");
+            List<Map<String, Object>> best = (List<Map<String, Object>>) evidence(hits.get(0)).get("sentences");
+            assertFalse(question, best.isEmpty());
+            int start = (Integer) best.get(0).get("start");
+            int end = (Integer) best.get(0).get("end");
+            for (int budget : new int[] {80, 512}) {
+                Map<String, Object> r = call("POST", "/es-chunks/_search?search_pipeline=es-context", "{\"size\": 5, \"query\": " + mg
+                    + ", \"ext\": {\"strata_context\": {\"budget\": " + budget + "}}}");
+                Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) r.get("ext")).get("strata_context");
+                List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
+                assertFalse(question + " " + budget, passages.isEmpty());
+                Map<String, Object> first = passages.get(0);
+                String sourceId = (String) ((Map<String, Object>) hits.get(0).get("_source")).get("source_id");
+                assertEquals(sourceId, first.get("source_id"));
+                assertTrue(question + " at " + budget + ": the first passage " + first.get("start") + "–" + first.get("end")
+                    + " holds the best sentence " + start + "–" + end,
+                    (Integer) first.get("start") <= start && end <= (Integer) first.get("end"));
+                assertEquals(bodies.get(sourceId).substring((Integer) first.get("start"), (Integer) first.get("end")), first.get("text"));
+                assertTrue(((Number) ctx.get("tokens")).intValue() <= budget);
+            }
+        }
+    }
+
+    public void testEvidence_badValues_are400sNamingTheField() throws Exception {
+        ingest("ex");
+        Map<String, String> cases = new LinkedHashMap<>();
+        cases.put("{\"query_text\": \"x\", \"evidence\": {\"chunks\": 0}}", "[evidence.chunks] must be in [1, 20], got [0]");
+        cases.put("{\"query_text\": \"x\", \"evidence\": {\"sentences\": -1}}", "[evidence.sentences] must be in [0, 10], got [-1]");
+        cases.put("{\"query_text\": \"x\", \"evidence\": {\"passages\": 2}}", "allowed: [chunks]");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            ResponseException e = callFailing("POST", "/ex-chunks/_search", "{\"query\": {\"multi_granular\": " + c.getKey() + "}}");
+            assertEquals(c.getKey(), 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue("expected [" + c.getValue() + "] in " + e.getMessage(), e.getMessage().contains(c.getValue()));
+        }
+        ResponseException e = callFailing("POST", "/ex-chunks/_search?search_pipeline=_none", "{\"query\": {\"match_all\": {}}, \"ext\":"
+            + " {\"strata_context\": {\"seeds\": \"words\"}}}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+    }
+}
