@@ -79,10 +79,7 @@ final class TokenLimit {
 
     /** {@code chunk} if it fits, else its pieces that do, in order. */
     private List<Chunk> fit(TextIndex index, Chunk chunk, int[] splits) {
-        if (tokens.embedded(chunk.text()) <= limit) {
-            return List.of(chunk);
-        }
-        List<Chunk> out = new ArrayList<>();
+        List<Chunk> out = new ArrayList<>(1);
         cut(index, chunk, out, splits);
         return out;
     }
