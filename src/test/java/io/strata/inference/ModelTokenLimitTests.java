@@ -164,6 +164,16 @@ public class ModelTokenLimitTests {
     }
 
     @Test
+    public void testOverhead_isThePassagePrefixAndTheSpecialTokens() {
+        // [CLS] passage : [SEP]
+        assertEquals(4, tokens.overhead());
+        assertEquals(508, tokens.textLimit());
+        String text = "Emma Woodhouse, handsome, clever, and rich.";
+        assertEquals(fed(text), tokens.embedded(text));
+        assertEquals(alone(text) + 4, tokens.embedded(text));
+    }
+
+    @Test
     public void testTokenStarts_areUtf16OffsetsOfTheTokens_evenAfterSupplementaryCharacters() {
         String text = "a😀b 東京 https://x.org/1234567";
         int[] starts = e5.tokenStarts(text);
