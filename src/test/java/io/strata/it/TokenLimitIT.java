@@ -145,6 +145,12 @@ public class TokenLimitIT extends StrataRestTestCase {
             {"text": "a b c", "strategy": {"type": "recursive", "max_tokens": 100000}}""");
         assertEquals(400, tooMany.getResponse().getStatusLine().getStatusCode());
         assertTrue(tooMany.getMessage(), tooMany.getMessage().contains("[strategy.max_tokens] must be an integer in [1, 512], got [100000]"));
+        // an ml-commons embedding model's tokenizer is not reachable from Strata: no θ in its tokens
+        ResponseException remote = callFailing("PUT", "/_ingest/pipeline/tok-bad", """
+            {"processors": [{"multi_granular_chunking": {"field": "body", "target_index": "tok-bad-chunks", "model_id": "standin-embed",
+              "strategy": {"type": "recursive", "max_tokens": 200}}}]}""");
+        assertEquals(400, remote.getResponse().getStatusLine().getStatusCode());
+        assertTrue(remote.getMessage(), remote.getMessage().contains("the tokenizer of ml-commons model [standin-embed] is not reachable"));
         ResponseException markdown = callFailing("POST", "/_plugins/_strata/_chunk", """
             {"text": "# A\\n\\nb c", "format": "markdown", "strategy": {"type": "recursive", "max_tokens": 100}}""");
         assertEquals(400, markdown.getResponse().getStatusLine().getStatusCode());
