@@ -145,11 +145,16 @@ public final class ChunkWriter {
     }
 
     /**
-     * Cuts a text into parents and children: on this thread for rule-based strategies (microseconds per kilobyte), on
-     * the inference pool for model-guided ones, which block on their models.
+     * Cuts a text into parents and children: on this thread for rule-based strategies without a token limit (microseconds
+     * per kilobyte), on the inference pool otherwise (model-guided ones block on their models, the limit on the tokenizer);
+     * the cuts the token limit took are counted ({@code ingest.limit_splits}).
      */
     public void chunk(String text, ActionListener<List<ChunkedParent>> listener) {
-        Chunkers.run(services.inference(), chunker, c -> c.chunk(text), callerContext(listener));
+        Chunkers.run(services.inference(), chunker, c -> {
+            MultiGranularChunker.Result result = c.chunkWithEvidence(text);
+            services.stats().ingest().limitSplits(result.limitSplits());
+            return result.parents();
+        }, callerContext(listener));
     }
 
     /**
@@ -301,6 +306,9 @@ public final class ChunkWriter {
             digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
             digest.update(chunker.granularities().toString().getBytes(StandardCharsets.UTF_8));
             digest.update(Integer.toString(chunker.strategy().maxWords()).getBytes(StandardCharsets.UTF_8));
+            if (chunker.thetaInTokens()) { // θ = max_tokens: the same number counts other units
+                digest.update("theta=tokens".getBytes(StandardCharsets.UTF_8));
+            }
             if (childEmbedding != ChildEmbedding.SEPARATE) {
                 digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
             }

@@ -33,6 +33,12 @@ public final class ChunkingConfig {
         STRATEGIES.put(FixedTokenStrategy.TYPE, FixedTokenStrategy::parse);
     }
 
+    /**
+     * A parsed strategy and the unit of its θ: {@code thetaTokens} is the embedding model's tokenizer when the strategy
+     * set {@code max_tokens} (θ and θ·g then count its tokens), null when θ counts words ({@code max_words}).
+     */
+    public record Parsed(ChunkingStrategy strategy, ModelTokens thetaTokens) {}
+
     private ChunkingConfig() {}
 
     public static Set<String> strategyTypes() {
@@ -48,12 +54,12 @@ public final class ChunkingConfig {
      * Removes and parses the {@code strategy} of a configuration map: absent means the default (recursive, 300 words),
      * an explicit null is an error — it would otherwise silently mean the default.
      */
-    public static ChunkingStrategy removeStrategy(Map<String, Object> config, StrategyModels models) {
+    public static Parsed removeStrategy(Map<String, Object> config, StrategyModels models) {
         if (config.containsKey("strategy") && config.get("strategy") == null) {
             throw new ConfigException("strategy", "[strategy] must be an object like {\"type\": \"recursive\", \"max_words\": 300}, "
                 + "got [null]; leave it out for the default (recursive, " + DEFAULT_MAX_WORDS + " words)");
         }
-        return parseStrategy("strategy", config.remove("strategy"), models);
+        return parse("strategy", config.remove("strategy"), models);
     }
 
     public static ChunkingStrategy parseStrategy(String field, Object strategy) {
@@ -66,8 +72,18 @@ public final class ChunkingConfig {
      * @param field the name of the setting, used in error messages
      */
     public static ChunkingStrategy parseStrategy(String field, Object strategy, StrategyModels models) {
+        Parsed parsed = parse(field, strategy, models);
+        if (parsed.thetaTokens() != null) { // θ's unit would be lost: callers that support max_tokens use removeStrategy
+            throw new ConfigException(field + ".max_tokens", String.format(Locale.ROOT,
+                "[%s.max_tokens] is not supported here; use [%s.max_words]", field, field));
+        }
+        return parsed.strategy();
+    }
+
+    /** Parses {@code strategy} with the unit of its θ; see {@link #parseStrategy(String, Object, StrategyModels)}. */
+    public static Parsed parse(String field, Object strategy, StrategyModels models) {
         if (strategy == null) {
-            return new RecursiveStrategy(DEFAULT_MAX_WORDS);
+            return new Parsed(new RecursiveStrategy(DEFAULT_MAX_WORDS), null);
         }
         if (!(strategy instanceof Map<?, ?> raw)) {
             throw new ConfigException(field, String.format(Locale.ROOT,
@@ -88,7 +104,7 @@ public final class ChunkingConfig {
         Options options = new Options(field, (String) type, map, models);
         ChunkingStrategy parsed = parser.apply(options);
         options.rejectUnknown();
-        return parsed;
+        return new Parsed(parsed, options.thetaTokens);
     }
 
     /**
@@ -135,7 +151,7 @@ public final class ChunkingConfig {
             }
             if (MultiGranularChunker.childWords(maxWords, g) < 1) {
                 throw new ConfigException(field, String.format(Locale.ROOT,
-                    "[%s] value [%s] gives children of less than one word at max_words [%d]", field, o, maxWords));
+                    "[%s] value [%s] gives children of less than one word (or token) at θ [%d]", field, o, maxWords));
             }
             out.add(g);
         }
@@ -159,8 +175,34 @@ public final class ChunkingConfig {
         /** The context assumed for an ml-commons LLM without {@code llm_max_tokens}: what most served models exceed. */
         static final int DEFAULT_LLM_MAX_TOKENS = 2048;
 
+        /** The embedding model's tokenizer once θ was read from {@code max_tokens}, else null. */
+        private ModelTokens thetaTokens;
+
+        /**
+         * θ: {@code max_words} (default {@value ChunkingConfig#DEFAULT_MAX_WORDS}) or {@code max_tokens} — exactly one of
+         * them —, the latter in the tokens of the pipeline's embedding model, at most its limit.
+         */
         int maxWords() {
-            return intValue("max_words", DEFAULT_MAX_WORDS, 1, MAX_MAX_WORDS);
+            return theta("max_words", DEFAULT_MAX_WORDS);
+        }
+
+        /** θ read from {@code wordsKey} (in words, default {@code defaultWords}) or from {@code max_tokens}. */
+        int theta(String wordsKey, int defaultWords) {
+            if (has(wordsKey) && has("max_tokens")) {
+                remove(wordsKey);
+                remove("max_tokens");
+                throw new ConfigException(path("max_tokens"), String.format(Locale.ROOT,
+                    "[%s.%s] and [%s.max_tokens] cannot be combined: θ is counted either in words or in the embedding model's "
+                        + "tokens", field, wordsKey, field));
+            }
+            if (!has("max_tokens")) {
+                remove("max_tokens"); // known, so unknown-key messages list it
+                return intValue(wordsKey, defaultWords, 1, MAX_MAX_WORDS);
+            }
+            ModelTokens tokens = models.tokens(path("max_tokens"));
+            int theta = intValue("max_tokens", 0, 1, tokens.limit());
+            thetaTokens = tokens;
+            return theta;
         }
 
         /**

@@ -25,6 +25,8 @@ import java.util.Locale;
  *   <li>With {@code overlap_rate > 0} consecutive parents overlap (each parent is still a trimmed span of the
  *   text). Downstream this is harmless — each parent is chunked, stored and scored on its own — but the same
  *   sentence can then be retrieved in two parents.</li>
+ *   <li>With {@code max_tokens} instead of {@code token_limit} the windows count the embedding model's tokens (a
+ *   window may then end inside a word that the model splits into several tokens).</li>
  *   <li>Unlike neural-search there is no {@code max_token_count} (10,000 there: a longer text fails) and no
  *   {@code max_chunk_limit}; the processor's {@code max_chars} bounds the text instead.</li>
  * </ul>
@@ -52,9 +54,9 @@ public final class FixedTokenStrategy implements ChunkingStrategy {
         this.step = tokenLimit - (int) Math.floor(tokenLimit * overlapRate);
     }
 
+    /** Reads {@code token_limit} (UAX #29 tokens) or {@code max_tokens} (the embedding model's tokens), {@code overlap_rate}. */
     static ChunkingStrategy parse(ChunkingConfig.Options o) {
-        return new FixedTokenStrategy(o.intValue("token_limit", DEFAULT_TOKEN_LIMIT, 1, ChunkingConfig.MAX_MAX_WORDS),
-            o.doubleValue("overlap_rate", 0, 0, MAX_OVERLAP_RATE));
+        return new FixedTokenStrategy(o.theta("token_limit", DEFAULT_TOKEN_LIMIT), o.doubleValue("overlap_rate", 0, 0, MAX_OVERLAP_RATE));
     }
 
     @Override
@@ -78,7 +80,8 @@ public final class FixedTokenStrategy implements ChunkingStrategy {
 
     @Override
     public List<Span> split(TextIndex text) {
-        int[] starts = tokenStarts(text.text());
+        // with max_tokens the windows count the embedding model's tokens (the index holds them), else UAX #29 tokens
+        int[] starts = text.countsTokens() ? text.tokenStartsIn(new Span(0, text.length())) : tokenStarts(text.text());
         int n = starts.length;
         List<Span> out = new ArrayList<>();
         for (int first = 0; ; first += step) {

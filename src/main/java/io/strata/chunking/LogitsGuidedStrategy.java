@@ -84,11 +84,11 @@ public final class LogitsGuidedStrategy extends ModelGuidedStrategy {
         while (first < n) {
             int windowStart = units.get(first).start();
             int last = first;
-            while (last + 1 < n && text.words(windowStart, units.get(last + 1).end()) <= theta) {
+            while (last + 1 < n && text.size(windowStart, units.get(last + 1).end()) <= theta) {
                 last++;
             }
             boolean tail = last == n - 1;
-            if (last == first || (tail && text.words(windowStart, units.get(last).end()) < remainderWords)) {
+            if (last == first || (tail && text.size(windowStart, units.get(last).end()) < remainderWords)) {
                 parents.add(new Span(windowStart, units.get(last).end()));
                 first = last + 1;
                 continue;

@@ -137,7 +137,7 @@ public final class MarginSamplingStrategy extends ModelGuidedStrategy {
         double marginSum = 0;
         int chunkStart = 0;
         for (int i = 1; i < n; i++) {
-            if (text.words(units.get(chunkStart).start(), units.get(i).end()) > maxWords()) {
+            if (text.size(units.get(chunkStart).start(), units.get(i).end()) > maxWords()) {
                 cuts.add(i - 1); // θ bound: no question to ask
                 chunkStart = i;
                 continue;

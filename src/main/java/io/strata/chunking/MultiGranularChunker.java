@@ -15,6 +15,10 @@ import java.util.List;
  * chunks stay inside sections (small sibling sections merged), code blocks, tables and lists stay whole when they fit.
  * The layout is passed in, so this core class does not depend on the parsers.
  *
+ * <p>With the embedding model's tokenizer ({@link #withTokens}) no chunk exceeds the model's limit whatever the strategy
+ * ({@link TokenLimit}), and a strategy's θ may count the model's tokens ({@code max_tokens}) instead of words: the text is
+ * then indexed with its tokens, and the strategy, the child splitters (θ·g tokens) and the merges all count tokens.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class MultiGranularChunker {
@@ -27,6 +31,10 @@ public final class MultiGranularChunker {
     private final List<RecursiveSplitter> childSplitters;
     /** Null for flat text. */
     private final DocumentLayout layout;
+    /** The embedding model's tokenizer, or null when it is not known here (an ml-commons model): no limit is enforced. */
+    private final ModelTokens tokens;
+    /** Whether θ counts {@link #tokens} ({@code max_tokens}) rather than words. */
+    private final boolean thetaInTokens;
 
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter) {
         this(strategy, granularities, segmenter, null);
@@ -35,6 +43,19 @@ public final class MultiGranularChunker {
     /** @param layout how structured documents are laid out (Markdown, HTML); null reads the text as flat text */
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
                                 DocumentLayout layout) {
+        this(strategy, granularities, segmenter, layout, null, false);
+    }
+
+    private MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
+                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens) {
+        if (thetaInTokens && tokens == null) {
+            throw new IllegalArgumentException("θ in tokens needs the model's tokens");
+        }
+        if (thetaInTokens && layout != null) {
+            throw new IllegalArgumentException("θ in tokens is for flat text");
+        }
+        this.tokens = tokens;
+        this.thetaInTokens = thetaInTokens;
         this.strategy = strategy;
         this.segmenter = segmenter;
         this.granularities = List.copyOf(granularities);
@@ -43,6 +64,29 @@ public final class MultiGranularChunker {
         for (double g : granularities) {
             childSplitters.add(new RecursiveSplitter(childWords(strategy.maxWords(), g)));
         }
+    }
+
+    /**
+     * This chunker with the embedding model's tokenizer: every chunk is then kept within the model's limit; with
+     * {@code thetaInTokens} θ (and θ·g) counts its tokens.
+     */
+    public MultiGranularChunker withTokens(ModelTokens tokens, boolean thetaInTokens) {
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens);
+    }
+
+    /** The embedding model's tokenizer the limit is checked with, or null. */
+    public ModelTokens tokens() {
+        return tokens;
+    }
+
+    /** Whether θ counts the model's tokens ({@code max_tokens}) rather than words. */
+    public boolean thetaInTokens() {
+        return thetaInTokens;
+    }
+
+    /** Whether cutting runs models (the strategy's, or the tokenizer of the limit, which may load its model). */
+    public boolean usesModels() {
+        return strategy.usesModels() || tokens != null;
     }
 
     /** θ·g rounded, the child size of granularity g. */
@@ -68,17 +112,25 @@ public final class MultiGranularChunker {
 
     /**
      * Parents, children and the evidence that placed the parent boundaries (for previews), with the index of the text the
-     * chunks were cut from (the source itself, except for HTML: its extracted text) so callers count words the way θ does.
+     * chunks were cut from (the source itself, except for HTML: its extracted text) so callers count words the way θ does,
+     * and how many cuts the model's token limit took ({@link TokenLimit}).
      */
-    public record Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence, TextIndex index) {}
+    public record Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence, TextIndex index, int limitSplits) {
+        public Result(List<ChunkedParent> parents, List<Segmentation.Evidence> evidence, TextIndex index) {
+            this(parents, evidence, index, 0);
+        }
+    }
 
     public Result chunkWithEvidence(String text) {
+        Result result;
         if (layout != null) {
-            return layout.chunk(text, strategy, childSplitters, segmenter);
+            result = layout.chunk(text, strategy, childSplitters, segmenter);
+        } else {
+            TextIndex index = new TextIndex(text, segmenter, thetaInTokens ? tokens : null);
+            Segmentation segmentation = strategy.segment(index);
+            result = new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
         }
-        TextIndex index = new TextIndex(text, segmenter);
-        Segmentation segmentation = strategy.segment(index);
-        return new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
+        return tokens == null ? result : new TokenLimit(tokens).apply(result);
     }
 
     private List<ChunkedParent> withChildren(TextIndex index, List<Span> parents) {

@@ -25,7 +25,7 @@ public final class ParagraphStrategy extends BoundedStrategy {
     public List<Span> split(TextIndex text) {
         List<Span> out = new ArrayList<>();
         for (Span paragraph : RecursiveSplitter.paragraphs(text, new Span(0, text.length()))) {
-            if (text.words(paragraph) <= splitter.maxWords()) {
+            if (text.size(paragraph) <= splitter.maxWords()) {
                 out.add(paragraph);
             } else {
                 out.addAll(splitter.split(text, paragraph, RecursiveSplitter.Level.LINE));

@@ -165,13 +165,13 @@ public final class PerplexityStrategy extends ModelGuidedStrategy {
         int first = 0;
         for (int cut : merged) {
             Span chunk = new Span(units.get(first).start(), units.get(cut).end());
-            List<Span> pieces = text.words(chunk) > maxWords() ? splitter.split(text, chunk) : List.of(chunk);
+            List<Span> pieces = text.size(chunk) > maxWords() ? splitter.split(text, chunk) : List.of(chunk);
             for (int p = 0; p < pieces.size(); p++) {
                 Span piece = pieces.get(p);
                 if (overlap && p == 0 && first > 0) {
                     // §4.2.1: the minimum that closed the previous chunk opens this one too, if θ allows
                     int sharedStart = units.get(first - 1).start();
-                    if (text.words(sharedStart, piece.end()) <= maxWords()) {
+                    if (text.size(sharedStart, piece.end()) <= maxWords()) {
                         piece = new Span(sharedStart, piece.end());
                     }
                 }

@@ -222,7 +222,7 @@ public final class PseudoInstructionStrategy extends ModelGuidedStrategy {
         for (int i = 0; i < sentences.size(); i++) {
             if (i == sentences.size() - 1 || relevant[i + 1] != relevant[i]) {
                 Span run = new Span(sentences.get(start).start(), sentences.get(i).end());
-                if (text.words(run) > maxWords()) {
+                if (text.size(run) > maxWords()) {
                     out.addAll(splitter.split(text, run));
                 } else {
                     out.add(run);

@@ -15,6 +15,10 @@ import java.util.List;
  * states θ in words); a sentence level sits between line and word (the paper requires that children never
  * split a sentence); there is no overlap (the paper uses none). Separators are never part of a chunk:
  * every chunk is trimmed, so chunks of one level cover the text up to whitespace.
+ *
+ * <p>On a {@link TextIndex} that counts the model's tokens ({@code max_tokens}) θ is in tokens: sizes are
+ * {@link TextIndex#size}, and the word level makes windows of whole words up to θ tokens; only a word alone above θ
+ * tokens (a long number, a URL, a run of CJK characters) is cut between its tokens.
  */
 public final class RecursiveSplitter {
     /** Separator levels, coarsest first. */
@@ -49,7 +53,7 @@ public final class RecursiveSplitter {
         if (span.length() == 0) {
             return;
         }
-        if (text.words(span) <= maxWords) {
+        if (text.size(span) <= maxWords) {
             out.add(span);
             return;
         }
@@ -65,7 +69,7 @@ public final class RecursiveSplitter {
         }
         Span current = null;
         for (Span piece : pieces) {
-            if (text.words(piece) > maxWords) {
+            if (text.size(piece) > maxWords) {
                 if (current != null) {
                     out.add(current);
                     current = null;
@@ -73,7 +77,7 @@ public final class RecursiveSplitter {
                 splitInto(text, piece, finer, out);
             } else if (current == null) {
                 current = piece;
-            } else if (text.words(current.start(), piece.end()) <= maxWords) {
+            } else if (text.size(current.start(), piece.end()) <= maxWords) {
                 current = new Span(current.start(), piece.end());
             } else {
                 out.add(current);
@@ -85,12 +89,52 @@ public final class RecursiveSplitter {
         }
     }
 
-    /** Consecutive windows of θ words (the last one shorter). */
+    /** Consecutive windows of θ words (the last one shorter); of whole words up to θ tokens when θ counts tokens. */
     private void wordWindows(TextIndex text, Span span, List<Span> out) {
+        if (text.countsTokens()) {
+            tokenWindows(text, span, out);
+            return;
+        }
         int[] starts = text.wordStartsIn(span);
         for (int i = 0; i < starts.length; i += maxWords) {
             int end = i + maxWords < starts.length ? starts[i + maxWords] : span.end();
             out.add(text.trim(starts[i], end));
+        }
+    }
+
+    private void tokenWindows(TextIndex text, Span span, List<Span> out) {
+        int[] words = text.wordStartsIn(span);
+        int[] tokens = text.tokenStartsIn(span);
+        int from = span.start();
+        int w = 0;
+        int t = 0;
+        while (from < span.end()) {
+            if (text.size(from, span.end()) <= maxWords) {
+                addTrimmed(text, from, span.end(), out);
+                return;
+            }
+            while (w < words.length && words[w] <= from) {
+                w++;
+            }
+            int cut = -1;
+            while (w < words.length && text.size(from, words[w]) <= maxWords) {
+                cut = words[w++];
+            }
+            if (cut < 0) { // the word at from alone is above θ tokens: cut it after θ of its tokens
+                while (t < tokens.length && tokens[t] < from) {
+                    t++;
+                }
+                cut = tokens[Math.min(t + maxWords, tokens.length - 1)];
+                if (cut <= from) { // tokens sharing one start: take the next later one
+                    int k = t + maxWords;
+                    while (k < tokens.length && tokens[k] <= from) {
+                        k++;
+                    }
+                    cut = k < tokens.length ? tokens[k] : span.end();
+                }
+            }
+            addTrimmed(text, from, cut, out);
+            from = cut;
         }
     }
 

@@ -206,7 +206,7 @@ public final class SemanticStrategy extends ModelGuidedStrategy {
                 continue;
             }
             Span group = new Span(sentences.get(start).start(), sentences.get(last).end());
-            if (text.words(group) > maxWords()) {
+            if (text.size(group) > maxWords()) {
                 out.addAll(splitter.split(text, group));
             } else {
                 out.add(group);

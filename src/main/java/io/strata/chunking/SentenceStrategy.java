@@ -35,7 +35,7 @@ public final class SentenceStrategy extends BoundedStrategy {
         Span group = null;
         int inGroup = 0;
         for (Span sentence : RecursiveSplitter.sentences(text, new Span(0, text.length()))) {
-            if (text.words(sentence) > theta) {
+            if (text.size(sentence) > theta) {
                 if (group != null) {
                     out.add(group);
                     group = null;
@@ -44,7 +44,7 @@ public final class SentenceStrategy extends BoundedStrategy {
                 out.addAll(splitter.split(text, sentence, RecursiveSplitter.Level.WORD));
                 continue;
             }
-            if (group != null && (inGroup == sentencesPerChunk || text.words(group.start(), sentence.end()) > theta)) {
+            if (group != null && (inGroup == sentencesPerChunk || text.size(group.start(), sentence.end()) > theta)) {
                 out.add(group);
                 group = null;
                 inGroup = 0;

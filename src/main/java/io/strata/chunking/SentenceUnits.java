@@ -17,7 +17,7 @@ final class SentenceUnits {
     static List<Span> of(TextIndex text, RecursiveSplitter splitter) {
         List<Span> out = new ArrayList<>();
         for (Span sentence : RecursiveSplitter.sentences(text, new Span(0, text.length()))) {
-            if (text.words(sentence) > splitter.maxWords()) {
+            if (text.size(sentence) > splitter.maxWords()) {
                 out.addAll(splitter.split(text, sentence, RecursiveSplitter.Level.WORD));
             } else {
                 out.add(sentence);
@@ -50,7 +50,7 @@ final class SentenceUnits {
         int groupStart = 0; // first unit of the chunk being merged
         int previousCut = -1;
         for (int cut : cuts) {
-            if (previousCut >= 0 && text.words(units.get(groupStart).start(), units.get(cut).end()) > targetWords) {
+            if (previousCut >= 0 && text.size(units.get(groupStart).start(), units.get(cut).end()) > targetWords) {
                 out.add(previousCut);
                 groupStart = previousCut + 1;
             }

@@ -46,6 +46,15 @@ public interface StrategyModels {
         throw unavailable(field, "boundary models");
     }
 
+    /**
+     * The tokenizer of the pipeline's embedding model (the node's default when the pipeline embeds nothing), for θ in
+     * tokens ({@code max_tokens}); throws {@link ConfigException} naming {@code field} when it has none here (an ml-commons
+     * model). Its {@link ModelTokens#limit()} is known without loading the model.
+     */
+    default ModelTokens tokens(String field) {
+        throw unavailable(field, "model tokenizers");
+    }
+
     private static ConfigException unavailable(String field, String what) {
         return new ConfigException(field, String.format(Locale.ROOT, "[%s] no %s are available here", field, what));
     }

@@ -9,7 +9,9 @@ import java.util.List;
  * O(log n) word counts of any span) and, lazily, sentence boundaries. Not thread-safe; one per document.
  *
  * <p>A word is a maximal run of non-whitespace characters, the unit of θ in the LGMGC paper ("chunks of θ
- * words").
+ * words"). With {@link ModelTokens} (a strategy's {@code max_tokens}) θ counts the embedding model's tokens instead:
+ * {@link #size} then counts the tokens that start inside a span (the whole text is tokenized once), and {@link #words}
+ * still counts words.
  */
 public final class TextIndex {
     private final String text;
@@ -20,9 +22,17 @@ public final class TextIndex {
     private final int paragraphBreakCount;
     private final SentenceSegmenter segmenter;
     private int[] sentenceBounds;
+    /** Start offsets of the model's tokens when θ counts tokens, else null. */
+    private final int[] tokenStarts;
 
     public TextIndex(String text, SentenceSegmenter segmenter) {
+        this(text, segmenter, null);
+    }
+
+    /** @param tokens the model whose tokens θ counts, or null for words */
+    public TextIndex(String text, SentenceSegmenter segmenter, ModelTokens tokens) {
         this.text = text;
+        this.tokenStarts = tokens == null ? null : tokens.starts(text);
         this.segmenter = segmenter;
         // one pass for word starts and paragraph breaks: every level of every strategy reuses them
         int[] starts = new int[Math.max(16, text.length() / 5)];
@@ -123,6 +133,37 @@ public final class TextIndex {
         return words(span.start(), span.end());
     }
 
+    /** Whether θ counts the model's tokens ({@code max_tokens}) rather than words. */
+    public boolean countsTokens() {
+        return tokenStarts != null;
+    }
+
+    /**
+     * The size of {@code [start, end)} in θ's unit: {@link #words} or, when {@link #countsTokens()}, the model's tokens
+     * that start inside it (exact for spans cut at whitespace with a tokenizer that splits at whitespace first, as
+     * WordPiece does; {@link TokenLimit} checks every chunk exactly anyway).
+     */
+    public int size(int start, int end) {
+        if (tokenStarts == null) {
+            return words(start, end);
+        }
+        return end <= start ? 0 : lowerBound(tokenStarts, tokenStarts.length, end) - lowerBound(tokenStarts, tokenStarts.length, start);
+    }
+
+    public int size(Span span) {
+        return size(span.start(), span.end());
+    }
+
+    /** Start offsets of the model's tokens inside {@code span}; only when {@link #countsTokens()}. */
+    public int[] tokenStartsIn(Span span) {
+        if (tokenStarts == null) {
+            throw new IllegalStateException("this index counts words");
+        }
+        int from = lowerBound(tokenStarts, tokenStarts.length, span.start());
+        int to = lowerBound(tokenStarts, tokenStarts.length, span.end());
+        return Arrays.copyOfRange(tokenStarts, from, to);
+    }
+
     /** Start offsets of the words in {@code span}, in order (a partial first word included). */
     public int[] wordStartsIn(Span span) {
         int from = lowerBound(span.start());
@@ -171,11 +212,16 @@ public final class TextIndex {
 
     /** Index of the first word start >= offset. */
     private int lowerBound(int offset) {
+        return lowerBound(wordStarts, wordCount, offset);
+    }
+
+    /** Index of the first of {@code starts[0, n)} >= offset. */
+    private static int lowerBound(int[] starts, int n, int offset) {
         int lo = 0;
-        int hi = wordCount;
+        int hi = n;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (wordStarts[mid] < offset) {
+            if (starts[mid] < offset) {
                 lo = mid + 1;
             } else {
                 hi = mid;

@@ -4,6 +4,7 @@ import io.strata.chunking.ChunkingConfig;
 import io.strata.chunking.ChunkingStrategy;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.DocumentFormat;
+import io.strata.chunking.ModelTokens;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.structure.StructuredLayout;
@@ -12,13 +13,15 @@ import org.opensearch.common.CheckedFunction;
 import org.opensearch.core.action.ActionListener;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * Builds chunkers from configuration and runs them, the same way for the ingest processor and {@code _chunk}: parses
  * {@code strategy} and {@code granularities}, resolves the models a strategy names against this node, and runs rule-based
  * strategies on the calling thread (microseconds per kilobyte) and model-guided ones on the inference pool, where they
- * may block on their models.
+ * may block on their models. Every chunker built here keeps its chunks within the embedding model's token limit when that
+ * model is embedded (its tokenizer is known), and so runs on the inference pool too.
  */
 public final class Chunkers {
     private final InferenceService inference;
@@ -38,16 +41,25 @@ public final class Chunkers {
      */
     public MultiGranularChunker parse(Map<String, Object> config, ModelRef embeddingModel) {
         DocumentFormat format = ChunkingConfig.removeFormat(config);
-        ChunkingStrategy strategy = ChunkingConfig.removeStrategy(config, new InferenceModels(inference, embeddingModel));
+        ChunkingConfig.Parsed parsed = ChunkingConfig.removeStrategy(config, new InferenceModels(inference, embeddingModel));
+        ChunkingStrategy strategy = parsed.strategy();
+        if (parsed.thetaTokens() != null && format != DocumentFormat.TEXT) {
+            throw new ConfigException("strategy.max_tokens", String.format(Locale.ROOT,
+                "[strategy.max_tokens] is supported with [format] text only, got [%s]: use [strategy.max_words] (no chunk "
+                    + "exceeds the embedding model's token limit either way)", format.value()));
+        }
         List<Double> granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
             strategy.maxWords());
-        return new MultiGranularChunker(strategy, granularities, segmenter, StructuredLayout.of(format));
+        MultiGranularChunker chunker = new MultiGranularChunker(strategy, granularities, segmenter, StructuredLayout.of(format));
+        ModelTokens limit = parsed.thetaTokens() != null ? parsed.thetaTokens()
+            : InferenceModels.limitTokens(inference, embeddingModel);
+        return limit == null ? chunker : chunker.withTokens(limit, parsed.thetaTokens() != null);
     }
 
     /** Runs {@code work} with {@code chunker}: inline when its strategy is rule-based, on the inference pool otherwise. */
     public static <T> void run(InferenceService inference, MultiGranularChunker chunker,
                                CheckedFunction<MultiGranularChunker, T, Exception> work, ActionListener<T> listener) {
-        if (chunker.strategy().usesModels()) {
+        if (chunker.usesModels()) {
             inference.run(() -> work.apply(chunker), listener);
             return;
         }

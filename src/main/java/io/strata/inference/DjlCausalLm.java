@@ -106,7 +106,7 @@ public final class DjlCausalLm implements CausalLm, Closeable {
      * The tokenizer's offsets count Unicode code points; Java strings count UTF-16 units. Null when they agree
      * (no character outside the Basic Multilingual Plane), else code point index → UTF-16 index.
      */
-    private static int[] utf16Offsets(String text) {
+    static int[] utf16Offsets(String text) {
         int codePoints = text.codePointCount(0, text.length());
         if (codePoints == text.length()) {
             return null;

@@ -156,6 +156,34 @@ public final class DjlEmbedder implements Embedder, Closeable {
         return tokenizer.encode(text, false, false).getIds().length;
     }
 
+    /** Tokens of {@code text} embedded as a passage: instruction prefix and special tokens included, before truncation. */
+    public int passageTokens(String text) {
+        return tokenizer.encode(prefixed(text, Purpose.PASSAGE)).getIds().length;
+    }
+
+    /**
+     * Start offsets (UTF-16) of the tokens of {@code text} alone (no prefix, no special tokens), ascending; tokens without
+     * characters are left out.
+     */
+    public int[] tokenStarts(String text) {
+        if (text.isEmpty()) {
+            return new int[0];
+        }
+        CharSpan[] spans = tokenizer.encode(text, false, false).getCharTokenSpans();
+        int[] utf16 = DjlCausalLm.utf16Offsets(text);
+        int[] out = new int[spans.length];
+        int n = 0;
+        for (CharSpan span : spans) {
+            if (span != null && span.getEnd() > span.getStart()) {
+                int start = utf16 == null ? span.getStart() : utf16[Math.min(span.getStart(), utf16.length - 1)];
+                if (n == 0 || start >= out[n - 1]) {
+                    out[n++] = start;
+                }
+            }
+        }
+        return Arrays.copyOf(out, n);
+    }
+
     @Override
     public List<float[]> embed(List<String> texts, Purpose purpose) {
         return embed(texts, purpose, predictors, helpers == null ? 1 : lanes);

@@ -43,6 +43,23 @@ public final class InferenceModels implements StrategyModels {
     }
 
     @Override
+    public io.strata.chunking.ModelTokens tokens(String field) {
+        ModelRef ref = pipelineModel != null ? pipelineModel : service.defaultRef();
+        validate(field, ref);
+        if (!ref.isEmbedded()) {
+            throw new ConfigException(field, String.format(Locale.ROOT,
+                "[%s] counts the tokens of the embedding model, and the tokenizer of ml-commons model [%s] is not reachable "
+                    + "from Strata: use [max_words] with it, or an embedded model ([model])", field, ref.modelId()));
+        }
+        return EmbeddedTokens.of(service, ref);
+    }
+
+    /** The tokens the limit of every chunk is checked with: the embedding model's, or null for an ml-commons model. */
+    public static io.strata.chunking.ModelTokens limitTokens(InferenceService service, ModelRef embeddingModel) {
+        return EmbeddedTokens.of(service, embeddingModel != null ? embeddingModel : service.defaultRef());
+    }
+
+    @Override
     public CausalLm causalLm(String field, Name name) {
         if (name.modelId() != null) {
             return service.causalLm(ref(name));

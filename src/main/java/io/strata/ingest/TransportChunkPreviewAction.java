@@ -6,6 +6,7 @@ import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigException;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.DocumentFormat;
+import io.strata.chunking.ModelTokens;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.Section;
 import io.strata.chunking.Segmentation;
@@ -28,6 +29,7 @@ import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.transport.TransportService;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -47,6 +49,11 @@ import java.util.TreeSet;
  *  "context": {"fields": ["title"], "section": true}, "document": {"title": "..."}: the processor's contextual headers,
  *  with the other fields of the source document they read}
  * </pre>
+ * With an embedded embedding model every chunk carries its {@code tokens} as embedded (the model's passage prefix, special
+ * tokens and its context header included; {@code truncated: true} above the model's limit), and the answer its
+ * {@code tokens}: {@code model}, {@code limit}, {@code limit_splits} (cuts made so no chunk exceeds the limit) and
+ * {@code truncated} (chunks still above it). With {@code max_tokens} the answer says {@code max_tokens} instead of
+ * {@code max_words}.
  * With {@code context} every chunk carries its {@code context_header}: what is embedded is that header, a blank line, then
  * the chunk's {@code text}.
  * With {@code format: markdown | html} every chunk also carries its {@code section}, {@code section_level} and, when it
@@ -121,9 +128,33 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
             return;
         }
         long start = System.nanoTime();
-        Chunkers.run(chunkers.inference(), chunker, c -> c.chunkWithEvidence(text), ActionListener.wrap(result -> listener.onResponse(
-            new RenderedResponse(BytesReference.bytes(toXContent(chunker, result, headers, (System.nanoTime() - start) / 1_000_000)),
-                RestStatus.OK)), listener::onFailure));
+        Chunkers.run(chunkers.inference(), chunker, c -> counted(c, c.chunkWithEvidence(text), headers),
+            ActionListener.wrap(preview -> listener.onResponse(new RenderedResponse(BytesReference.bytes(
+                toXContent(chunker, preview, headers, (System.nanoTime() - start) / 1_000_000)), RestStatus.OK)), listener::onFailure));
+    }
+
+    /**
+     * A preview's chunks with each chunk's tokens as it is embedded (the model's passage prefix, special tokens and, with
+     * {@code context}, its header included), in the order of {@link ChunkedParent#all()}; no counts when the model's tokenizer
+     * is not known here (an ml-commons model).
+     */
+    record Preview(MultiGranularChunker.Result result, int[][] tokens) {}
+
+    private static Preview counted(MultiGranularChunker chunker, MultiGranularChunker.Result result, ChunkContext.Headers headers) {
+        ModelTokens tokens = chunker.tokens();
+        if (tokens == null) {
+            return new Preview(result, null);
+        }
+        int[][] counts = new int[result.parents().size()][];
+        for (int p = 0; p < counts.length; p++) {
+            List<Chunk> all = result.parents().get(p).all();
+            counts[p] = new int[all.size()];
+            for (int c = 0; c < all.size(); c++) {
+                Chunk chunk = all.get(c);
+                counts[p][c] = tokens.embedded(headers == null ? chunk.text() : ChunkContext.embedded(headers.of(chunk), chunk.text()));
+            }
+        }
+        return new Preview(result, counts);
     }
 
     @SuppressWarnings("unchecked")
@@ -136,27 +167,46 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         }
     }
 
-    private static XContentBuilder toXContent(MultiGranularChunker chunker, MultiGranularChunker.Result result,
-                                              ChunkContext.Headers headers, long tookMs) throws IOException {
+    private static XContentBuilder toXContent(MultiGranularChunker chunker, Preview preview, ChunkContext.Headers headers,
+                                              long tookMs) throws IOException {
+        MultiGranularChunker.Result result = preview.result();
+        int[][] tokens = preview.tokens();
         XContentBuilder b = XContentFactory.jsonBuilder();
         b.startObject();
         b.field("took_ms", tookMs);
         b.field("strategy", chunker.strategy().label());
-        b.field("max_words", chunker.strategy().maxWords());
+        b.field(chunker.thetaInTokens() ? "max_tokens" : "max_words", chunker.strategy().maxWords());
+        if (tokens != null) {
+            int limit = chunker.tokens().limit();
+            int truncated = 0;
+            for (int[] counts : tokens) {
+                for (int n : counts) {
+                    truncated += n > limit ? 1 : 0;
+                }
+            }
+            // the limit as embedded (prefix and special tokens included); cuts made to stay within it; chunks still above it
+            b.startObject("tokens").field("model", chunker.tokens().model()).field("limit", limit)
+                .field("limit_splits", result.limitSplits()).field("truncated", truncated).endObject();
+        }
         b.field("granularities", chunker.granularities());
         b.field("format", chunker.format().value());
         if (chunker.format() == DocumentFormat.HTML) {
             b.field("document_text", result.index().text());
         }
         b.startArray("parents");
-        for (ChunkedParent p : result.parents()) {
+        for (int i = 0; i < result.parents().size(); i++) {
+            ChunkedParent p = result.parents().get(i);
+            int limit = tokens == null ? 0 : chunker.tokens().limit();
             b.startObject();
             chunk(b, p.parent(), result.index(), headers);
+            tokens(b, tokens, i, 0, limit);
             b.startArray("children");
-            for (Chunk c : p.children()) {
+            for (int c = 0; c < p.children().size(); c++) {
+                Chunk child = p.children().get(c);
                 b.startObject();
-                b.field("level", c.level());
-                chunk(b, c, result.index(), headers);
+                b.field("level", child.level());
+                chunk(b, child, result.index(), headers);
+                tokens(b, tokens, i, c + 1, limit);
                 b.endObject();
             }
             b.endArray();
@@ -177,6 +227,15 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         b.endArray();
         b.endObject();
         return b;
+    }
+
+    private static void tokens(XContentBuilder b, int[][] tokens, int parent, int chunk, int limit) throws IOException {
+        if (tokens != null) {
+            b.field("tokens", tokens[parent][chunk]);
+            if (tokens[parent][chunk] > limit) {
+                b.field("truncated", true);
+            }
+        }
     }
 
     private static void chunk(XContentBuilder b, Chunk c, TextIndex index, ChunkContext.Headers headers) throws IOException {

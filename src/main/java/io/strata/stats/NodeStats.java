@@ -16,7 +16,7 @@ import java.util.TreeMap;
  * One node's counters at one moment, as sent between nodes and shown by {@code GET _plugins/_strata/stats}:
  * <pre>
  * "ingest": {"documents", "parents", "children", "chunk_documents_written", "chunk_documents_deleted", "vectors_embedded",
- *            "vectors_reused", "failures": {"bad_input", "rejected", "model", "write", "other"},
+ *            "vectors_reused", "limit_splits", "failures": {"bad_input", "rejected", "model", "write", "other"},
  *            "in_progress": [{"index", "id", "chars", "stage", "texts", "texts_reused", "texts_embedded", "chunk_documents",
  *                             "chunk_documents_written", "elapsed_ms"}]},
  * "inference": {"queue": {"size", "active", "rejected"}, "query_lane": {"size", "active", "rejected", "timed_out"},
@@ -78,9 +78,14 @@ public record NodeStats(Ingest ingest, Queue queue, QueryLane queryLane, Map<Str
 
     /** Ingest counters; {@code failures} holds every reason, in a fixed order. */
     public record Ingest(long documents, long parents, long children, long chunkDocumentsWritten, long chunkDocumentsDeleted,
-                         long vectorsEmbedded, long vectorsReused, Map<String, Long> failures) implements Writeable {
+                         long vectorsEmbedded, long vectorsReused, Map<String, Long> failures, long limitSplits) implements Writeable {
         public Ingest {
             failures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(failures));
+        }
+
+        public Ingest(long documents, long parents, long children, long chunkDocumentsWritten, long chunkDocumentsDeleted,
+                      long vectorsEmbedded, long vectorsReused, Map<String, Long> failures) {
+            this(documents, parents, children, chunkDocumentsWritten, chunkDocumentsDeleted, vectorsEmbedded, vectorsReused, failures, 0);
         }
 
         static Ingest read(StreamInput in) throws IOException {
@@ -90,7 +95,7 @@ public record NodeStats(Ingest ingest, Queue queue, QueryLane queryLane, Map<Str
             for (int n = in.readVInt(); n > 0; n--) {
                 failures.put(in.readString(), in.readVLong());
             }
-            return new Ingest(documents, parents, children, written, deleted, embedded, reused, failures);
+            return new Ingest(documents, parents, children, written, deleted, embedded, reused, failures, in.readVLong());
         }
 
         @Override
@@ -103,12 +108,14 @@ public record NodeStats(Ingest ingest, Queue queue, QueryLane queryLane, Map<Str
             out.writeVLong(vectorsEmbedded);
             out.writeVLong(vectorsReused);
             out.writeMap(failures, StreamOutput::writeString, StreamOutput::writeVLong);
+            out.writeVLong(limitSplits);
         }
 
         void toXContent(XContentBuilder builder) throws IOException {
             builder.field("documents", documents).field("parents", parents).field("children", children)
                 .field("chunk_documents_written", chunkDocumentsWritten).field("chunk_documents_deleted", chunkDocumentsDeleted)
-                .field("vectors_embedded", vectorsEmbedded).field("vectors_reused", vectorsReused);
+                .field("vectors_embedded", vectorsEmbedded).field("vectors_reused", vectorsReused)
+                .field("limit_splits", limitSplits);
             builder.startObject("failures");
             for (Map.Entry<String, Long> e : failures.entrySet()) {
                 builder.field(e.getKey(), e.getValue());

@@ -224,6 +224,7 @@ public final class StrataStats {
         private final LongAdder chunksDeleted = new LongAdder();
         private final LongAdder vectorsEmbedded = new LongAdder();
         private final LongAdder vectorsReused = new LongAdder();
+        private final LongAdder limitSplits = new LongAdder();
         private final Map<Failure, LongAdder> failures = new EnumMap<>(Failure.class);
 
         Ingest() {
@@ -253,6 +254,11 @@ public final class StrataStats {
             vectorsReused.add(reused);
         }
 
+        /** Cuts made so that no chunk exceeds the embedding model's token limit (chunks that would have been truncated). */
+        public void limitSplits(int n) {
+            limitSplits.add(n);
+        }
+
         public void failed(Failure reason) {
             failures.get(reason).increment();
         }
@@ -261,7 +267,7 @@ public final class StrataStats {
             Map<String, Long> failed = new LinkedHashMap<>();
             failures.forEach((reason, n) -> failed.put(reason.key(), n.sum()));
             return new NodeStats.Ingest(documents.sum(), parents.sum(), children.sum(), chunksWritten.sum(), chunksDeleted.sum(),
-                vectorsEmbedded.sum(), vectorsReused.sum(), failed);
+                vectorsEmbedded.sum(), vectorsReused.sum(), failed, limitSplits.sum());
         }
     }
 

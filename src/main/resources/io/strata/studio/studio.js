@@ -85,8 +85,11 @@ function makeConfig(container, defaults) {
 
 function readConfig(container) {
   const strategy = { type: container.querySelector('.f-strategy').value };
-  const theta = container.querySelector('.f-theta').value.trim();
-  if (theta !== '') strategy.max_words = Number(theta);
+  const thetaInput = container.querySelector('.f-theta');
+  const theta = thetaInput.value.trim();
+  const unit = container.querySelector('.f-unit').value; // max_words or max_tokens
+  thetaInput.dataset.field = 'strategy.' + unit; // a 400 naming the field marks this input
+  if (theta !== '') strategy[unit] = Number(theta);
   const extra = container.querySelector('.f-extra').value.trim();
   if (extra !== '') {
     let parsed;
@@ -129,7 +132,7 @@ function renderChunks(view, text, result, marked) {
     }
     const points = [p.start, ...[...cuts.keys()].sort((a, b) => a - b), p.end];
     const startCut = el('span', { class: 'cut l0' + (marked && marked.has(p.start) ? ' diff' : '') });
-    startCut.title = 'parent ' + p.ordinal + ': ' + p.words + ' words, [' + p.start + ', ' + p.end + ')';
+    startCut.title = 'parent ' + p.ordinal + ': ' + size(p) + ', [' + p.start + ', ' + p.end + ')';
     band.append(startCut);
     for (let k = 0; k + 1 < points.length; k++) {
       const from = points[k];
@@ -138,10 +141,10 @@ function renderChunks(view, text, result, marked) {
         const cut = el('span', { class: 'cut l' + cuts.get(from) });
         band.append(cut);
       }
-      const holders = [['parent ' + p.ordinal + ' (level 0): ' + p.words + ' words, [' + p.start + ', ' + p.end + ')']];
+      const holders = [['parent ' + p.ordinal + ' (level 0): ' + size(p) + ', [' + p.start + ', ' + p.end + ')']];
       for (const c of children) {
         if (c.start <= from && c.end >= to) {
-          holders.push(['level ' + c.level + ' child ' + c.ordinal + ': ' + c.words + ' words, [' + c.start + ', ' + c.end + ')']);
+          holders.push(['level ' + c.level + ' child ' + c.ordinal + ': ' + size(c) + ', [' + c.start + ', ' + c.end + ')']);
         }
       }
       const seg = el('span', { class: 'seg' }, text.slice(from, to));
@@ -200,9 +203,25 @@ function renderStats(node, result) {
   const counts = countsPerLevel(result);
   const words = result.parents.map((p) => p.words);
   const mean = words.reduce((a, b) => a + b, 0) / Math.max(1, words.length);
+  const theta = result.max_tokens !== undefined ? result.max_tokens + ' tokens' : result.max_words + ' words';
   node.replaceChildren(el('span', { id: 'parent-count' }, String(result.parents.length)), ' parents (',
-    result.strategy + ', θ ' + result.max_words + ', mean ' + mean.toFixed(1) + ' words, ' + result.took_ms + ' ms); per level: ',
+    result.strategy + ', θ ' + theta + ', mean ' + mean.toFixed(1) + ' words, ' + result.took_ms + ' ms); per level: ',
     Object.entries(counts).map(([l, n]) => 'level ' + l + ': ' + n).join(', '));
+  const t = result.tokens;
+  if (t) {
+    // tokens as the model is fed each chunk (prefix and special tokens included) against its limit
+    let most = 0;
+    for (const p of result.parents) for (const c of [p, ...p.children]) most = Math.max(most, c.tokens || 0);
+    node.append('; ', el('span', { id: 'token-summary', class: t.truncated > 0 ? 'truncated' : '' },
+      t.model + ': largest chunk ' + most + ' of ' + t.limit + ' tokens, ' + t.limit_splits + ' cut to fit, '
+        + t.truncated + ' truncated'));
+  }
+}
+
+/** A chunk's size for tooltips: its words and, when the model's tokenizer is known, its tokens as embedded. */
+function size(c) {
+  if (c.tokens === undefined) return c.words + ' words';
+  return c.words + ' words, ' + c.tokens + ' tokens' + (c.truncated ? ' (truncated by the model)' : '');
 }
 
 function renderHistogram(svg, result) {

@@ -52,8 +52,13 @@ public final class RetrievalEval {
                   Map<String, Object> options) {}
 
     /** A finished ingest: its chunk index, its parents and every question's relevant parents there. */
+    /**
+     * @param truncated inputs the embedding models cut to their token limit during the ingest ({@code truncated} of
+     *                  {@code _strata/stats}, summed over nodes and models); {@code limitSplits} the cuts Strata made so
+     *                  that no chunk exceeds the limit ({@code ingest.limit_splits})
+     */
     record IngestResult(String chunkIndex, int parents, long vectors, double seconds, boolean reused,
-                        List<RetrievalMetrics.Relevance> relevance) {}
+                        List<RetrievalMetrics.Relevance> relevance, long truncated, long limitSplits) {}
 
     public static void main(String[] args) throws Exception {
         long started = System.nanoTime();
@@ -91,6 +96,7 @@ public final class RetrievalEval {
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(2)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
             .build(); BufferedWriter runs = Files.newBufferedWriter(runsFile, StandardCharsets.UTF_8)) {
             Map<String, IngestResult> ingests = new LinkedHashMap<>();
+            long[] runStart = tokenLimit(client);
             ContextEval contextEval = budgets == null ? null : new ContextEval(client, Path.of("target/models",
                 opts.getOrDefault("context-tokenizer", "e5-small-v2-q"), opts.getOrDefault("context-tokenizer", "e5-small-v2-q")
                     + "-tokenizer.json"), budgets);
@@ -143,6 +149,13 @@ public final class RetrievalEval {
                     }
                 }
             }
+            // issue 21: what the embedding models cut to their token limit during the whole run (ingest and queries)
+            long[] runEnd = tokenLimit(client);
+            String limitLine = String.format(Locale.ROOT, "token limit over the run: %d inputs truncated by the embedding model "
+                + "(ingest and queries), %d chunk cuts made to fit it (`_plugins/_strata/stats`)", runEnd[0] - runStart[0],
+                runEnd[1] - runStart[1]);
+            System.out.println(limitLine);
+            notes.add(limitLine);
         }
         List<String> report = withContext(report(rows, results, notes, opts, url, k, started), contextTables);
         write(out, report);
@@ -272,7 +285,7 @@ public final class RetrievalEval {
         String chunks = ingest.index() + "-chunks";
         if (reuse && reusable(client, ingest, chunks, dataset.documents().size())) {
             EvalDataset.Parents parents = parents(client, chunks, dataset);
-            return new IngestResult(chunks, parents.spans().size(), 0, 0, true, relevance(dataset, parents));
+            return new IngestResult(chunks, parents.spans().size(), 0, 0, true, relevance(dataset, parents), 0, 0);
         }
         for (String index : List.of(ingest.index(), chunks)) {
             try {
@@ -302,6 +315,7 @@ public final class RetrievalEval {
                 + "model): %s", rowName, e.getMessage()), e);
         }
         long before = vectorsEmbedded(client);
+        long[] tokensBefore = tokenLimit(client);
         long start = System.nanoTime();
         List<EvalDataset.Document> docs = dataset.documents();
         int from = 0;
@@ -326,11 +340,13 @@ public final class RetrievalEval {
         JsonRest.call(client, "POST", "/" + chunks + "/_refresh", null);
         double seconds = (System.nanoTime() - start) / 1e9;
         long vectors = vectorsEmbedded(client) - before;
+        long[] tokensAfter = tokenLimit(client);
         // recorded on the source index (the plugin keeps nothing in its _meta) so that --reuse can recognise the ingest
         JsonRest.call(client, "PUT", "/" + ingest.index() + "/_mapping", JsonRest.json(Map.of("_meta", Map.of("strata_eval",
             Map.of("key", ingest.key(), "documents", docs.size())))));
         EvalDataset.Parents parents = parents(client, chunks, dataset);
-        return new IngestResult(chunks, parents.spans().size(), vectors, seconds, false, relevance(dataset, parents));
+        return new IngestResult(chunks, parents.spans().size(), vectors, seconds, false, relevance(dataset, parents),
+            tokensAfter[0] - tokensBefore[0], tokensAfter[1] - tokensBefore[1]);
     }
 
     /** True when an earlier run left this very ingest complete (same key, all documents). */
@@ -438,8 +454,9 @@ public final class RetrievalEval {
             return String.format(Locale.ROOT, "ingest %s θ=%d: reused %s (%d parents) %s; %s", dataset.name(), theta, ir.chunkIndex(),
                 ir.parents(), what, relevance);
         }
-        return String.format(Locale.ROOT, "ingest %s θ=%d: %d parents, %d vectors in %.1f s (%.1f vectors/s) %s; %s", dataset.name(), theta,
-            ir.parents(), ir.vectors(), ir.seconds(), ir.vectors() / ir.seconds(), what, relevance);
+        return String.format(Locale.ROOT, "ingest %s θ=%d: %d parents, %d vectors in %.1f s (%.1f vectors/s), %d truncated by the model, "
+            + "%d cut to fit its token limit %s; %s", dataset.name(), theta, ir.parents(), ir.vectors(), ir.seconds(),
+            ir.vectors() / ir.seconds(), ir.truncated(), ir.limitSplits(), what, relevance);
     }
 
     private static List<String> report(List<EvalRows.Row> rows, List<EvalReport.DatasetResults> results, List<String> notes,
@@ -496,6 +513,30 @@ public final class RetrievalEval {
     private static String stem(Path file) {
         String name = file.getFileName().toString();
         return name.contains(".") ? name.substring(0, name.lastIndexOf('.')) : name;
+    }
+
+    /**
+     * Summed over the nodes: inputs every embedding model truncated to its token limit ({@code inference.models.*.truncated}),
+     * and the cuts Strata made so no chunk exceeds it ({@code ingest.limit_splits}, 0 on nodes that do not report it).
+     */
+    static long[] tokenLimit(RestClient client) throws IOException {
+        long truncated = 0;
+        long splits = 0;
+        for (Object node : ((Map<?, ?>) JsonRest.call(client, "GET", "/_plugins/_strata/stats", null).get("nodes")).values()) {
+            Map<?, ?> n = (Map<?, ?>) node;
+            Object models = ((Map<?, ?>) n.get("inference")).get("models");
+            if (models instanceof Map<?, ?> m) {
+                for (Object model : m.values()) {
+                    if (((Map<?, ?>) model).get("truncated") instanceof Number t) {
+                        truncated += t.longValue();
+                    }
+                }
+            }
+            if (((Map<?, ?>) n.get("ingest")).get("limit_splits") instanceof Number l) {
+                splits += l.longValue();
+            }
+        }
+        return new long[] { truncated, splits };
     }
 
     private static long vectorsEmbedded(RestClient client) throws IOException {

@@ -264,7 +264,7 @@ public class BoundaryClassifierStrategyTests {
         e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
             Map.of("type", "boundary_classifier", "stride", 3), models));
         assertEquals("strategy.stride", e.field());
-        assertTrue(e.getMessage(), e.getMessage().contains("supported: [boundaries, max_words, model, model_id, threshold, type, window]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("supported: [boundaries, max_tokens, max_words, model, model_id, threshold, type, window]"));
 
         e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
             Map.of("type", "boundary_classifier", "model", "x"), StrategyModels.NONE));

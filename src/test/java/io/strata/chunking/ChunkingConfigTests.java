@@ -42,7 +42,7 @@ public class ChunkingConfigTests {
         ConfigException e = assertThrows(ConfigException.class,
             () -> ChunkingConfig.parseStrategy("strategy", Map.of("type", "paragraph", "overlap", 10)));
         assertEquals("strategy.overlap", e.field());
-        assertTrue(e.getMessage(), e.getMessage().contains("supported: [max_words, type]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("supported: [max_tokens, max_words, type]"));
     }
 
     @Test

@@ -108,7 +108,7 @@ public class EmbeddingStrategiesConfigTests {
         e = rejected("type", "semantic", "number_of_chunks", 4);
         assertEquals("strategy.number_of_chunks", e.field());
         assertTrue(e.getMessage(), e.getMessage().contains(
-            "supported: [breakpoint_threshold_amount, breakpoint_threshold_type, buffer_size, max_words, model, model_id, type]"));
+            "supported: [breakpoint_threshold_amount, breakpoint_threshold_type, buffer_size, max_tokens, max_words, model, model_id, type]"));
         assertEquals("strategy.model", rejected("type", "semantic", "model", "other", "model_id", "x").field());
         assertEquals("strategy.model", rejected("type", "semantic", "model", "missing").field());
     }
@@ -149,7 +149,7 @@ public class EmbeddingStrategiesConfigTests {
         assertEquals("strategy.llm_max_input_words", rejected("type", "pseudo_instruction", "llm_max_input_words", -5).field());
         ConfigException e = rejected("type", "pseudo_instruction", "threshold", 0.5);
         assertTrue(e.getMessage(), e.getMessage().contains("supported: [instruction, llm, llm_max_input_words, llm_model_id, "
-            + "max_words, model, model_id, summary_max_tokens, threshold_sigmas, type]"));
+            + "max_tokens, max_words, model, model_id, summary_max_tokens, threshold_sigmas, type]"));
         e = rejected("type", "pseudo_instruction", "instruction", "summary");
         assertEquals("strategy.instruction", e.field());
         assertTrue(e.getMessage(), e.getMessage().contains("needs an LLM"));

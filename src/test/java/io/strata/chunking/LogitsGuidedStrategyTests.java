@@ -185,7 +185,7 @@ public class LogitsGuidedStrategyTests {
         }
         e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
             Map.of("type", "logits_guided", "llm", "tiny", "temperature", 1), lm.models()));
-        assertTrue(e.getMessage(), e.getMessage().contains("supported: [llm, llm_model_id, max_words, prompt, remainder_words, type]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("supported: [llm, llm_model_id, max_tokens, max_words, prompt, remainder_words, type]"));
         e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseStrategy("strategy",
             Map.of("type", "logits_guided", "llm", "tiny", "llm_model_id", "x"), lm.models()));
         assertEquals("strategy.llm", e.field());

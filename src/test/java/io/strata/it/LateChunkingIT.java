@@ -21,7 +21,7 @@ public class LateChunkingIT extends StrataRestTestCase {
         return s;
     }
 
-    /** θ 500: some parents exceed e5's 512 tokens, so the late path runs its windows too. */
+    /** θ 500 (parents above e5's 512 tokens are cut to fit before they are embedded; LateChunkingEmbedderTests covers the late windows). */
     private static String pipeline(String target, String embedding) {
         return "{\"field\": \"body\", \"target_index\": \"" + target + "\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 500}"
             + (embedding == null ? "" : ", \"children\": {\"embedding\": \"" + embedding + "\"}") + "}";

@@ -74,7 +74,7 @@ public class StatsIT extends StrataRestTestCase {
         assertNotNull(node.get("name"));
         Map<String, Object> ingest = (Map<String, Object>) node.get("ingest");
         for (String field : List.of("documents", "parents", "children", "chunk_documents_written", "chunk_documents_deleted",
-            "vectors_embedded", "vectors_reused")) {
+            "vectors_embedded", "vectors_reused", "limit_splits")) {
             assertTrue(field + " in " + ingest, ingest.get(field) instanceof Number);
         }
         assertEquals(Set.of("bad_input", "rejected", "model", "write", "other"), ((Map<String, Object>) ingest.get("failures")).keySet());
@@ -162,15 +162,28 @@ public class StatsIT extends StrataRestTestCase {
         assertEquals(0, delta(before, after, "ingest.documents"));
     }
 
-    public void testTextAboveTheModelsTokenLimit_isCountedAsTruncated() throws Exception {
+    public void testParentAboveTheModelsTokenLimit_isCutToFit_andNothingIsTruncated() throws Exception {
         putPipeline("stats-long", "{\"field\": \"body\", \"target_index\": \"long-chunks\", \"strategy\": {\"type\": \"recursive\", "
             + "\"max_words\": 2000}, \"granularities\": []}");
-        String text = String.join(" ", Arrays.copyOf(TestTexts.emma().split("\\s+"), 1200)); // ~1,600 tokens, one parent
+        String text = String.join(" ", Arrays.copyOf(TestTexts.emma().split("\\s+"), 1200)); // ~1,600 tokens: one parent at θ 2000
         Map<String, Long> before = summed();
         call("PUT", "/long-src/_doc/1?pipeline=stats-long&refresh=true", json(Map.of("body", text)));
         Map<String, Long> after = summed();
-        assertEquals(1, summary("long-src", "1", "parents"));
+        // issue 21: the model takes 512 tokens, so the parent is cut (at sentences) before it is embedded
+        int parents = summary("long-src", "1", "parents");
+        assertTrue("parents: " + parents, parents >= 4);
+        assertEquals(parents - 1, delta(before, after, "ingest.limit_splits"));
+        assertEquals(0, delta(before, after, MODEL + "truncated"));
+        assertEquals(parents, delta(before, after, MODEL + "texts"));
+    }
+
+    public void testTextAboveTheModelsTokenLimit_isCountedAsTruncated() throws Exception {
+        // _embed embeds what it is given: a text above the limit is truncated, and counted
+        String text = String.join(" ", Arrays.copyOf(TestTexts.emma().split("\\s+"), 1200));
+        Map<String, Long> before = summed();
+        call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(text, "a short one"), "purpose", "passage")));
+        Map<String, Long> after = summed();
         assertEquals(1, delta(before, after, MODEL + "truncated"));
-        assertEquals(1, delta(before, after, MODEL + "texts"));
+        assertEquals(2, delta(before, after, MODEL + "texts"));
     }
 }

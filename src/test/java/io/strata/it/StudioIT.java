@@ -152,7 +152,32 @@ public class StudioIT extends StrataRestTestCase {
         assertEquals("one mark per distinct child start inside a parent", cuts,
             driver().findElements(By.cssSelector("#chunk-view .cut.l1, #chunk-view .cut.l2")).size());
         assertTrue("the histogram has bars", driver().findElements(By.cssSelector("#chunk-hist rect")).size() > 0);
+        // token counts as the model is fed each chunk, against its limit (issue 21)
+        Map<String, Object> tokens = (Map<String, Object>) rest.get("tokens");
+        int largest = 0;
+        for (Map<String, Object> p : parents) {
+            largest = Math.max(largest, (Integer) p.get("tokens"));
+        }
+        assertEquals("e5-small-v2-q: largest chunk " + largest + " of " + tokens.get("limit") + " tokens, 0 cut to fit, 0 truncated",
+            byId("token-summary").getText());
+        String tooltip = driver().findElements(By.cssSelector("#chunk-view .cut.l0")).get(0).getAttribute("title");
+        assertTrue(tooltip, tooltip.contains(parents.get(0).get("tokens") + " tokens"));
         screenshot("chunk");
+    }
+
+    public void testChunkView_thetaInModelTokens_isSentAsMaxTokens() throws Exception {
+        String text = chapter().substring(0, 4000);
+        Map<String, Object> rest = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
+            "strategy", Map.of("type", "recursive", "max_tokens", 100))));
+        open("chunk");
+        setValue(byId("chunk-text"), text);
+        setConfig("cfg-a", "recursive", 100);
+        new org.openqa.selenium.support.ui.Select(byId("cfg-a").findElement(By.className("f-unit"))).selectByValue("max_tokens");
+        byId("chunk-run").click();
+        awaitStatus("chunk-status");
+        assertEquals("done", byId("chunk-status").getText());
+        assertEquals(Integer.toString(((List<?>) rest.get("parents")).size()), byId("parent-count").getText());
+        assertTrue(byId("chunk-stats").getText(), byId("chunk-stats").getText().contains("θ 100 tokens"));
     }
 
     public void testChunkView_plotsTheEvidence_andAPointScrollsToItsSentence() throws Exception {

@@ -53,6 +53,7 @@ public class StatsWireTests {
         stats.ingest().chunksWritten(3);
         stats.ingest().chunksDeleted(1);
         stats.ingest().vectors(5, 3);
+        stats.ingest().limitSplits(4);
         stats.ingest().failed(StrataStats.Failure.BAD_INPUT);
         stats.ingest().failed(StrataStats.Failure.REJECTED);
         stats.model(BGE).counting(8, ActionListener.<String>wrap(r -> {}, e -> {})).onResponse("ok");
@@ -102,7 +103,7 @@ public class StatsWireTests {
     public void testSnapshot_countsDocumentsChunksVectorsFailuresModelsAndQueries() {
         NodeStats s = busy().snapshot(pool(), queryPool(), Map.of("bge-small-en-v15-q", 2L));
         assertEquals(new NodeStats.Ingest(2, 3, 5, 3, 1, 5, 3, Map.of("bad_input", 1L, "rejected", 1L, "model", 0L, "write", 0L,
-            "other", 0L)), s.ingest());
+            "other", 0L), 4), s.ingest());
         assertEquals(new NodeStats.Queue(7, 1, 3), s.queue());
         assertEquals(new NodeStats.QueryLane(4, 1, 6, 2), s.queryLane());
         NodeStats.Model bge = s.models().get("bge-small-en-v15-q");
@@ -192,6 +193,7 @@ public class StatsWireTests {
         assertEquals(2, ingest.get("documents"));
         assertEquals(3, ingest.get("chunk_documents_written"));
         assertEquals(3, ingest.get("vectors_reused"));
+        assertEquals(4, ingest.get("limit_splits"));
         assertEquals(1, ((Map<String, Object>) ingest.get("failures")).get("bad_input"));
         Map<String, Object> inference = (Map<String, Object>) m.get("inference");
         assertEquals(Map.of("size", 7, "active", 1, "rejected", 3), inference.get("queue"));

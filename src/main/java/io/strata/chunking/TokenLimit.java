@@ -1,0 +1,171 @@
+package io.strata.chunking;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The embedding model's hard limit, whatever the strategy: a chunk (parent or child, of any level) whose text, as it is
+ * embedded (the model's passage prefix and special tokens included), has more tokens than the model takes would be
+ * truncated at embedding time, losing its end. Such a chunk is cut in two at the boundary nearest its middle token — a
+ * sentence boundary, else a word start, else a token start — and each half is checked again, until every piece fits.
+ * Pieces are trimmed spans of the same text, so offsets stay exact; a cut parent's children are the pieces of its children
+ * that fall in each new parent (checked in turn). Runs after the strategy and the child splitters, also on structured
+ * layouts (a table piece keeps its repeated header). Deterministic. Counts the cuts it made ({@code Result.limitSplits}).
+ *
+ * <p>Not covered: a contextual header ({@code context}) is added to the chunk's text by the writer, after chunking, so the
+ * limit here is for the chunk's text alone; the embedder still counts what it truncates.
+ */
+final class TokenLimit {
+    private final ModelTokens tokens;
+    private final int limit;
+
+    TokenLimit(ModelTokens tokens) {
+        this.tokens = tokens;
+        this.limit = tokens.limit();
+    }
+
+    /** {@code result} with every chunk fitting, and how many cuts that took in {@code limitSplits}. */
+    MultiGranularChunker.Result apply(MultiGranularChunker.Result result) {
+        TextIndex index = result.index();
+        List<ChunkedParent> out = new ArrayList<>(result.parents().size());
+        int[] splits = { 0 };
+        boolean changed = false;
+        for (ChunkedParent cp : result.parents()) {
+            List<Chunk> parents = fit(index, cp.parent(), splits);
+            if (parents.size() == 1) {
+                List<Chunk> children = new ArrayList<>(cp.children().size());
+                boolean childSplit = false;
+                for (Chunk c : cp.children()) {
+                    List<Chunk> pieces = fit(index, c, splits);
+                    childSplit |= pieces.size() > 1;
+                    children.addAll(pieces);
+                }
+                if (childSplit) {
+                    changed = true;
+                    out.add(new ChunkedParent(cp.parent(), renumber(children)));
+                } else {
+                    out.add(cp);
+                }
+                continue;
+            }
+            changed = true;
+            for (Chunk parent : parents) {
+                List<Chunk> children = new ArrayList<>();
+                for (Chunk c : cp.children()) {
+                    int from = Math.max(c.start(), parent.start());
+                    int to = Math.min(c.end(), parent.end());
+                    if (from >= to) {
+                        continue;
+                    }
+                    Span clipped = index.trim(from, to);
+                    if (clipped.length() > 0) {
+                        children.addAll(fit(index, piece(index, c, clipped), splits));
+                    }
+                }
+                out.add(new ChunkedParent(parent, renumber(children)));
+            }
+        }
+        if (!changed) {
+            return result;
+        }
+        List<ChunkedParent> numbered = new ArrayList<>(out.size());
+        for (int p = 0; p < out.size(); p++) {
+            Chunk parent = out.get(p).parent();
+            numbered.add(new ChunkedParent(withOrdinal(parent, p), out.get(p).children()));
+        }
+        return new MultiGranularChunker.Result(numbered, result.evidence(), index, splits[0]);
+    }
+
+    /** {@code chunk} if it fits, else its pieces that do, in order. */
+    private List<Chunk> fit(TextIndex index, Chunk chunk, int[] splits) {
+        List<Chunk> out = new ArrayList<>(1);
+        cut(index, chunk, out, splits);
+        return out;
+    }
+
+    private void cut(TextIndex index, Chunk chunk, List<Chunk> out, int[] splits) {
+        if (tokens.embedded(chunk.text()) <= limit) {
+            out.add(chunk);
+            return;
+        }
+        int at = boundary(index, chunk.span());
+        if (at < 0) { // nothing left to cut at (one token): the embedder truncates it, and counts it
+            out.add(chunk);
+            return;
+        }
+        splits[0]++;
+        cut(index, piece(index, chunk, index.trim(chunk.start(), at)), out, splits);
+        cut(index, piece(index, chunk, index.trim(at, chunk.end())), out, splits);
+    }
+
+    /**
+     * Where to cut {@code span}: the sentence boundary nearest its middle token, else the word start nearest it, else the
+     * middle token's start; -1 when the span is one token. Both sides are non-empty after trimming.
+     */
+    static int boundary(TextIndex index, Span span, int[] relativeTokenStarts) {
+        int[] tokenStarts = Arrays.stream(relativeTokenStarts).map(t -> t + span.start()).toArray();
+        int middle = tokenStarts.length == 0 ? span.start() + span.length() / 2 : tokenStarts[tokenStarts.length / 2];
+        int best = nearest(index, span, sentenceCuts(index, span), middle);
+        if (best < 0) {
+            best = nearest(index, span, index.wordStartsIn(span), middle);
+        }
+        if (best < 0) {
+            best = nearest(index, span, tokenStarts, middle);
+        }
+        return best;
+    }
+
+    private int boundary(TextIndex index, Span span) {
+        return boundary(index, span, tokens.starts(span.of(index.text())));
+    }
+
+    private static int[] sentenceCuts(TextIndex index, Span span) {
+        int[] bounds = index.sentenceBoundaries();
+        int k = Arrays.binarySearch(bounds, span.start() + 1);
+        int from = k >= 0 ? k : -k - 1;
+        int to = from;
+        while (to < bounds.length && bounds[to] < span.end()) {
+            to++;
+        }
+        return Arrays.copyOfRange(bounds, from, to);
+    }
+
+    /** The candidate nearest {@code middle} (the earlier on a tie) that leaves text on both sides, or -1. */
+    private static int nearest(TextIndex index, Span span, int[] candidates, int middle) {
+        int best = -1;
+        for (int c : candidates) {
+            if (c <= span.start() || c >= span.end()) {
+                continue;
+            }
+            if (index.trim(span.start(), c).length() == 0 || index.trim(c, span.end()).length() == 0) {
+                continue;
+            }
+            if (best < 0 || Math.abs(c - middle) < Math.abs(best - middle)) {
+                best = c;
+            }
+        }
+        return best;
+    }
+
+    /** A piece of {@code chunk} at {@code span}: same level, section and repeated table header. */
+    private static Chunk piece(TextIndex index, Chunk chunk, Span span) {
+        // the text is the source span, preceded by the repeated header of a table piece (text = header part + span's text)
+        String before = chunk.text().substring(0, chunk.text().length() - chunk.span().length());
+        return new Chunk(before + span.of(index.text()), span, chunk.level(), chunk.ordinal(), chunk.section(), chunk.header());
+    }
+
+    private static Chunk withOrdinal(Chunk c, int ordinal) {
+        return c.ordinal() == ordinal ? c : new Chunk(c.text(), c.span(), c.level(), ordinal, c.section(), c.header());
+    }
+
+    /** Ordinals counted again per level, in order. */
+    private static List<Chunk> renumber(List<Chunk> children) {
+        List<Chunk> out = new ArrayList<>(children.size());
+        int[] next = new int[ChunkingConfig.MAX_LEVELS + 2];
+        for (Chunk c : children) {
+            out.add(withOrdinal(c, next[c.level()]++));
+        }
+        return out;
+    }
+}
