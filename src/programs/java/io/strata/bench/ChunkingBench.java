@@ -13,6 +13,7 @@ import io.strata.chunking.structure.StructuredLayout;
 
 import com.sun.management.OperatingSystemMXBean;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
@@ -75,7 +76,8 @@ public final class ChunkingBench {
 
     /**
      * {@code format: markdown | html} (parsing included) against {@code recursive} on the same files of the structure
-     * corpus, read as plain text; θ = 300, 3 levels each.
+     * corpus, read as plain text; θ = 300, 3 levels each. Measured once the JIT has settled (warm-up rounds until compiling
+     * takes under 2 % of the process's CPU time in a round), best of 5 rounds.
      */
     private static void structured(String folder, DocumentFormat format, String suffix) throws Exception {
         List<String> docs = new ArrayList<>();
@@ -91,25 +93,36 @@ public final class ChunkingBench {
             SentenceSegmenter.english());
         ToIntFunction<String> structuredRun = t -> docs.stream().mapToInt(d -> structured.chunk(d).size()).sum();
         ToIntFunction<String> plainRun = t -> docs.stream().mapToInt(d -> plain.chunk(d).size()).sum();
-        // best of rounds 2-6 (0-1 warm up), interleaved; wall clock, and the process's CPU time, which counts the
-        // collector's threads too and what other jobs on a shared machine take from us does not
+        // warm-up rounds, interleaved, until the JIT has compiled both: on 2 loaded cores C2 went on compiling the parsers for
+        // 30 s and more, and its threads' CPU time counted against the structured runs (2 warm-up rounds were not enough)
+        int warmups = 0;
+        double compiling;
+        do {
+            long compileStart = JIT.getTotalCompilationTime();
+            long cpuStart = CPU.getProcessCpuTime();
+            throughput(structuredRun, "", mb);
+            throughput(plainRun, "", mb);
+            compiling = (JIT.getTotalCompilationTime() - compileStart) * 1e6 / (CPU.getProcessCpuTime() - cpuStart);
+            warmups++;
+        } while (warmups < 3 || (compiling > 0.02 && warmups < 60));
+        // then the best of 5 rounds, interleaved; wall clock, and the process's CPU time, which counts the collector's and
+        // the compiler's threads too and what other jobs on a shared machine take from us does not
         double[] structuredBest = new double[2];
         double[] plainBest = new double[2];
         int structuredChunks = 0;
         int plainChunks = 0;
-        for (int round = 0; round < 7; round++) {
+        for (int round = 0; round < 5; round++) {
             double[] s = throughput(structuredRun, "", mb);
             double[] p = throughput(plainRun, "", mb);
-            if (round >= 2) {
-                for (int k = 0; k < 2; k++) {
-                    structuredBest[k] = Math.max(structuredBest[k], s[k == 0 ? 0 : 2]);
-                    plainBest[k] = Math.max(plainBest[k], p[k == 0 ? 0 : 2]);
-                }
+            for (int k = 0; k < 2; k++) {
+                structuredBest[k] = Math.max(structuredBest[k], s[k == 0 ? 0 : 2]);
+                plainBest[k] = Math.max(plainBest[k], p[k == 0 ? 0 : 2]);
             }
             structuredChunks = (int) s[1];
             plainChunks = (int) p[1];
         }
-        System.out.printf(Locale.ROOT, "%s corpus: %d files, %.2f MB%n", folder, docs.size(), mb);
+        System.out.printf(Locale.ROOT, "%s corpus: %d files, %.2f MB; %d warm-up rounds (JIT at %.1f %% of the CPU in the last)%n",
+            folder, docs.size(), mb, warmups, 100 * compiling);
         System.out.printf(Locale.ROOT, "%-6s %-34s %10s %10s %8s %10s %8s%n", "theta", "splitter", "MB/s", "chunks", "ratio",
             "MB/cpu-s", "ratio");
         System.out.printf(Locale.ROOT, "%-6d %-34s %10.1f %10d %8s %10.1f%n", 300, "format: " + format.value() + " (3 levels)",
@@ -141,6 +154,7 @@ public final class ChunkingBench {
     }
 
     private static final ThreadMXBean THREAD = ManagementFactory.getThreadMXBean();
+    private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
     private static final OperatingSystemMXBean CPU = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
     private static String loadBook(String[] args) throws Exception {
