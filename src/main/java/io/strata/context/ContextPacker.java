@@ -11,9 +11,9 @@ import java.util.Set;
  * Fills a token budget from ranked hits: the matched chunks first, then their surroundings.
  *
  * <ol>
- *   <li><b>Seeds</b>: each hit's matched chunk, best hit first, when it fits (a chunk that does not fit is skipped, so a
- *       smaller one further down may still enter); when not even the best hit's chunk fits, its first words that do
- *       ({@code truncated}).</li>
+ *   <li><b>Seeds</b>: each hit's matched chunk, best hit first, when it fits; else the first of the hit's other matched
+ *       chunks ({@link Seed#alternatives}, e.g. a finer one) that fits; else it is skipped, so a smaller one further down
+ *       may still enter. When nothing of the best hit fits, its chunk's first words that do ({@code truncated}).</li>
  *   <li><b>Growth</b>, in rounds: every passage, best hit first, takes in the next chunk after it, then the one before
  *       it, at the finest level its parents have (siblings, then the rest of the parent, then the neighbouring parents the
  *       caller could read), while the whole fits. A passage that meets another of the same document merges with it.</li>
@@ -73,6 +73,11 @@ public final class ContextPacker {
             List<Stretch> next = with(stretches, s, documents);
             if (cost(next, documents, separatorTokens) <= options.budget()) {
                 stretches = next;
+                continue;
+            }
+            List<Stretch> alternative = alternative(stretches, seed, doc, documents, separatorTokens, options.budget());
+            if (alternative != null) {
+                stretches = alternative;
             } else if (stretches.isEmpty()) {
                 Stretch cut = cutToFit(s, doc, options.budget());
                 if (cut != null) {
@@ -106,6 +111,23 @@ public final class ContextPacker {
         }
         stretches = fill(stretches, documents, separatorTokens, options.budget());
         return render(stretches, documents, options);
+    }
+
+    /** {@code stretches} with the first of the seed's alternatives that fits (and that the caller can read), or null. */
+    private List<Stretch> alternative(List<Stretch> stretches, Seed seed, SourceText doc, Map<String, SourceText> documents,
+                                      int separatorTokens, int budget) {
+        for (int[] span : seed.alternatives()) {
+            if (span[1] <= span[0] || !doc.covered(span[0], span[1])) {
+                continue;
+            }
+            Stretch s = new Stretch(seed.document(), span[0], span[1], seed.rank());
+            s.hits.put(seed.rank(), seed.hit());
+            List<Stretch> next = with(stretches, s, documents);
+            if (cost(next, documents, separatorTokens) <= budget) {
+                return next;
+            }
+        }
+        return null;
     }
 
     /** Word by word after, then before, each passage (best first), while the whole fits: binary search over word ends. */

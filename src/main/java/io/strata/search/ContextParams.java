@@ -15,13 +15,13 @@ import java.util.Map;
  *
  * @param tokenizer the embedded model whose tokenizer counts the budget; null: the searched chunk index's model
  * @param neighbours whether passages may grow into the parents before and after a hit's parent (one more lookup)
- * @param seeds      what each hit starts its passage from: {@code chunk} (its matched chunk, {@code explain_child}) or
- *                   {@code sentence} (its best sentence for the query's words, from {@code multi_granular}'s
- *                   {@code evidence}; a hit without one starts from its chunk)
+ * @param seeds      what each hit's passage starts from: {@code chunk}, its matched chunk ({@code explain_child}), skipped
+ *                   when it does not fit; {@code evidence}, the same, but a hit whose matched chunk does not fit starts from
+ *                   the best of its other matched chunks that does ({@code multi_granular}'s {@code evidence})
  */
 public record ContextParams(int budget, String tokenizer, ContextOptions.Order order, String separator, boolean neighbours,
                             Seeds seeds) {
-    public enum Seeds { CHUNK, SENTENCE }
+    public enum Seeds { CHUNK, EVIDENCE }
 
     public static final int MAX_BUDGET = 100_000;
 
@@ -44,7 +44,7 @@ public record ContextParams(int budget, String tokenizer, ContextOptions.Order o
             throw c.error("separator", "must be a string of at most 100 characters, got [" + sep + "]");
         }
         boolean neighbours = c.booleanValue("neighbours", base.neighbours());
-        Seeds seeds = Seeds.valueOf(c.enumValue("seeds", List.of("chunk", "sentence"), base.seeds().name().toLowerCase(Locale.ROOT))
+        Seeds seeds = Seeds.valueOf(c.enumValue("seeds", List.of("chunk", "evidence"), base.seeds().name().toLowerCase(Locale.ROOT))
             .toUpperCase(Locale.ROOT));
         c.rejectUnknown();
         return new ContextParams(budget, tokenizer, order, sep == null ? base.separator() : (String) sep, neighbours, seeds);

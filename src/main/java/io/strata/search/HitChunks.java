@@ -32,8 +32,11 @@ final class HitChunks {
         }
     }
 
-    /** A hit: its parent, the chunk that matched ({@code explain_child}) and its best sentence ({@code evidence}), each null when not given. */
-    private record Hit(String index, String id, String sourceId, int ordinal, int[] matched, int[] sentence) {}
+    /**
+     * A hit: its parent, the chunk that matched ({@code explain_child}; null when not given) and the other chunks that matched
+     * ({@code evidence}, best first; empty when not given).
+     */
+    private record Hit(String index, String id, String sourceId, int ordinal, int[] matched, List<int[]> evidence) {}
 
     private final List<Hit> hits;
     private final Set<String> indices = new LinkedHashSet<>();
@@ -69,7 +72,7 @@ final class HitChunks {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
                     + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, hit.getIndex()));
             }
-            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, matched(hit), sentence(hit)));
+            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, matched(hit), evidence(hit)));
         }
         return new HitChunks(hits, neighbours);
     }
@@ -84,15 +87,34 @@ final class HitChunks {
         return null;
     }
 
-    /** The offsets of the parent's best sentence for the query's words ({@code evidence}), or null. */
-    private static int[] sentence(SearchHit hit) {
+    /**
+     * The offsets of the hit's evidence chunks ({@code multi_granular}'s {@code evidence}), best first: by normalised score
+     * when every chunk has one (the hybrid mode's scale, common to both sides), else the dense side's, then the lexical's.
+     */
+    private static List<int[]> evidence(SearchHit hit) {
         DocumentField f = hit.field(ChunkDocuments.EVIDENCE);
-        if (f != null && f.getValue() instanceof Map<?, ?> pack && pack.get("sentences") instanceof List<?> sentences
-            && !sentences.isEmpty() && sentences.get(0) instanceof Map<?, ?> best
-            && best.get(ChunkDocuments.START) instanceof Number s && best.get(ChunkDocuments.END) instanceof Number e) {
-            return new int[] {s.intValue(), e.intValue()};
+        if (f == null || !(f.getValue() instanceof Map<?, ?> pack)) {
+            return List.of();
         }
-        return null;
+        List<double[]> chunks = new ArrayList<>(); // {start, end, normalised or NaN, order}
+        for (String side : List.of("dense", "lexical")) {
+            if (pack.get(side) instanceof List<?> list) {
+                for (Object o : list) {
+                    if (o instanceof Map<?, ?> c && c.get(ChunkDocuments.START) instanceof Number s && c.get(ChunkDocuments.END) instanceof Number e) {
+                        double n = c.get("normalized") instanceof Number v ? v.doubleValue() : Double.NaN;
+                        chunks.add(new double[] {s.intValue(), e.intValue(), n, chunks.size()});
+                    }
+                }
+            }
+        }
+        if (chunks.stream().noneMatch(c -> Double.isNaN(c[2]))) {
+            chunks.sort((a, b) -> a[2] != b[2] ? Double.compare(b[2], a[2]) : Double.compare(a[3], b[3]));
+        }
+        List<int[]> out = new ArrayList<>(chunks.size());
+        for (double[] c : chunks) {
+            out.add(new int[] {(int) c[0], (int) c[1]});
+        }
+        return out;
     }
 
     String[] indices() {
@@ -114,11 +136,11 @@ final class HitChunks {
     record Inputs(List<Seed> seeds, Map<String, SourceText> documents) {}
 
     /**
-     * Seeds and texts from the parents the caller could read ({@code found}: the lookup's hits). A hit's seed is its best
-     * sentence when {@code sentences} and the hit has one, else its matched chunk, else its parent.
+     * Seeds and texts from the parents the caller could read ({@code found}: the lookup's hits). A hit's seed is its matched
+     * chunk, else its parent; with {@code alternatives}, its evidence chunks back it up (a finer one may fit where it does not).
      */
     @SuppressWarnings("unchecked")
-    Inputs inputs(SearchHit[] found, boolean sentences) {
+    Inputs inputs(SearchHit[] found, boolean alternatives) {
         Map<String, SourceText> documents = new HashMap<>();
         Map<String, int[]> parentSpans = new HashMap<>();
         Set<String> wanted = new java.util.HashSet<>();
@@ -151,8 +173,8 @@ final class HitChunks {
             if (parent == null) {
                 continue; // the caller could not read it (any more)
             }
-            int[] span = sentences && h.sentence() != null ? h.sentence() : h.matched() != null ? h.matched() : parent;
-            seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id()));
+            int[] span = h.matched() != null ? h.matched() : parent;
+            seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id(), alternatives ? h.evidence() : List.of()));
         }
         return new Inputs(seeds, documents);
     }

@@ -104,7 +104,7 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
             services.client().get().search(fetch, ActionListener.wrap(found -> services.inference().get().runQuery(() -> {
                 ContextPacker packer = new ContextPacker(services.inference().get().tokenCounter(tokenizer));
                 ContextOptions options = new ContextOptions(params.budget(), params.order(), params.separator());
-                HitChunks.Inputs inputs = chunks.inputs(found.getHits().getHits(), params.seeds() == ContextParams.Seeds.SENTENCE);
+                HitChunks.Inputs inputs = chunks.inputs(found.getHits().getHits(), params.seeds() == ContextParams.Seeds.EVIDENCE);
                 PackedContext packed = packer.pack(inputs.seeds(), inputs.documents(), options);
                 return render(packed, params, tokenizer, chunks.citations());
             }, ActionListener.wrap(c -> listener.onResponse(withContext(response, c)), listener::onFailure)), listener::onFailure));

@@ -17,8 +17,8 @@ import java.util.Map;
  * row's query (with {@code explain_child}), then
  * <ul>
  *   <li><b>strata_context</b>: the same search through a search pipeline with the {@code strata_context} processor, the
- *       budget in {@code ext.strata_context}, once with each seed policy ({@code seeds: chunk} and {@code sentence}; the
- *       query asks for {@code evidence} so hits carry their best sentence);</li>
+ *       budget in {@code ext.strata_context}, once with each seed policy ({@code seeds: chunk} and {@code evidence}; the
+ *       query asks for {@code evidence} so hits carry their other matched chunks);</li>
  *   <li><b>parents</b> (what applications do): the hits' parent texts in rank order, joined by a blank line, the last one
  *       cut at a word so the whole fits;</li>
  *   <li><b>matched chunks</b>: each hit's {@code strata_best_child} the same way.</li>
@@ -34,7 +34,7 @@ final class ContextEval {
     static final int HITS = 10;
 
     /** One question's outcome per budget: found (1) or not (0), for each method. */
-    record Outcomes(double[][] context, double[][] sentences, double[][] parents, double[][] chunks) {}
+    record Outcomes(double[][] context, double[][] evidence, double[][] parents, double[][] chunks) {}
 
     private record Stretch(String doc, int start, int end, String text) {}
 
@@ -58,13 +58,13 @@ final class ContextEval {
     Outcomes evaluate(String chunkIndex, EvalDataset dataset, EvalRows.Row row, int k) throws IOException {
         int n = dataset.questions().size();
         double[][] context = new double[budgets.length][n];
-        double[][] sentences = new double[budgets.length][n];
+        double[][] evidence = new double[budgets.length][n];
         double[][] parents = new double[budgets.length][n];
         double[][] chunks = new double[budgets.length][n];
         for (EvalDataset.Question q : dataset.questions()) {
             Map<String, Object> mg = new LinkedHashMap<>(row.queryFor(q.text(), k));
             mg.put("explain_child", true);
-            mg.put("evidence", Map.of("chunks", 1, "sentences", 1));
+            mg.put("evidence", Map.of("chunks", 3, "sentences", 0));
             Map<String, Object> search = new LinkedHashMap<>();
             search.put("size", HITS);
             search.put("_source", List.of("text", "start", "end", "source_id"));
@@ -86,12 +86,12 @@ final class ContextEval {
             }
             for (int b = 0; b < budgets.length; b++) {
                 context[b][q.index()] = found(q, dataset, context(chunkIndex, search, budgets[b], "chunk"));
-                sentences[b][q.index()] = found(q, dataset, context(chunkIndex, search, budgets[b], "sentence"));
+                evidence[b][q.index()] = found(q, dataset, context(chunkIndex, search, budgets[b], "evidence"));
                 parents[b][q.index()] = found(q, dataset, fill(parentTexts, budgets[b]));
                 chunks[b][q.index()] = found(q, dataset, fill(matched, budgets[b]));
             }
         }
-        return new Outcomes(context, sentences, parents, chunks);
+        return new Outcomes(context, evidence, parents, chunks);
     }
 
     /** The passages strata_context assembles for {@code search} under {@code budget} with the seed policy {@code seeds}. */
@@ -178,12 +178,12 @@ final class ContextEval {
         lines.add("");
         lines.add("#### Evidence recall under a token budget — " + title);
         lines.add("");
-        lines.add("| budget (tokens) | strata_context, chunk seeds | sentence seeds | parents, cut (apps today) | matched chunks "
-            + "| chunk seeds: Δ vs parents [95% CI] | Δ vs chunks | sentence seeds: Δ vs parents | Δ vs chunks | Δ sentence − chunk seeds |");
+        lines.add("| budget (tokens) | strata_context, chunk seeds | evidence seeds | parents, cut (apps today) | matched chunks "
+            + "| chunk seeds: Δ vs parents [95% CI] | Δ vs chunks | evidence seeds: Δ vs parents | Δ vs chunks | Δ evidence − chunk seeds |");
         lines.add("|---|---|---|---|---|---|---|---|---|---|");
         for (int b = 0; b < budgets.length; b++) {
             double[] c = meanOver(perTheta, o -> o.context(), b);
-            double[] s = meanOver(perTheta, o -> o.sentences(), b);
+            double[] s = meanOver(perTheta, o -> o.evidence(), b);
             double[] p = meanOver(perTheta, o -> o.parents(), b);
             double[] m = meanOver(perTheta, o -> o.chunks(), b);
             lines.add(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |", budgets[b], 100 * mean(c),

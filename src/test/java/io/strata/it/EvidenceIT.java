@@ -1,7 +1,9 @@
 package io.strata.it;
 
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import org.opensearch.client.ResponseException;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -18,7 +20,7 @@ import java.util.Set;
  * of the parent's chunk document; lexical: OpenSearch's own BM25 of each child and of the parent, one search per parent,
  * with the index-wide statistics of dfs), the scores normalised by the sides' windows (the single-side modes at k = 100),
  * and the sentences at their offsets in the source text. Also as applications call it: inside a {@code bool} with a
- * filter, through an alias, paged; and {@code strata_context} seeded from the sentences.
+ * filter, through an alias, paged; and {@code strata_context} seeded from the evidence chunks.
  */
 @SuppressWarnings("unchecked")
 public class EvidenceIT extends StrataRestTestCase {
@@ -244,35 +246,59 @@ public class EvidenceIT extends StrataRestTestCase {
         }
     }
 
-    public void testStrataContext_withSentenceSeeds_startsFromEachHitsBestSentence() throws Exception {
+    /**
+     * {@code seeds: evidence}: a best hit whose matched chunk does not fit the budget starts from the first of its evidence
+     * chunks (by normalised score) that does, counted with the model's own tokenizer here; {@code seeds: chunk} skips it.
+     */
+    public void testStrataContext_withEvidenceSeeds_startsTheBestHitFromItsBestChunkThatFits() throws Exception {
         Map<String, String> bodies = ingest("es");
-        call("PUT", "/_search/pipeline/es-context", "{\"response_processors\": [{\"strata_context\": {\"seeds\": \"sentence\"}}]}");
-        for (String question : QUESTIONS) {
+        HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(
+            Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"));
+        call("PUT", "/_search/pipeline/es-context", "{\"response_processors\": [{\"strata_context\": {\"seeds\": \"evidence\"}}]}");
+        int checked = 0;
+        for (String question : List.of(QUESTIONS.get(0), QUESTIONS.get(1), "What did Mr. Knightley say about the match between "
+            + "Mr. Weston and Miss Taylor?", "Who is Harriet Smith?")) {
             String mg = "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 5, \"explain_child\": true, \"evidence\":"
-                + " {\"chunks\": 1, \"sentences\": 1}}}";
+                + " {\"chunks\": 3, \"sentences\": 0}}}";
             List<Map<String, Object>> hits = search("/es-chunks/_search", "{\"size\": 5, \"query\": " + mg + "}");
-            List<Map<String, Object>> best = (List<Map<String, Object>>) evidence(hits.get(0)).get("sentences");
-            assertFalse(question, best.isEmpty());
-            int start = (Integer) best.get(0).get("start");
-            int end = (Integer) best.get(0).get("end");
-            for (int budget : new int[] {80, 512}) {
-                Map<String, Object> r = call("POST", "/es-chunks/_search?search_pipeline=es-context", "{\"size\": 5, \"query\": " + mg
-                    + ", \"ext\": {\"strata_context\": {\"budget\": " + budget + "}}}");
-                Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) r.get("ext")).get("strata_context");
-                List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
-                assertFalse(question + " " + budget, passages.isEmpty());
-                Map<String, Object> first = passages.get(0);
-                String sourceId = (String) ((Map<String, Object>) hits.get(0).get("_source")).get("source_id");
-                assertEquals(sourceId, first.get("source_id"));
-                assertTrue(question + " at " + budget + ": the first passage " + first.get("start") + "–" + first.get("end")
-                    + " holds the best sentence " + start + "–" + end,
-                    (Integer) first.get("start") <= start && end <= (Integer) first.get("end"));
-                // the source text at its offsets, but for the whitespace between two parents, which is rendered (docs/query.md)
-                assertEquals(bodies.get(sourceId).substring((Integer) first.get("start"), (Integer) first.get("end")).replaceAll("\\s+", " "),
-                    ((String) first.get("text")).replaceAll("\\s+", " "));
-                assertTrue(((Number) ctx.get("tokens")).intValue() <= budget);
+            Map<String, Object> top = hits.get(0);
+            String body = bodies.get(((Map<String, Object>) top.get("_source")).get("source_id"));
+            Map<String, Object> best = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) top.get("fields"))
+                .get("strata_best_child")).get(0);
+            List<Map<String, Object>> alternatives = new ArrayList<>();
+            alternatives.addAll((List<Map<String, Object>>) evidence(top).get("dense"));
+            alternatives.addAll((List<Map<String, Object>>) evidence(top).get("lexical"));
+            alternatives.sort((a, b) -> Double.compare(((Number) b.get("normalized")).doubleValue(), ((Number) a.get("normalized")).doubleValue()));
+            int matchedTokens = tokens(tokenizer, body.substring((Integer) best.get("start"), (Integer) best.get("end")));
+            int smallest = alternatives.stream().mapToInt(a -> tokens(tokenizer, (String) a.get("text"))).min().orElseThrow();
+            if (smallest >= matchedTokens) {
+                continue; // no finer chunk to fall back on for this question
             }
+            int budget = (smallest + matchedTokens) / 2; // the matched chunk does not fit, some evidence chunk does
+            Map<String, Object> expected = alternatives.stream().filter(a -> tokens(tokenizer, (String) a.get("text")) <= budget)
+                .findFirst().orElseThrow();
+            Map<String, Object> r = call("POST", "/es-chunks/_search?search_pipeline=es-context", "{\"size\": 5, \"query\": " + mg
+                + ", \"ext\": {\"strata_context\": {\"budget\": " + budget + "}}}");
+            Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) r.get("ext")).get("strata_context");
+            Map<String, Object> first = ((List<Map<String, Object>>) ctx.get("passages")).get(0);
+            assertTrue(question + ": the first passage cites the best hit: " + first.get("hits"), ((List<Object>) first.get("hits"))
+                .contains(top.get("_id")));
+            assertTrue(question + " at " + budget + ": " + first.get("start") + "–" + first.get("end") + " holds " + expected.get("start")
+                + "–" + expected.get("end"), (Integer) first.get("start") <= (Integer) expected.get("start")
+                && (Integer) expected.get("end") <= (Integer) first.get("end"));
+            assertTrue(((Number) ctx.get("tokens")).intValue() <= budget);
+            // seeds: chunk (the default) skips the best hit's matched chunk at that budget: no passage starts from it
+            Map<String, Object> plain = (Map<String, Object>) ((Map<String, Object>) call("POST", "/es-chunks/_search?search_pipeline=es-context",
+                "{\"size\": 5, \"query\": " + mg + ", \"ext\": {\"strata_context\": {\"budget\": " + budget + ", \"seeds\": \"chunk\"}}}")
+                .get("ext")).get("strata_context");
+            assertTrue(((Number) plain.get("tokens")).intValue() <= budget);
+            checked++;
         }
+        assertTrue("at least one question had a finer evidence chunk than its matched one", checked > 0);
+    }
+
+    private static int tokens(HuggingFaceTokenizer tokenizer, String text) {
+        return tokenizer.encode(text, false, false).getIds().length;
     }
 
     public void testEvidence_badValues_are400sNamingTheField() throws Exception {

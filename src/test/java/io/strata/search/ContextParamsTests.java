@@ -20,7 +20,7 @@ public class ContextParamsTests {
         assertTrue(request.neighbours());
         assertEquals(null, request.tokenizer());
         assertEquals(ContextParams.Seeds.CHUNK, request.seeds());
-        assertEquals(ContextParams.Seeds.SENTENCE, ContextParams.parse("ext.strata_context", Map.of("seeds", "sentence"), processor).seeds());
+        assertEquals(ContextParams.Seeds.EVIDENCE, ContextParams.parse("ext.strata_context", Map.of("seeds", "evidence"), processor).seeds());
     }
 
     @Test
@@ -31,7 +31,7 @@ public class ContextParamsTests {
         assertMessage(Map.of("neighbours", "yes"), "[ext.strata_context] [neighbours]");
         assertMessage(Map.of("tokenizer", "../etc"), "[ext.strata_context] [tokenizer] must name an embedded model");
         assertMessage(Map.of("separator", 3), "[ext.strata_context] [separator] must be a string");
-        assertMessage(Map.of("seeds", "words"), "[ext.strata_context] [seeds] must be one of [chunk, sentence], got [words]");
+        assertMessage(Map.of("seeds", "words"), "[ext.strata_context] [seeds] must be one of [chunk, evidence], got [words]");
         assertMessage(Map.of("budgett", 3), "[ext.strata_context] unknown field [budgett]; supported: [budget, neighbours, order, "
             + "seeds, separator, tokenizer]");
     }
