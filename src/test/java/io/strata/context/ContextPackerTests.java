@@ -105,6 +105,27 @@ public class ContextPackerTests {
     }
 
     @Test
+    public void testPack_aSeedThatDoesNotFit_startsFromTheFirstOfItsAlternativesThatFits_citingTheHit() {
+        Chunk big = PARENTS.get(3).parent();
+        Chunk tooBig = child(3, 1, 0);
+        Chunk fits = child(3, 2, 3);
+        Chunk other = PARENTS.subList(9, 30).stream().flatMap(p -> p.children().stream()).filter(c -> c.level() == 2)
+            .min(java.util.Comparator.comparingInt(c -> WORDS.count(c.text()))).orElseThrow();
+        int budget = WORDS.count(fits.text()) + WORDS.count(other.text());
+        assertTrue("the first alternative does not fit either", WORDS.count(tooBig.text()) > budget);
+        List<Seed> seeds = List.of(new Seed("emma", big.start(), big.end(), 0, "hit0",
+            List.of(new int[] {tooBig.start(), tooBig.end()}, new int[] {fits.start(), fits.end()})), seed(other, 1));
+        PackedContext c = pack(seeds, emma(o -> true), budget, ContextOptions.Order.RANK);
+        assertEquals(List.of("hit0", "hit1"), c.passages().stream().map(p -> p.hits().get(0)).toList());
+        assertEquals(List.of(fits.start(), fits.end()), List.of(c.passages().get(0).start(), c.passages().get(0).end()));
+        assertFalse(c.passages().get(0).truncated());
+        // without alternatives the best hit gets its parent's first words, cut (as before)
+        PackedContext without = pack(List.of(seed(big, 0), seed(other, 1)), emma(o -> true), budget, ContextOptions.Order.RANK);
+        assertEquals(big.start(), without.passages().get(0).start());
+        assertTrue(without.passages().get(0).truncated());
+    }
+
+    @Test
     public void testPack_growsIntoTheNeighbouringParents() {
         Chunk matched = child(5, 2, 1);
         PackedContext c = pack(List.of(seed(matched, 0)), emma(o -> true), 900, ContextOptions.Order.RANK);
