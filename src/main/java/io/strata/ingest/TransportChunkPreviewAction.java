@@ -47,7 +47,9 @@ import java.util.TreeSet;
  *  "granularities": [0.5, 0.25],
  *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model),
  *  "context": {"fields": ["title"], "section": true}, "document": {"title": "..."}: the processor's contextual headers,
- *  with the other fields of the source document they read}
+ *  with the other fields of the source document they read,
+ *  "children": {"embedding": "separate" | "late"}, "vectors": true, "query_text": "...", "compare_embedding": true:
+ *  the chunks' vectors, scores and best chunks per child embedding mode ({@link PreviewEmbeddings})}
  * </pre>
  * With an embedded embedding model every chunk carries its {@code tokens} as embedded (the model's passage prefix, special
  * tokens and its context header included; {@code truncated: true} above the model's limit), and the answer its
