@@ -115,6 +115,10 @@ final class PreviewEmbeddings {
             done.put(mode, vectors);
             embedModes(options, parents, headers, inference, k + 1, done, listener);
         }, listener::onFailure);
+        if (parents.isEmpty()) { // a blank text: nothing to send to the model
+            next.onResponse(List.of());
+            return;
+        }
         if (mode == ChildEmbedding.LATE) {
             List<Embedder.SpannedText> texts = new ArrayList<>(parents.size());
             parents.forEach(p -> texts.add(headers.spanned(p)));

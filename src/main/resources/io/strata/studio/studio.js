@@ -150,7 +150,8 @@ function renderChunks(view, text, result, marked) {
           holders.push(['level ' + c.level + ' child ' + c.ordinal + ': ' + size(c) + ', [' + c.start + ', ' + c.end + ')']);
         }
       }
-      const seg = el('span', { class: 'seg' + (best && best.start <= from && to <= best.end ? ' best' : '') }, text.slice(from, to));
+      // stretches start at chunk starts: the best chunk holds those starting inside it
+      const seg = el('span', { class: 'seg' + (best && best.start <= from && from < best.end ? ' best' : '') }, text.slice(from, to));
       seg.dataset.start = from;
       seg.dataset.end = to;
       seg.title = holders.join('\n');

@@ -314,8 +314,26 @@ public class StudioIT extends StrataRestTestCase {
             outlined += row.getAttribute("class").contains("best-differs") && k == 0 ? 1 : 0;
         }
         assertEquals(differs, outlined);
-        assertFalse("B highlights its best chunks in the text", driver().findElements(By.cssSelector("#compare-b .seg.best")).isEmpty());
+        for (String[] side : new String[][] { { "compare-a", "separate" }, { "compare-b", "late" } }) {
+            List<WebElement> bands = driver().findElements(By.cssSelector("#" + side[0] + " .parent"));
+            assertEquals(parents.size(), bands.size());
+            for (int p = 0; p < parents.size(); p++) {
+                Map<String, Object> parent = parents.get(p);
+                Map<String, Object> best = (Map<String, Object>) ((Map<String, Object>) parent.get("best")).get(side[1]);
+                Object start = parent.get("start");
+                for (Map<String, Object> c : (List<Map<String, Object>>) parent.get("children")) {
+                    if (c.get("level").equals(best.get("level")) && c.get("ordinal").equals(best.get("ordinal"))) {
+                        start = c.get("start");
+                    }
+                }
+                List<WebElement> marked = bands.get(p).findElements(By.cssSelector(".seg.best"));
+                assertFalse(side[1] + ": parent " + p + " highlights its best chunk", marked.isEmpty());
+                assertEquals(side[1] + ": parent " + p + "'s best chunk", start.toString(), marked.get(0).getAttribute("data-start"));
+            }
+        }
         screenshot("compare-late");
+        ((JavascriptExecutor) driver()).executeScript("arguments[0].scrollIntoView()", byId("compare-scores"));
+        screenshot("compare-late-scores");
     }
 
     /** A Markdown guide: three chapters of Emma as sections with sub-sections, paragraphs as prose. */
