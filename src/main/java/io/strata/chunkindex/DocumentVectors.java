@@ -4,7 +4,6 @@ import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
-import io.strata.chunking.Span;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -144,15 +143,7 @@ final class DocumentVectors {
         List<Embedder.SpannedText> out = new ArrayList<>();
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
-                ChunkedParent p = parents.get(i);
-                String text = headers.embedded(p.parent());
-                // the children's spans in the parent's text, moved past its header (which belongs to no child)
-                int base = p.parent().start() - (text.length() - p.parent().text().length());
-                List<Span> spans = new ArrayList<>(p.children().size());
-                for (Chunk c : p.children()) {
-                    spans.add(new Span(c.start() - base, c.end() - base));
-                }
-                out.add(new Embedder.SpannedText(text, spans));
+                out.add(headers.spanned(parents.get(i)));
             }
         }
         return out;

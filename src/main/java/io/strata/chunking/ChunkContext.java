@@ -175,6 +175,20 @@ public record ChunkContext(List<String> fields, boolean section, boolean lexical
         public String embedded(Chunk chunk) {
             return ChunkContext.embedded(of(chunk), chunk.text());
         }
+
+        /**
+         * Late chunking's input for {@code parent}: the text its parent is embedded as, with its children's spans in that
+         * text ({@link ChunkedParent#children()} order), moved past the parent's header, which belongs to no child.
+         */
+        public Embedder.SpannedText spanned(ChunkedParent parent) {
+            String text = embedded(parent.parent());
+            int base = parent.parent().start() - (text.length() - parent.parent().text().length());
+            List<Span> spans = new ArrayList<>(parent.children().size());
+            for (Chunk c : parent.children()) {
+                spans.add(new Span(c.start() - base, c.end() - base));
+            }
+            return new Embedder.SpannedText(text, spans);
+        }
     }
 
     /** At most {@value #MAX_HEADER_CHARS} characters: cut at the last space before the limit, marked with "…". */

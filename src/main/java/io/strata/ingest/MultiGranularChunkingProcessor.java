@@ -11,6 +11,7 @@ import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.ConfigException;
 import io.strata.inference.Chunkers;
+import io.strata.inference.InferenceService;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.stats.StrataStats;
@@ -274,7 +275,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(modelField, e.getMessage());
             }
-            ChildEmbedding childEmbedding = childEmbedding(config, embed ? model : null);
+            ChildEmbedding childEmbedding = childEmbedding(config.remove(ChildEmbedding.FIELD), embed ? model : null, services.inference());
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
             ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
@@ -282,12 +283,14 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services);
         }
 
-        /** {@code children}, and whether the pipeline's model can embed children that way (null model: no vectors). */
-        private ChildEmbedding childEmbedding(Map<String, Object> config, ModelRef model) {
-            ChildEmbedding mode = ChildEmbedding.parse(config.remove(ChildEmbedding.FIELD));
+        /**
+         * {@code children}, and whether {@code model} can embed children that way (null model: no vectors); {@code _chunk}
+         * reads its {@code children} here too, so both answer with the same errors.
+         */
+        static ChildEmbedding childEmbedding(Object children, ModelRef model, InferenceService inference) {
+            ChildEmbedding mode = ChildEmbedding.parse(children);
             if (mode == ChildEmbedding.LATE) {
-                String problem = model == null ? "[embed] is false: there are no vectors to pool"
-                    : services.inference().lateChunkingProblem(model);
+                String problem = model == null ? "[embed] is false: there are no vectors to pool" : inference.lateChunkingProblem(model);
                 if (problem != null) {
                     String reason = "[late] cannot be used: " + problem + "; use [separate]";
                     throw new ConfigException(ChildEmbedding.FIELD + ".embedding", "[" + ChildEmbedding.FIELD + ".embedding] " + reason, reason);

@@ -47,7 +47,9 @@ import java.util.TreeSet;
  *  "granularities": [0.5, 0.25],
  *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model),
  *  "context": {"fields": ["title"], "section": true}, "document": {"title": "..."}: the processor's contextual headers,
- *  with the other fields of the source document they read}
+ *  with the other fields of the source document they read,
+ *  "children": {"embedding": "separate" | "late"}, "vectors": true, "query_text": "...", "compare_embedding": true:
+ *  the chunks' vectors, scores and best chunks per child embedding mode ({@link PreviewEmbeddings})}
  * </pre>
  * With an embedded embedding model every chunk carries its {@code tokens} as embedded (the model's passage prefix, special
  * tokens and its context header included; {@code truncated: true} above the model's limit), and the answer its
@@ -65,6 +67,10 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
     static final int MAX_CHARS = 1_000_000;
     private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "format", "strategy", "granularities", "model",
         "model_id", ChunkContext.FIELD, "document"));
+
+    static {
+        KEYS.addAll(PreviewEmbeddings.KEYS);
+    }
 
     /** Where previews run: text analysis for a user to look at, like {@code _analyze} (a small fixed pool with a queue). */
     static final String EXECUTOR = ThreadPool.Names.ANALYZE;
@@ -97,6 +103,7 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         String text;
         MultiGranularChunker chunker;
         ChunkContext.Headers headers;
+        PreviewEmbeddings.Options embedding;
         try {
             ConfigMap config = new ConfigMap("_chunk", "", body).expect(KEYS);
             config.rejectUnknown();
@@ -119,6 +126,7 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
             chunker = chunkers.parse(body, model);
             ChunkContext context = ChunkContext.parse(body.remove(ChunkContext.FIELD), chunker.format(), true);
             headers = context == null ? null : headers(context, document);
+            embedding = PreviewEmbeddings.parse(config, model, chunkers.inference());
         } catch (ConfigException e) {
             listener.onFailure(new IllegalArgumentException(
                 e.getMessage().startsWith("[_chunk]") ? e.getMessage() : "[_chunk] " + e.getMessage(), e));
@@ -129,16 +137,35 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         }
         long start = System.nanoTime();
         Chunkers.run(chunkers.inference(), chunker, c -> counted(c, c.chunkWithEvidence(text), headers),
-            ActionListener.wrap(preview -> listener.onResponse(new RenderedResponse(BytesReference.bytes(
-                toXContent(chunker, preview, headers, (System.nanoTime() - start) / 1_000_000)), RestStatus.OK)), listener::onFailure));
+            ActionListener.wrap(preview -> {
+                if (!embedding.embeds()) {
+                    listener.onResponse(rendered(chunker, preview, headers, start));
+                    return;
+                }
+                PreviewEmbeddings.compute(embedding, preview.result().parents(), headers == null ? ChunkContext.Headers.NONE : headers,
+                    chunkers.inference(), ActionListener.wrap(vectors -> listener.onResponse(rendered(chunker,
+                        new Preview(preview.result(), preview.tokens(), embedding, vectors), headers, start)), listener::onFailure));
+            }, listener::onFailure));
+    }
+
+    private static RenderedResponse rendered(MultiGranularChunker chunker, Preview preview, ChunkContext.Headers headers,
+                                             long start) throws IOException {
+        return new RenderedResponse(BytesReference.bytes(toXContent(chunker, preview, headers, (System.nanoTime() - start) / 1_000_000)),
+            RestStatus.OK);
     }
 
     /**
      * A preview's chunks with each chunk's tokens as it is embedded (the model's passage prefix, special tokens and, with
      * {@code context}, its header included), in the order of {@link ChunkedParent#all()}; no counts when the model's tokenizer
-     * is not known here (an ml-commons model).
+     * is not known here (an ml-commons model); with {@code vectors}, {@code query_text} or {@code compare_embedding}, the
+     * chunks' vectors ({@link PreviewEmbeddings}).
      */
-    record Preview(MultiGranularChunker.Result result, int[][] tokens) {}
+    record Preview(MultiGranularChunker.Result result, int[][] tokens, PreviewEmbeddings.Options embedding,
+                   PreviewEmbeddings.Vectors vectors) {
+        Preview(MultiGranularChunker.Result result, int[][] tokens) {
+            this(result, tokens, null, null);
+        }
+    }
 
     private static Preview counted(MultiGranularChunker chunker, MultiGranularChunker.Result result, ChunkContext.Headers headers) {
         ModelTokens tokens = chunker.tokens();
@@ -193,6 +220,10 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         if (chunker.format() == DocumentFormat.HTML) {
             b.field("document_text", result.index().text());
         }
+        PreviewEmbeddings.Vectors vectors = preview.vectors();
+        if (vectors != null) {
+            PreviewEmbeddings.renderSummary(b, preview.embedding(), vectors, result.parents());
+        }
         b.startArray("parents");
         for (int i = 0; i < result.parents().size(); i++) {
             ChunkedParent p = result.parents().get(i);
@@ -200,6 +231,10 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
             b.startObject();
             chunk(b, p.parent(), result.index(), headers);
             tokens(b, tokens, i, 0, limit);
+            if (vectors != null) {
+                PreviewEmbeddings.renderChunk(b, preview.embedding(), vectors, i, 0);
+                PreviewEmbeddings.renderBest(b, preview.embedding(), vectors, p, i);
+            }
             b.startArray("children");
             for (int c = 0; c < p.children().size(); c++) {
                 Chunk child = p.children().get(c);
@@ -207,6 +242,9 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
                 b.field("level", child.level());
                 chunk(b, child, result.index(), headers);
                 tokens(b, tokens, i, c + 1, limit);
+                if (vectors != null) {
+                    PreviewEmbeddings.renderChunk(b, preview.embedding(), vectors, i, c + 1);
+                }
                 b.endObject();
             }
             b.endArray();

@@ -103,6 +103,8 @@ function readConfig(container) {
   body.granularities = gran === '' ? [] : gran.split(',').map((g) => Number(g.trim()));
   const model = container.querySelector('.f-model').value.trim();
   if (model !== '') body.model = model;
+  const children = container.querySelector('.f-children').value;
+  if (children !== 'separate') body.children = { embedding: children };
   return body;
 }
 
@@ -131,6 +133,7 @@ function renderChunks(view, text, result, marked) {
       if (c.start > p.start && (!cuts.has(c.start) || cuts.get(c.start) > c.level)) cuts.set(c.start, c.level);
     }
     const points = [p.start, ...[...cuts.keys()].sort((a, b) => a - b), p.end];
+    const best = bestChunk(p); // with a question: the chunk that scores this parent
     const startCut = el('span', { class: 'cut l0' + (marked && marked.has(p.start) ? ' diff' : '') });
     startCut.title = 'parent ' + p.ordinal + ': ' + size(p) + ', [' + p.start + ', ' + p.end + ')';
     band.append(startCut);
@@ -147,7 +150,8 @@ function renderChunks(view, text, result, marked) {
           holders.push(['level ' + c.level + ' child ' + c.ordinal + ': ' + size(c) + ', [' + c.start + ', ' + c.end + ')']);
         }
       }
-      const seg = el('span', { class: 'seg' }, text.slice(from, to));
+      // stretches start at chunk starts: the best chunk holds those starting inside it
+      const seg = el('span', { class: 'seg' + (best && best.start <= from && from < best.end ? ' best' : '') }, text.slice(from, to));
       seg.dataset.start = from;
       seg.dataset.end = to;
       seg.title = holders.join('\n');
@@ -157,6 +161,56 @@ function renderChunks(view, text, result, marked) {
     at = p.end;
   });
   if (at < text.length) view.append(document.createTextNode(text.slice(at)));
+}
+
+/** The mode a side's answer is scored in (its one mode), or null without a question. */
+function scoredMode(result) {
+  const e = result.embedding;
+  return e && e.best ? e.modes[0] : null;
+}
+
+/** The chunk that scores parent {@code p} under the answer's mode ({@code p.best}), or null without a question. */
+function bestChunk(p) {
+  if (!p.best) return null;
+  const b = Object.values(p.best)[0];
+  return b.level === 0 ? p : p.children.find((c) => c.level === b.level && c.ordinal === b.ordinal) || null;
+}
+
+/** Each parent's chunks (the parent, then its children) as [level, start, end] keys: whether two answers cut the same chunks. */
+function chunkKeys(result) {
+  return JSON.stringify(result.parents.map((p) => [[0, p.start, p.end], ...p.children.map((c) => [c.level, c.start, c.end])]));
+}
+
+/**
+ * The Compare view's score table: one row per chunk with its score under A's and B's children mode; each side's best chunk
+ * of a parent marked, and the parents whose best chunk differs between the sides outlined. Returns how many differ.
+ */
+function renderScores(table, a, b, labelA, labelB) {
+  table.replaceChildren(el('tr', {}, el('th', {}, 'parent'), el('th', {}, 'chunk'), el('th', {}, 'words'), el('th', {}, 'text'),
+    el('th', {}, labelA), el('th', {}, labelB)));
+  let differs = 0;
+  a.parents.forEach((pa, i) => {
+    const pb = b.parents[i];
+    const chunksA = [pa, ...pa.children];
+    const chunksB = [pb, ...pb.children];
+    const bestA = bestChunk(pa);
+    const bestB = bestChunk(pb);
+    const ia = chunksA.indexOf(bestA);
+    const ib = chunksB.indexOf(bestB);
+    if (ia !== ib) differs++;
+    chunksA.forEach((c, k) => {
+      const level = k === 0 ? 0 : c.level;
+      const name = k === 0 ? 'parent' : 'level ' + level + ' #' + c.ordinal;
+      const snippet = c.text.length > 80 ? c.text.slice(0, 80) + '…' : c.text;
+      const row = el('tr', { class: 'chunk' + (ia !== ib ? ' best-differs' : ''), 'data-parent': String(i), 'data-chunk': String(k) },
+        el('td', {}, String(pa.ordinal)), el('td', {}, name), el('td', {}, String(c.words)), el('td', {}, snippet),
+        el('td', { class: 'score score-a' + (k === ia ? ' best' : '') }, Object.values(c.scores)[0].toFixed(4)),
+        el('td', { class: 'score score-b' + (k === ib ? ' best' : '') }, Object.values(chunksB[k].scores)[0].toFixed(4)));
+      table.append(row);
+    });
+  });
+  table.hidden = false;
+  return differs;
 }
 
 /**
@@ -344,6 +398,12 @@ async function runCompare() {
   let a;
   let b;
   try { a = readConfig($('cfg-b')); b = readConfig($('cfg-c')); } catch (e) { setStatus(status, e.message); return; }
+  const question = $('compare-question').value.trim();
+  if (question !== '') {
+    a.query_text = question;
+    b.query_text = question;
+  }
+  $('compare-scores').hidden = true;
   setStatus(status, 'chunking both…', true);
   const [ra, rb] = await Promise.allSettled([chunk(text, a), chunk(text, b)]);
   for (const [r, cfg] of [[ra, $('cfg-b')], [rb, $('cfg-c')]]) {
@@ -365,6 +425,18 @@ async function runCompare() {
     ' parents; B: ', el('span', { id: 'compare-count-b' }, String(rb.value.parents.length)), ' parents; boundaries only in A: ',
     el('span', { id: 'compare-only-a' }, String(onlyA.size)), ', only in B: ', el('span', { id: 'compare-only-b' }, String(onlyB.size)),
     ' (marked red)');
+  const modeA = scoredMode(ra.value);
+  const modeB = scoredMode(rb.value);
+  if (modeA && modeB) {
+    const diff = $('compare-diff');
+    if (chunkKeys(ra.value) === chunkKeys(rb.value)) {
+      const differs = renderScores($('compare-scores'), ra.value, rb.value, 'A: ' + modeA, 'B: ' + modeB);
+      diff.append('; best chunk (highlighted) differs in ', el('span', { id: 'compare-best-differs' }, String(differs)), ' of '
+        + ra.value.parents.length + ' parents (outlined in the table)');
+    } else {
+      diff.append('; the sides cut different chunks: each highlights its own best chunk per parent');
+    }
+  }
   setStatus(status, 'done');
 }
 

@@ -66,9 +66,149 @@ public class ChunkPreviewIT extends StrataRestTestCase {
         assertBad("{\"text\": \"Some text.\", \"granularities\": [0.2, 0.4]}", "strictly decreasing");
         assertBad("{\"text\": \"Some text.\", \"strategy\": null}", "[strategy] must be an object");
         assertBad("{\"text\": \"Some text.\", \"model\": \"no-such-model\"}", "unknown model [no-such-model]");
+        // children, vectors, query_text, compare_embedding (the processor's errors for children)
+        assertBad("{\"text\": \"Some text.\", \"children\": {\"embedding\": \"early\"}}",
+            "[_chunk] [children.embedding] must be one of [separate, late], got [early]");
+        assertBad("{\"text\": \"Some text.\", \"children\": {\"embedding\": \"late\"}, \"model\": \"bge-small-en-v15-q\"}",
+            "[_chunk] [children.embedding] [late] cannot be used: ");
+        assertBad("{\"text\": \"Some text.\", \"compare_embedding\": true, \"model\": \"bge-small-en-v15-q\"}",
+            "[_chunk] [compare_embedding] compares [separate] with [late] children, and [late] cannot be used: ");
+        assertBad("{\"text\": \"Some text.\", \"vectors\": \"yes\"}", "[_chunk] [vectors] must be true or false, got [yes]");
+        assertBad("{\"text\": \"Some text.\", \"query_text\": \"\"}", "[_chunk] [query_text] must be a non-empty string");
         // (the response body escapes the quotes of the usage it quotes)
         assertBad("[\"not an object\"]", "\"[_chunk] needs a body: {\\\"text\\\": ");
         assertBad("{\"text\": ", "\"granularities\\\": [...]}; the body is not valid: ");
+    }
+
+    /**
+     * The oracle for {@code compare_embedding}: the late vectors {@code _chunk} shows are those a {@code children: {"embedding":
+     * "late"}} pipeline stores for the same text, the separate ones are {@code _embed} of each chunk's text (purpose passage),
+     * bitwise; every score is {@code (1 + cos) / 2} against {@code _embed} of the query (purpose query), and each parent's best
+     * chunk per mode is the highest of them.
+     */
+    public void testPreview_compareEmbedding_equalsALatePipelinesVectorsAndEmbed_andScoresEachChunkUnderBothModes() throws Exception {
+        String text = emmaChapters().values().iterator().next();
+        String question = "Who did Miss Taylor marry?";
+        Map<String, Object> r = call("POST", PATH, json(Map.of("text", text, "strategy", Map.of("type", "recursive", "max_words", 150),
+            "granularities", List.of(0.5, 0.25), "compare_embedding", true, "vectors", true, "query_text", question)));
+        Map<String, Object> summary = (Map<String, Object>) r.get("embedding");
+        assertEquals("e5-small-v2-q", summary.get("model"));
+        assertEquals(List.of("separate", "late"), summary.get("modes"));
+        assertEquals(question, summary.get("query_text"));
+        List<Map<String, Object>> parents = (List<Map<String, Object>>) r.get("parents");
+
+        putPipeline("preview-late", "{\"field\": \"body\", \"target_index\": \"preview-late-chunks\", \"strategy\": {\"type\": "
+            + "\"recursive\", \"max_words\": 150}, \"granularities\": [0.5, 0.25], \"children\": {\"embedding\": \"late\"}}");
+        call("PUT", "/preview-late-src/_doc/1?pipeline=preview-late&refresh=true", json(Map.of("body", text)));
+        List<Map<String, Object>> stored = chunksOf("preview-late-chunks", "1");
+        assertEquals(stored.size(), parents.size());
+
+        List<String> texts = new java.util.ArrayList<>();
+        for (Map<String, Object> p : parents) {
+            texts.add((String) p.get("text"));
+            ((List<Map<String, Object>>) p.get("children")).forEach(c -> texts.add((String) c.get("text")));
+        }
+        List<List<Number>> embedded = (List<List<Number>>) call("POST", "/_plugins/_strata/_embed",
+            json(Map.of("texts", texts, "purpose", "passage"))).get("vectors");
+        float[] query = floats(((List<List<Number>>) call("POST", "/_plugins/_strata/_embed",
+            json(Map.of("texts", List.of(question), "purpose", "query"))).get("vectors")).get(0));
+
+        int at = 0;
+        int childrenCompared = 0;
+        int bestDiffers = 0;
+        double top = Double.NEGATIVE_INFINITY;
+        for (int p = 0; p < parents.size(); p++) {
+            Map<String, Object> parent = parents.get(p);
+            assertEquals(stored.get(p).get("text"), parent.get("text"));
+            List<Map<String, Object>> chunks = new java.util.ArrayList<>();
+            chunks.add(parent);
+            chunks.addAll((List<Map<String, Object>>) parent.get("children"));
+            List<Map<String, Object>> storedChildren = ((List<Map<String, Object>>) stored.get(p).get("children")).stream()
+                .filter(c -> !Integer.valueOf(0).equals(c.get("level"))).toList();
+            assertEquals(chunks.size() - 1, storedChildren.size());
+            Map<String, double[]> best = new java.util.HashMap<>(); // mode -> [index, score]
+            for (int c = 0; c < chunks.size(); c++) {
+                Map<String, Object> chunk = chunks.get(c);
+                Map<String, Object> vectors = (Map<String, Object>) chunk.get("vectors");
+                float[] separate = floats((List<Number>) vectors.get("separate"));
+                float[] late = floats((List<Number>) vectors.get("late"));
+                Object storedVector = c == 0 ? stored.get(p).get("embedding") : storedChildren.get(c - 1).get("embedding");
+                if (c > 0) {
+                    assertEquals(storedChildren.get(c - 1).get("start"), chunk.get("start"));
+                    assertEquals(storedChildren.get(c - 1).get("end"), chunk.get("end"));
+                }
+                assertArrayEquals("parent " + p + " chunk " + c + ": late as the late pipeline stored it", floats((List<Number>) storedVector),
+                    late, 0f);
+                assertArrayEquals("parent " + p + " chunk " + c + ": separate as _embed of its text", floats(embedded.get(at++)), separate, 0f);
+                if (c == 0) {
+                    assertArrayEquals("the parent's vector is the same in both modes", separate, late, 0f);
+                } else {
+                    childrenCompared++;
+                }
+                assertEquals(cosine(separate, late), ((Number) chunk.get("separate_late_cosine")).doubleValue(), 1e-9);
+                Map<String, Object> scores = (Map<String, Object>) chunk.get("scores");
+                for (String mode : List.of("separate", "late")) {
+                    double expected = (1 + cosine(mode.equals("late") ? late : separate, query)) / 2;
+                    assertEquals(mode + " score of parent " + p + " chunk " + c, expected, ((Number) scores.get(mode)).doubleValue(), 1e-9);
+                    double[] b = best.get(mode);
+                    if (b == null || expected > b[1]) {
+                        best.put(mode, new double[] { c, expected });
+                    }
+                }
+            }
+            Map<String, Object> shownBest = (Map<String, Object>) parent.get("best");
+            for (String mode : List.of("separate", "late")) {
+                Map<String, Object> chunk = chunks.get((int) best.get(mode)[0]);
+                Map<String, Object> b = (Map<String, Object>) shownBest.get(mode);
+                assertEquals(mode + " best of parent " + p, chunk == parent ? 0 : chunk.get("level"), b.get("level"));
+                assertEquals(mode + " best of parent " + p, chunk.get("ordinal"), b.get("ordinal"));
+                assertEquals(best.get(mode)[1], ((Number) b.get("score")).doubleValue(), 1e-9);
+                top = Math.max(top, best.get(mode)[1]);
+            }
+            Map<String, Object> bs = (Map<String, Object>) shownBest.get("separate");
+            Map<String, Object> bl = (Map<String, Object>) shownBest.get("late");
+            bestDiffers += bs.get("level").equals(bl.get("level")) && bs.get("ordinal").equals(bl.get("ordinal")) ? 0 : 1;
+        }
+        assertEquals(texts.size(), at);
+        assertTrue(childrenCompared > parents.size() * 2);
+        Map<String, Object> textBest = (Map<String, Object>) summary.get("best");
+        double late = ((Number) ((Map<String, Object>) textBest.get("late")).get("score")).doubleValue();
+        double separate = ((Number) ((Map<String, Object>) textBest.get("separate")).get("score")).doubleValue();
+        assertEquals(top, Math.max(late, separate), 1e-12);
+        logger.info("compare_embedding: {} parents, best chunk differs between the modes in {}", parents.size(), bestDiffers);
+    }
+
+    public void testPreview_childrenLate_withoutCompare_showsTheLateModeOnly() throws Exception {
+        Map<String, Object> r = call("POST", PATH, json(Map.of("text", "Emma Woodhouse, handsome, clever, and rich. She had lived nearly "
+            + "twenty-one years in the world with very little to distress or vex her.", "strategy", Map.of("type", "recursive", "max_words", 20),
+            "children", Map.of("embedding", "late"), "query_text", "Who is Emma?")));
+        assertEquals(List.of("late"), ((Map<String, Object>) r.get("embedding")).get("modes"));
+        Map<String, Object> parent = ((List<Map<String, Object>>) r.get("parents")).get(0);
+        assertEquals(java.util.Set.of("late"), ((Map<String, Object>) parent.get("scores")).keySet());
+        assertNull("no vectors unless asked", parent.get("vectors"));
+        assertNull("no cosine without compare_embedding", parent.get("separate_late_cosine"));
+        Map<String, Object> plain = call("POST", PATH, json(Map.of("text", "Some text.", "children", Map.of("embedding", "late"))));
+        assertNull("children alone embeds nothing", plain.get("embedding"));
+    }
+
+    private static float[] floats(List<Number> v) {
+        float[] out = new float[v.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = v.get(i).floatValue();
+        }
+        return out;
+    }
+
+    private static double cosine(float[] a, float[] b) {
+        double dot = 0;
+        double na = 0;
+        double nb = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += (double) a[i] * b[i];
+            na += (double) a[i] * a[i];
+            nb += (double) b[i] * b[i];
+        }
+        return dot / Math.sqrt(na * nb);
     }
 
     private static void assertBad(String body, String expected) {

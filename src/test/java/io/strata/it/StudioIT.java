@@ -261,6 +261,81 @@ public class StudioIT extends StrataRestTestCase {
         screenshot("compare");
     }
 
+    /**
+     * Separate vs late children of the same text: both sides cut the chapter alike, A embeds children separately and B late;
+     * with a question every chunk's score under each mode, each parent's best chunk per side and the count of parents whose
+     * best chunk differs are those of one {@code _chunk} call with {@code compare_embedding}.
+     */
+    public void testCompareView_separateVsLateChildren_showsEachChunksScoreUnderBothModes_asTheChunkApi() throws Exception {
+        String text = chapter();
+        String question = "Who did Miss Taylor marry?";
+        Map<String, Object> rest = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
+            "strategy", Map.of("type", "recursive", "max_words", 150), "compare_embedding", true, "query_text", question)));
+        List<Map<String, Object>> parents = (List<Map<String, Object>>) rest.get("parents");
+        int chunks = 0;
+        int differs = 0;
+        for (Map<String, Object> p : parents) {
+            chunks += 1 + ((List<?>) p.get("children")).size();
+            Map<String, Object> best = (Map<String, Object>) p.get("best");
+            Map<String, Object> s = (Map<String, Object>) best.get("separate");
+            Map<String, Object> l = (Map<String, Object>) best.get("late");
+            differs += s.get("level").equals(l.get("level")) && s.get("ordinal").equals(l.get("ordinal")) ? 0 : 1;
+        }
+        open("chunk");
+        setValue(byId("chunk-text"), text);
+        byId("tab-compare").click();
+        setConfig("cfg-b", "recursive", 150);
+        setConfig("cfg-c", "recursive", 150);
+        new org.openqa.selenium.support.ui.Select(byId("cfg-c").findElement(By.className("f-children"))).selectByValue("late");
+        setValue(byId("compare-question"), question);
+        byId("compare-run").click();
+        awaitStatus("compare-status");
+        assertEquals("done", byId("compare-status").getText());
+        assertEquals("no boundary differs", "0", byId("compare-only-a").getText());
+        assertEquals(Integer.toString(differs), byId("compare-best-differs").getText());
+        List<WebElement> rows = driver().findElements(By.cssSelector("#compare-scores tr.chunk"));
+        assertEquals(chunks, rows.size());
+        int outlined = 0;
+        for (WebElement row : rows) {
+            int p = Integer.parseInt(row.getAttribute("data-parent"));
+            int k = Integer.parseInt(row.getAttribute("data-chunk"));
+            Map<String, Object> parent = parents.get(p);
+            Map<String, Object> chunk = k == 0 ? parent : ((List<Map<String, Object>>) parent.get("children")).get(k - 1);
+            Map<String, Object> scores = (Map<String, Object>) chunk.get("scores");
+            for (String[] side : new String[][] { { "score-a", "separate" }, { "score-b", "late" } }) {
+                WebElement cell = row.findElement(By.className(side[0]));
+                double expected = ((Number) scores.get(side[1])).doubleValue();
+                assertEquals(side[1] + " score of parent " + p + " chunk " + k, expected, Double.parseDouble(cell.getText()), 0.000051);
+                Map<String, Object> best = (Map<String, Object>) ((Map<String, Object>) parent.get("best")).get(side[1]);
+                boolean isBest = k == 0 ? best.get("level").equals(0)
+                    : best.get("level").equals(chunk.get("level")) && best.get("ordinal").equals(chunk.get("ordinal"));
+                assertEquals(side[1] + " best of parent " + p + " chunk " + k, isBest, cell.getAttribute("class").contains("best"));
+            }
+            outlined += row.getAttribute("class").contains("best-differs") && k == 0 ? 1 : 0;
+        }
+        assertEquals(differs, outlined);
+        for (String[] side : new String[][] { { "compare-a", "separate" }, { "compare-b", "late" } }) {
+            List<WebElement> bands = driver().findElements(By.cssSelector("#" + side[0] + " .parent"));
+            assertEquals(parents.size(), bands.size());
+            for (int p = 0; p < parents.size(); p++) {
+                Map<String, Object> parent = parents.get(p);
+                Map<String, Object> best = (Map<String, Object>) ((Map<String, Object>) parent.get("best")).get(side[1]);
+                Object start = parent.get("start");
+                for (Map<String, Object> c : (List<Map<String, Object>>) parent.get("children")) {
+                    if (c.get("level").equals(best.get("level")) && c.get("ordinal").equals(best.get("ordinal"))) {
+                        start = c.get("start");
+                    }
+                }
+                List<WebElement> marked = bands.get(p).findElements(By.cssSelector(".seg.best"));
+                assertFalse(side[1] + ": parent " + p + " highlights its best chunk", marked.isEmpty());
+                assertEquals(side[1] + ": parent " + p + "'s best chunk", start.toString(), marked.get(0).getAttribute("data-start"));
+            }
+        }
+        screenshot("compare-late");
+        ((JavascriptExecutor) driver()).executeScript("arguments[0].scrollIntoView()", byId("compare-scores"));
+        screenshot("compare-late-scores");
+    }
+
     /** A Markdown guide: three chapters of Emma as sections with sub-sections, paragraphs as prose. */
     private static String markdownGuide() {
         StringBuilder md = new StringBuilder("# Emma\n\n");
