@@ -2,12 +2,12 @@ package io.strata.chunking;
 
 import java.util.Arrays;
 
-/** Small numeric helpers shared by the embedding-based strategies. */
-final class Vectors {
+/** Small numeric helpers shared by the embedding-based strategies (and {@code _chunk}'s scores). */
+public final class Vectors {
     private Vectors() {}
 
     /** Cosine similarity; the vectors need not be unit length (0 when either is zero). */
-    static double cosine(float[] a, float[] b) {
+    public static double cosine(float[] a, float[] b) {
         if (a.length != b.length) {
             throw new IllegalArgumentException("vectors of different dimensions: " + a.length + " and " + b.length);
         }

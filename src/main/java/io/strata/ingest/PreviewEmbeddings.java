@@ -143,19 +143,7 @@ final class PreviewEmbeddings {
 
     /** The score of a {@code knn_vector} field with {@code cosinesimil} (Lucene's COSINE): {@code (1 + cos) / 2}. */
     static double score(float[] a, float[] b) {
-        return (1 + cosine(a, b)) / 2;
-    }
-
-    static double cosine(float[] a, float[] b) {
-        double dot = 0;
-        double na = 0;
-        double nb = 0;
-        for (int i = 0; i < a.length; i++) {
-            dot += (double) a[i] * b[i];
-            na += (double) a[i] * a[i];
-            nb += (double) b[i] * b[i];
-        }
-        return na == 0 || nb == 0 ? 0 : dot / Math.sqrt(na * nb);
+        return (1 + io.strata.chunking.Vectors.cosine(a, b)) / 2;
     }
 
     /** The answer's {@code embedding}: the model, the modes shown, the query and, with one, the best chunk of the text per mode. */
@@ -217,7 +205,7 @@ final class PreviewEmbeddings {
             b.endObject();
         }
         if (options.modes().size() > 1) {
-            b.field("separate_late_cosine", cosine(vectors.chunks().get(ChildEmbedding.SEPARATE).get(p).get(c),
+            b.field("separate_late_cosine", io.strata.chunking.Vectors.cosine(vectors.chunks().get(ChildEmbedding.SEPARATE).get(p).get(c),
                 vectors.chunks().get(ChildEmbedding.LATE).get(p).get(c)));
         }
         if (options.vectors()) {
