@@ -128,6 +128,14 @@ public final class ChunkingConfig {
     /** Parses {@code granularities} (null means the paper's [0.5, 0.25]; an empty list means parents only). */
     public static List<Double> parseGranularities(String field, Object value, int maxWords) {
         if (value == null) {
+            for (double g : MultiGranularChunker.DEFAULT_GRANULARITIES) {
+                if (MultiGranularChunker.childWords(maxWords, g) < 1) {
+                    throw new ConfigException(field, String.format(Locale.ROOT,
+                        "[%s] default %s gives children of less than one word (or token) at θ [%d]: set [%s] "
+                            + "(e.g. [] for parents only) or a larger θ", field, MultiGranularChunker.DEFAULT_GRANULARITIES,
+                        maxWords, field));
+                }
+            }
             return MultiGranularChunker.DEFAULT_GRANULARITIES;
         }
         if (!(value instanceof List<?> list)) {

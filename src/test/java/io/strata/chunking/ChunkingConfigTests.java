@@ -71,4 +71,14 @@ public class ChunkingConfigTests {
             () -> ChunkingConfig.parseGranularities("granularities", List.of(0.1), 4));
         assertTrue(e.getMessage(), e.getMessage().contains("less than one word"));
     }
+
+    @Test
+    public void testParseGranularities_defaultsThatGiveSubWordChildren_areAConfigErrorNamingTheField() {
+        // θ 1 with the default [0.5, 0.25]: θ/4 rounds to 0 words; this once reached RecursiveSplitter as a 500
+        ConfigException e = assertThrows(ConfigException.class, () -> ChunkingConfig.parseGranularities("granularities", null, 1));
+        assertEquals("granularities", e.field());
+        assertTrue(e.getMessage(), e.getMessage().contains("default [0.5, 0.25]") && e.getMessage().contains("less than one word"));
+        assertEquals(List.of(0.5, 0.25), ChunkingConfig.parseGranularities("granularities", null, 2));
+        assertEquals(List.of(), ChunkingConfig.parseGranularities("granularities", List.of(), 1));
+    }
 }

@@ -99,6 +99,10 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "max_chars", 0)).getMessage().contains("positive integer"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "granularities", List.of(0.5, 0.7))).getMessage()
             .contains("strictly decreasing"));
+        OpenSearchParseException tiny = rejected(Map.of("field", "b", "target_index", "c", "strategy",
+            Map.of("type", "recursive", "max_words", 1)));
+        assertEquals("granularities", tiny.getMetadata("opensearch.property_name").get(0));
+        assertTrue(tiny.getMessage(), tiny.getMessage().contains("less than one word"));
     }
 
     @Test
