@@ -168,16 +168,11 @@ public final class RecursiveSplitter {
     }
 
     static List<Span> sentences(TextIndex index, Span span) {
-        int[] bounds = index.sentenceBoundaries();
         List<Span> out = new ArrayList<>();
-        int k = Arrays.binarySearch(bounds, span.start());
-        int from = k >= 0 ? k : -k - 1; // first boundary >= span.start
         int pieceStart = span.start();
-        for (int b = from; b < bounds.length && bounds[b] < span.end(); b++) {
-            if (bounds[b] > pieceStart) {
-                addTrimmed(index, pieceStart, bounds[b], out);
-                pieceStart = bounds[b];
-            }
+        for (int b : index.sentenceBoundariesInside(span)) {
+            addTrimmed(index, pieceStart, b, out);
+            pieceStart = b;
         }
         addTrimmed(index, pieceStart, span.end(), out);
         return out;

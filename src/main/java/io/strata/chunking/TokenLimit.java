@@ -106,7 +106,7 @@ final class TokenLimit {
     static int boundary(TextIndex index, Span span, int[] relativeTokenStarts) {
         int[] tokenStarts = Arrays.stream(relativeTokenStarts).map(t -> t + span.start()).toArray();
         int middle = tokenStarts.length == 0 ? span.start() + span.length() / 2 : tokenStarts[tokenStarts.length / 2];
-        int best = nearest(index, span, sentenceCuts(index, span), middle);
+        int best = nearest(index, span, index.sentenceBoundariesInside(span), middle);
         if (best < 0) {
             best = nearest(index, span, index.wordStartsIn(span), middle);
         }
@@ -120,16 +120,6 @@ final class TokenLimit {
         return boundary(index, span, tokens.starts(span.of(index.text())));
     }
 
-    private static int[] sentenceCuts(TextIndex index, Span span) {
-        int[] bounds = index.sentenceBoundaries();
-        int k = Arrays.binarySearch(bounds, span.start() + 1);
-        int from = k >= 0 ? k : -k - 1;
-        int to = from;
-        while (to < bounds.length && bounds[to] < span.end()) {
-            to++;
-        }
-        return Arrays.copyOfRange(bounds, from, to);
-    }
 
     /** The candidate nearest {@code middle} (the earlier on a tie) that leaves text on both sides, or -1. */
     private static int nearest(TextIndex index, Span span, int[] candidates, int middle) {
