@@ -207,6 +207,138 @@ public class SecuredQueryIT extends SecuredRestTestCase {
         assertNotNull(explainedTexts(admin.get(0)).get(0));
     }
 
+    private static String evidenceQuery(String mode) {
+        return "{\"size\": " + K + ", \"query\": {\"multi_granular\": {\"query_text\": \"the weather at Donwell Abbey with "
+            + "strawberries\", \"k\": " + K + ", \"mode\": \"" + mode + "\", \"evidence\": {\"chunks\": 3, \"sentences\": 2}}}}";
+    }
+
+    private static Map<String, Object> evidenceOf(Map<String, Object> hit) {
+        return (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields")).get("strata_evidence")).get(0);
+    }
+
+    private static List<Map<String, Object>> evidenceChunks(Map<String, Object> pack) {
+        List<Map<String, Object>> out = new ArrayList<>((List<Map<String, Object>>) pack.get("dense"));
+        out.addAll((List<Map<String, Object>>) pack.get("lexical"));
+        return out;
+    }
+
+    /**
+     * Evidence packs under DLS that leaves only red parents that are not a document's second: every chunk and sentence of a
+     * pack lies inside its own, permitted parent and quotes that parent's text (oracle: the hit's own filtered _source).
+     */
+    public void testEvidence_underDocumentLevelSecurity_isEachPermittedParentsOwnText() throws Exception {
+        ingestOnce();
+        String dls = "{\"bool\": {\"filter\": {\"term\": {\"tenant\": \"red\"}}, \"must_not\": {\"term\": {\"ordinal\": 1}}}}";
+        putRole("sec-ev-red", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "dls", dls)));
+        putUser("sec-ev-red", "sec-ev-red");
+        for (String mode : MODES) {
+            List<Map<String, Object>> hits = hits(as("sec-ev-red", "POST", "/" + CHUNKS + "/_search", evidenceQuery(mode)));
+            assertFalse(mode + ": hits", hits.isEmpty());
+            int quoted = 0;
+            for (Map<String, Object> hit : hits) {
+                Map<String, Object> source = (Map<String, Object>) hit.get("_source");
+                assertEquals(mode + " " + hit.get("_id"), "red", source.get("tenant"));
+                assertNotEquals(mode + " " + hit.get("_id"), 1, source.get("ordinal"));
+                int start = (Integer) source.get("start");
+                String text = (String) source.get("text");
+                Map<String, Object> pack = evidenceOf(hit);
+                List<Map<String, Object>> quotes = new ArrayList<>(evidenceChunks(pack));
+                quotes.addAll((List<Map<String, Object>>) pack.get("sentences"));
+                for (Map<String, Object> q : quotes) {
+                    int s = (Integer) q.get("start");
+                    int e = (Integer) q.get("end");
+                    assertTrue(mode + ": " + q + " inside its parent " + source.get("start") + "-" + source.get("end"),
+                        s >= start && e <= (Integer) source.get("end"));
+                    assertEquals(mode + ": " + q, text.substring(s - start, e - start), q.get("text"));
+                    assertFalse(mode + ": " + q, ((String) q.get("text")).contains("Donwell"));
+                    quoted++;
+                }
+            }
+            assertTrue(mode + ": the packs quote something", quoted > 0);
+        }
+    }
+
+    /** FLS hiding the text: no evidence chunk carries text and no sentence is quoted; admin's same search quotes both. */
+    public void testEvidence_underFieldLevelSecurityHidingTheText_quotesNoText() throws Exception {
+        ingestOnce();
+        putRole("sec-ev-notext", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "fls", List.of("~text", "~children.text"))));
+        putUser("sec-ev-notext", "sec-ev-notext");
+        for (String mode : List.of("dense", "hybrid")) {
+            List<Map<String, Object>> hits = hits(as("sec-ev-notext", "POST", "/" + CHUNKS + "/_search", evidenceQuery(mode)));
+            assertEquals(mode + ": " + hits, K, hits.size());
+            for (Map<String, Object> hit : hits) {
+                Map<String, Object> pack = evidenceOf(hit);
+                assertFalse(mode + ": dense evidence without text still lists chunks: " + pack,
+                    ((List<Object>) pack.get("dense")).isEmpty());
+                for (Map<String, Object> c : evidenceChunks(pack)) {
+                    assertNull(mode + ": " + c, c.get("text"));
+                }
+                assertEquals(mode + ": " + pack, List.of(), pack.get("lexical"));
+                assertEquals(mode + ": " + pack, List.of(), pack.get("sentences"));
+            }
+            // admin: the same search's packs quote chunk texts and sentences, so the assertions above can fail
+            List<Map<String, Object>> admin = (List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS
+                + "/_search", evidenceQuery(mode)).get("hits")).get("hits");
+            Map<String, Object> pack = evidenceOf(admin.get(0));
+            assertNotNull(mode + ": " + pack, evidenceChunks(pack).get(0).get("text"));
+            assertFalse(mode + ": " + pack, ((List<Object>) pack.get("sentences")).isEmpty());
+        }
+    }
+
+    private static List<Object> ids(List<Map<String, Object>> hits) {
+        return hits.stream().map(h -> h.get("_id")).toList();
+    }
+
+    /**
+     * FLS hiding the vectors, checked against the k-NN plugin's own nested query as the oracle: the dense side finds for
+     * that user exactly what k-NN finds for them (measured on 3.4: k-NN still searches a vector field FLS hides, so the
+     * user's dense ranking equals admin's), while no vector-derived chunk is shown where the user cannot read the vectors
+     * (explain_child and the evidence's dense chunks read them from the hit, as the user), and nothing fails.
+     */
+    public void testFieldLevelSecurity_hidingTheVectors_ranksAsKnnDoes_andShowsNoDenseChunk() throws Exception {
+        ingestOnce();
+        putRole("sec-q-novec", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "fls", List.of("~embedding", "~children.embedding"))));
+        putUser("sec-q-novec", "sec-q-novec");
+        String question = "the weather at Donwell Abbey with strawberries";
+        List<Number> vector = (List<Number>) ((List<Object>) call("POST", "/_plugins/_strata/_embed",
+            json(Map.of("texts", List.of(question), "purpose", "query"))).get("vectors")).get(0);
+        String knn = "{\"size\": " + K + ", \"_source\": false, \"query\": {\"nested\": {\"path\": \"children\", \"score_mode\": "
+            + "\"max\", \"query\": {\"knn\": {\"children.embedding\": {\"vector\": " + vector + ", \"k\": 100}}}}}}";
+        List<Object> knnAsUser = ids(hits(as("sec-q-novec", "POST", "/" + CHUNKS + "/_search", knn)));
+        List<Object> knnAsAdmin = ids((List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS + "/_search", knn)
+            .get("hits")).get("hits"));
+        List<Map<String, Object>> dense = hits(as("sec-q-novec", "POST", "/" + CHUNKS + "/_search", evidenceQuery("dense")));
+        List<Map<String, Object>> denseAsAdmin = (List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS
+            + "/_search", evidenceQuery("dense")).get("hits")).get("hits");
+        if (knnAsUser.isEmpty()) {
+            assertEquals("k-NN finds nothing for this user, nor may the dense side", List.of(), ids(dense));
+        } else {
+            assertEquals("k-NN finds for this user what it finds for admin", knnAsAdmin, knnAsUser);
+            assertEquals(ids(denseAsAdmin), ids(dense));
+        }
+        for (String mode : MODES) {
+            for (Map<String, Object> hit : hits(as("sec-q-novec", "POST", "/" + CHUNKS + "/_search", evidenceQuery(mode)))) {
+                assertEquals(mode + ": no dense chunk without readable vectors: " + hit, List.of(), evidenceOf(hit).get("dense"));
+                assertFalse(mode + ": " + hit, mode.equals("lexical") && ((List<Object>) evidenceOf(hit).get("lexical")).isEmpty());
+            }
+            for (Map<String, Object> hit : hits(as("sec-q-novec", "POST", "/" + CHUNKS + "/_search", query(mode)))) {
+                Map<String, Object> fields = (Map<String, Object>) hit.get("fields");
+                Object explained = fields == null ? null : fields.get("strata_best_child");
+                if (mode.equals("dense")) {
+                    assertNull("dense: no chunk shown without readable vectors: " + hit, explained);
+                } else if (mode.equals("hybrid")) {
+                    Map<String, Object> best = (Map<String, Object>) ((List<Object>) explained).get(0);
+                    assertNull("hybrid: no dense chunk: " + best, best.get("dense"));
+                }
+            }
+        }
+        // admin reads the vectors: its dense evidence is there, so the assertions above can fail
+        assertFalse(((List<Object>) evidenceOf(denseAsAdmin.get(0)).get("dense")).isEmpty());
+    }
+
     /** The context of a search through {@code strata_context} as {@code user}, with a budget large enough for everything. */
     private static Map<String, Object> context(String user, String mode) throws IOException {
         call("PUT", "/_search/pipeline/sec-ctx", "{\"response_processors\": [{\"strata_context\": {\"budget\": 20000}}]}");
