@@ -7,6 +7,7 @@ import org.apache.lucene.index.FloatVectorValues;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedNumericDocValues;
+import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
@@ -16,6 +17,9 @@ import org.apache.lucene.util.BitSet;
 import org.opensearch.index.mapper.MappedFieldType;
 import org.opensearch.common.document.DocumentField;
 import org.opensearch.common.lucene.search.Queries;
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.index.fieldvisitor.FieldsVisitor;
 import org.opensearch.search.fetch.FetchContext;
 import org.opensearch.search.fetch.FetchSubPhase;
 import org.opensearch.search.fetch.FetchSubPhaseProcessor;
@@ -80,10 +84,14 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         };
     }
 
+    /** The vector fields, left out of the {@code _source} read here (see {@link Processor#source}). */
+    private static final String[] VECTORS = { ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING };
+
     /** Reads the parents of each segment once, then explains each hit. */
     private abstract static class Processor implements FetchSubPhaseProcessor {
         private final BitSetProducer roots;
         private BitSet parents;
+        private StoredFields storedFields;
 
         Processor(BitSetProducer roots) {
             this.roots = roots;
@@ -92,11 +100,29 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         @Override
         public void setNextReader(LeafReaderContext readerContext) throws IOException {
             parents = roots.getBitSet(readerContext);
+            storedFields = readerContext.reader().storedFields();
+        }
+
+        /**
+         * The hit's {@code _source} without its vectors, read from the segment's stored fields (as the caller may read
+         * them: field-level security filters them in the reader). Not the search's own source lookup: with the k-NN
+         * plugin's derived source (the default of a k-NN index) a full {@code _source} has every vector of the parent and
+         * its children rebuilt from the vector files and then parsed — that was most of the cost of an {@code
+         * explain_child} search (bin/strata-bench query) — while a read that excludes them is not given them.
+         */
+        private Map<String, Object> source(HitContext hit) throws IOException {
+            FieldsVisitor visitor = new FieldsVisitor(true, new String[0], VECTORS);
+            storedFields.document(hit.docId(), visitor);
+            BytesReference bytes = visitor.source();
+            if (bytes == null) {
+                return Map.of(); // _source disabled: nothing to quote
+            }
+            return XContentHelper.convertToMap(bytes, false).v2();
         }
 
         @Override
         public void process(HitContext hit) throws IOException {
-            Map<String, Object> source = hit.sourceLookup().loadSourceIfNeeded();
+            Map<String, Object> source = source(hit);
             Map<String, Object> out = explain(hit, source, parents);
             if (out != null) {
                 hit.hit().setDocumentField(FIELD, new DocumentField(FIELD, List.of(out)));
