@@ -222,7 +222,12 @@ final class QueryPlanner {
         }, listener::onFailure));
     }
 
-    /** Both sides' global windows, fused into the k best; the lexical side starts at once, overlapping the embedding. */
+    /**
+     * Both sides' global windows, fused into the k best; the lexical side starts at once, overlapping the embedding. When
+     * the parents are explained, the lexical best chunks of the k fused parents are asked for afterwards ({@link
+     * #lexicalChunksOf}): inner hits for the whole lexical window (100 parents by default) made an {@code explain_child}
+     * search ~4× the cost of the same search without it (bin/strata-bench query).
+     */
     private void hybrid(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
         Fusion fusion = query.fusion() == null ? Fusion.DEFAULT : query.fusion();
         int window = fusion.windowFor(query.k());
@@ -232,29 +237,33 @@ final class QueryPlanner {
         AtomicReference<List<Fusion.SideHit>> dense = new AtomicReference<>();
         AtomicReference<List<Fusion.SideHit>> lexical = new AtomicReference<>();
         AtomicReference<float[]> vector = new AtomicReference<>();
-        Map<String, List<PlannedParentsQueryBuilder.SideChunk>> lexicalChunks = new HashMap<>();
         AtomicInteger pending = new AtomicInteger(2);
         Runnable done = () -> {
-            if (pending.decrementAndGet() == 0) {
-                List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
-                synchronized (lexicalChunks) {
-                    for (Fusion.Fused f : fusion.fuse(dense.get(), lexical.get(), query.k())) {
-                        parents.add(new PlannedParentsQueryBuilder.Parent(f, lexicalChunks.get(key(f.index(), f.id()))));
-                    }
+            if (pending.decrementAndGet() != 0) {
+                return;
+            }
+            List<Fusion.Fused> fused = fusion.fuse(dense.get(), lexical.get(), query.k());
+            // the fusion normalises each side by its window's top and last score (min_max): evidence chunks are scaled alike
+            boolean minMax = fusion.method() == Fusion.Method.MIN_MAX;
+            PlannedParentsQueryBuilder.EvidenceSpec evidence = evidence(minMax ? dense.get() : null, minMax ? lexical.get() : null);
+            ActionListener<Map<String, List<PlannedParentsQueryBuilder.SideChunk>>> respond = ActionListener.wrap(chunks -> {
+                List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>(fused.size());
+                for (Fusion.Fused f : fused) {
+                    parents.add(new PlannedParentsQueryBuilder.Parent(f, chunks.get(key(f.index(), f.id()))));
                 }
-                // the fusion normalises each side by its window's top and last score (min_max): evidence chunks are scaled alike
-                boolean minMax = fusion.method() == Fusion.Method.MIN_MAX;
                 listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, parents,
-                    query.explains() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild(),
-                    evidence(minMax ? dense.get() : null, minMax ? lexical.get() : null)));
+                    query.explains() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild(), evidence));
+            }, listener::onFailure);
+            if (query.explains()) {
+                lexicalChunksOf(client, fused, respond);
+            } else {
+                respond.onResponse(Map.of());
             }
         };
-        QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, innerHits());
+        QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, 0);
         SubSearches.run(client, "lexical", searches.request(lexicalQuery, window, SearchType.DFS_QUERY_THEN_FETCH),
             ActionListener.wrap(response -> {
-                synchronized (lexicalChunks) {
-                    lexical.set(sideHits(response, query.explains() ? lexicalChunks : null, innerHits()));
-                }
+                lexical.set(sideHits(response, null, 0));
                 done.run();
             }, listener::onFailure));
         embed(ActionListener.wrap(v -> {
@@ -266,6 +275,38 @@ final class QueryPlanner {
                     done.run();
                 }, listener::onFailure));
         }, listener::onFailure));
+    }
+
+    /**
+     * The lexical best chunks ({@link #lexicalChunks}) of those fused parents the lexical side found, by {@link #key}: the
+     * window's lexical query again, restricted to them and with inner hits. Scores are the window search's: the same query
+     * under the same global (dfs) statistics, which a filter does not change.
+     */
+    private void lexicalChunksOf(Client client, List<Fusion.Fused> fused,
+                                 ActionListener<Map<String, List<PlannedParentsQueryBuilder.SideChunk>>> listener) {
+        Map<String, List<String>> idsByIndex = new HashMap<>();
+        int count = 0;
+        for (Fusion.Fused f : fused) {
+            if (!Float.isNaN(f.lexical())) {
+                idsByIndex.computeIfAbsent(f.index(), i -> new ArrayList<>()).add(f.id());
+                count++;
+            }
+        }
+        if (count == 0) {
+            listener.onResponse(Map.of());
+            return;
+        }
+        var these = QueryBuilders.boolQuery().minimumShouldMatch(1);
+        idsByIndex.forEach((index, ids) -> these.should(QueryBuilders.boolQuery()
+            .filter(QueryBuilders.termQuery("_index", index)).filter(QueryBuilders.idsQuery().addIds(ids.toArray(String[]::new)))));
+        QueryBuilder filter = sideFilter == null ? these : QueryBuilders.boolQuery().filter(sideFilter).filter(these);
+        QueryBuilder restricted = LexicalForm.of(query.queryText(), query.levels(), filter, innerHits());
+        SubSearches.run(client, "lexical chunks", searches.request(restricted, count, SearchType.DFS_QUERY_THEN_FETCH),
+            ActionListener.wrap(response -> {
+                Map<String, List<PlannedParentsQueryBuilder.SideChunk>> chunks = new HashMap<>();
+                sideHits(response, chunks, innerHits());
+                listener.onResponse(chunks);
+            }, listener::onFailure));
     }
 
     /**

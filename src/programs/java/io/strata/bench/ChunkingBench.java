@@ -131,6 +131,42 @@ public final class ChunkingBench {
             plainBest[0], plainChunks, "", plainBest[1]);
         System.out.printf(Locale.ROOT, "%-6d %-34s %10s %10s %8.2f %10s %8.2f%n", 300, "ratio " + format.value() + "/recursive", "",
             "", structuredBest[0] / plainBest[0], "", structuredBest[1] / plainBest[1]);
+        steady(format.value(), structuredRun, plainRun);
+    }
+
+    /**
+     * The steadier figure on a shared machine: single passes over the corpus, the two configurations alternated for
+     * {@value #STEADY_SECONDS} s of wall clock, each pass timed in this thread's CPU time (what other jobs take from the
+     * cores does not count, nor do the collector's and compiler's threads); the minimum and the median per configuration
+     * and their ratios. Rounds of 1 s above moved by ±0.1 in the ratio between runs at a load of 5–11.
+     */
+    private static void steady(String format, ToIntFunction<String> structuredRun, ToIntFunction<String> plainRun) {
+        List<Long> structured = new ArrayList<>();
+        List<Long> plain = new ArrayList<>();
+        long end = System.nanoTime() + STEADY_SECONDS * 1_000_000_000L;
+        while (System.nanoTime() < end) {
+            structured.add(passCpu(structuredRun));
+            plain.add(passCpu(plainRun));
+        }
+        structured.sort(null);
+        plain.sort(null);
+        double sMin = structured.get(0) / 1e6;
+        double pMin = plain.get(0) / 1e6;
+        double sMedian = structured.get(structured.size() / 2) / 1e6;
+        double pMedian = plain.get(plain.size() / 2) / 1e6;
+        System.out.printf(Locale.ROOT, "steady (%d passes each, thread CPU ms per corpus pass): format: %s min %.1f median %.1f; "
+            + "recursive min %.1f median %.1f; ratio recursive/%s: min %.2f, median %.2f%n", structured.size(), format, sMin, sMedian,
+            pMin, pMedian, format, pMin / sMin, pMedian / sMedian);
+    }
+
+    private static final int STEADY_SECONDS = 45;
+
+    private static long passCpu(ToIntFunction<String> run) {
+        long start = THREAD.getCurrentThreadCpuTime();
+        if (run.applyAsInt("") < 0) {
+            throw new IllegalStateException();
+        }
+        return THREAD.getCurrentThreadCpuTime() - start;
     }
 
     /**
