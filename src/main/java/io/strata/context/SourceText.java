@@ -97,6 +97,22 @@ public final class SourceText {
         return out.toString();
     }
 
+    /** Calls {@code each} with the text and the start of every parent that overlaps {@code [start, end)}, in order. */
+    void parentsIn(int start, int end, java.util.function.ObjIntConsumer<String> each) {
+        Map.Entry<Integer, Parent> first = parents.floorEntry(start);
+        Integer from = first != null && first.getKey() + first.getValue().text().length() > start ? first.getKey()
+            : parents.ceilingKey(start);
+        if (from == null) {
+            return;
+        }
+        for (Map.Entry<Integer, Parent> p : parents.tailMap(from, true).entrySet()) {
+            if (p.getKey() >= end) {
+                break;
+            }
+            each.accept(p.getValue().text(), p.getKey());
+        }
+    }
+
     /**
      * Whether a passage ending at {@code end} and one starting at {@code start} read as one: they overlap, or only the
      * whitespace between two chunks separates them.

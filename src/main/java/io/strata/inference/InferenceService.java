@@ -96,15 +96,29 @@ public final class InferenceService implements Closeable {
      */
     public TokenCounter tokenCounter(String model) throws Exception {
         DjlEmbedder embedder = embedded.embedder(model);
-        return text -> {
-            try {
-                return Privileged.run(() -> embedder.textTokens(text));
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
+        return new TokenCounter() {
+            @Override
+            public int count(String text) {
+                return tokenize(() -> embedder.textTokens(text));
+            }
+
+            @Override
+            public int[] starts(String text) {
+                // every embedded model's tokenizer is a Hugging Face WordPiece one (the descriptors' tokenizer.json), which
+                // splits at whitespace first
+                return tokenize(() -> embedder.tokenStarts(text));
             }
         };
+    }
+
+    private static <T> T tokenize(Privileged.Call<T> work) {
+        try {
+            return Privileged.run(work);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Runs short blocking work of a search (a few texts) on the query lane; see {@link InferenceExecutor#runQuery}. */

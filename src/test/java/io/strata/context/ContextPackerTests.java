@@ -191,4 +191,42 @@ public class ContextPackerTests {
         assertTrue(c.tokens() <= 300);
         assertEquals(sticky.count(c.text()), c.tokens());
     }
+    /** {@link #WORDS} that also gives its tokens' starts, as the embedded models' counter does. */
+    private static final TokenCounter WORDS_WITH_STARTS = new TokenCounter() {
+        @Override
+        public int count(String text) {
+            return WORDS.count(text);
+        }
+
+        @Override
+        public int[] starts(String text) {
+            List<Integer> out = new ArrayList<>();
+            for (int i = 0; i < text.length(); i++) {
+                if (!Character.isWhitespace(text.charAt(i)) && (i == 0 || Character.isWhitespace(text.charAt(i - 1)))) {
+                    out.add(i);
+                }
+            }
+            return out.stream().mapToInt(Integer::intValue).toArray();
+        }
+    };
+
+    @Test
+    public void testPack_countingFromEachParentsTokenStarts_equalsCountingEveryPassage() {
+        java.util.Random random = new java.util.Random(7);
+        for (int round = 0; round < 60; round++) {
+            List<Seed> seeds = new ArrayList<>();
+            for (int rank = 0; rank < 1 + random.nextInt(8); rank++) {
+                ChunkedParent p = PARENTS.get(random.nextInt(PARENTS.size()));
+                List<Chunk> all = p.all();
+                seeds.add(seed(all.get(random.nextInt(all.size())), rank));
+            }
+            int budget = 4 + random.nextInt(1200);
+            int hidden = random.nextInt(PARENTS.size());
+            ContextOptions options = new ContextOptions(budget, random.nextBoolean() ? ContextOptions.Order.RANK
+                : ContextOptions.Order.DOCUMENT, "\n\n");
+            PackedContext bySpans = new ContextPacker(WORDS).pack(seeds, Map.of("emma", emma(o -> o != hidden)), options);
+            PackedContext byStarts = new ContextPacker(WORDS_WITH_STARTS).pack(seeds, Map.of("emma", emma(o -> o != hidden)), options);
+            assertEquals("round " + round, bySpans, byStarts);
+        }
+    }
 }
