@@ -30,8 +30,8 @@ import java.util.Set;
 public final class ContextPacker {
     private final TokenCounter counter;
     private final Map<String, Integer> counts = new HashMap<>();
-    /** Token starts of each parent, relative to it, by document and parent start (see {@link #count}). */
-    private final Map<String, int[]> parentStarts = new HashMap<>();
+    /** Token starts of each piece of a parent, relative to it, by document and piece start (see {@link #count}). */
+    private final Map<String, int[]> pieceStarts = new HashMap<>();
     /** The counter gives no token starts: every span is counted from its text. */
     private boolean noStarts;
 
@@ -277,19 +277,21 @@ public final class ContextPacker {
     }
 
     /**
-     * The tokens of a span (cut at whitespace, as every candidate is): those starting in it, from each parent's tokens found
-     * once, when the counter gives token starts; else the count of the span's text. Tokenizing every candidate passage
-     * was most of the processor's time (hundreds of tokenizer calls per search with the growth and the fill).
+     * The tokens of a span (cut at whitespace, as every candidate is): those starting in it, from the token starts of each
+     * piece it touches ({@link SourceText#piecesIn}: a parent's finest chunks), each tokenized once, when the counter gives
+     * token starts; else the count of the span's text. Tokenizing every candidate passage, or every fetched parent whole,
+     * was most of the processor's time (bin/strata-bench query).
      */
     private int count(String document, SourceText doc, int start, int end) {
         if (!noStarts) {
             int[] total = {0};
-            doc.parentsIn(start, end, (text, at) -> {
-                int[] starts = parentStarts.computeIfAbsent(document + '\u0000' + at, k -> counter.starts(text));
+            doc.piecesIn(start, end, (text, at, from, to) -> {
+                int[] starts = pieceStarts.computeIfAbsent(document + '\u0000' + from,
+                    k -> counter.starts(text.substring(from - at, to - at)));
                 if (starts == null) {
                     noStarts = true;
                 } else {
-                    total[0] += lowerBound(starts, end - at) - lowerBound(starts, start - at);
+                    total[0] += lowerBound(starts, end - from) - lowerBound(starts, start - from);
                 }
             });
             if (!noStarts) {

@@ -97,8 +97,17 @@ public final class SourceText {
         return out.toString();
     }
 
-    /** Calls {@code each} with the text and the start of every parent that overlaps {@code [start, end)}, in order. */
-    void parentsIn(int start, int end, java.util.function.ObjIntConsumer<String> each) {
+    /** A piece of a parent: {@code [from, to)} of the source, in the parent's {@code text} starting at {@code at}. */
+    @FunctionalInterface
+    interface PieceConsumer {
+        void accept(String text, int at, int from, int to);
+    }
+
+    /**
+     * Calls {@code each} with every piece that overlaps {@code [start, end)}, in order: the parents cut at their chunks'
+     * starts (the steps a passage grows by), so each piece is cut at whitespace.
+     */
+    void piecesIn(int start, int end, PieceConsumer each) {
         Map.Entry<Integer, Parent> first = parents.floorEntry(start);
         Integer from = first != null && first.getKey() + first.getValue().text().length() > start ? first.getKey()
             : parents.ceilingKey(start);
@@ -106,10 +115,19 @@ public final class SourceText {
             return;
         }
         for (Map.Entry<Integer, Parent> p : parents.tailMap(from, true).entrySet()) {
-            if (p.getKey() >= end) {
+            int at = p.getKey();
+            if (at >= end) {
                 break;
             }
-            each.accept(p.getValue().text(), p.getKey());
+            int parentEnd = at + p.getValue().text().length();
+            Integer floor = starts.floor(Math.max(start, at));
+            int pieceStart = floor == null || floor < at ? at : floor;
+            while (pieceStart < Math.min(end, parentEnd)) {
+                Integer next = starts.higher(pieceStart);
+                int pieceEnd = next == null || next > parentEnd ? parentEnd : next;
+                each.accept(p.getValue().text(), at, pieceStart, pieceEnd);
+                pieceStart = pieceEnd;
+            }
         }
     }
 
