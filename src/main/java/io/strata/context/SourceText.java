@@ -145,10 +145,10 @@ public final class SourceText {
 
     /** Offsets in {@code [from, to]} where a cut leaves whole words on its left: {@code to} and every whitespace run's start. */
     int[] wordEnds(int from, int to) {
-        String t = text(from, to);
+        char[] t = sourceChars(from, to);
         List<Integer> out = new ArrayList<>();
-        for (int i = 1; i < t.length(); i++) {
-            if (Character.isWhitespace(t.charAt(i)) && !Character.isWhitespace(t.charAt(i - 1))) {
+        for (int i = 1; i < t.length; i++) {
+            if (Character.isWhitespace(t[i]) && !Character.isWhitespace(t[i - 1])) {
                 out.add(from + i);
             }
         }
@@ -158,15 +158,31 @@ public final class SourceText {
 
     /** Offsets in {@code [from, to]} where a cut leaves whole words on its right: {@code from} and every word's start. */
     int[] wordStarts(int from, int to) {
-        String t = text(from, to);
+        char[] t = sourceChars(from, to);
         List<Integer> out = new ArrayList<>();
         out.add(from);
-        for (int i = 1; i < t.length(); i++) {
-            if (!Character.isWhitespace(t.charAt(i)) && Character.isWhitespace(t.charAt(i - 1))) {
+        for (int i = 1; i < t.length; i++) {
+            if (!Character.isWhitespace(t[i]) && Character.isWhitespace(t[i - 1])) {
                 out.add(from + i);
             }
         }
         return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * The characters of {@code [from, to)} at their source offsets, what no known parent holds as spaces. Not {@link #text}:
+     * that renders a gap between parents as one character whatever its length, so its indexes drift from the source's
+     * (cuts computed on it fell inside words after every blank line between parents).
+     */
+    private char[] sourceChars(int from, int to) {
+        char[] out = new char[Math.max(0, to - from)];
+        java.util.Arrays.fill(out, ' ');
+        piecesIn(from, to, (text, at, pieceStart, pieceEnd) -> {
+            int a = Math.max(from, pieceStart);
+            int b = Math.min(to, pieceEnd);
+            text.getChars(a - at, b - at, out, a - from);
+        });
+        return out;
     }
 
 }

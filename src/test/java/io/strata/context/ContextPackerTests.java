@@ -229,4 +229,24 @@ public class ContextPackerTests {
             assertEquals("round " + round, bySpans, byStarts);
         }
     }
+    @Test
+    public void testPack_neverCutsAWord_acrossTheBlankLinesBetweenParents() {
+        // Emma's parents are separated by blank lines: a gap of two or more characters in the source, rendered as one line
+        // break in a passage; cuts were once computed on the rendered text and fell a character short after each gap
+        java.util.Random random = new java.util.Random(11);
+        for (int round = 0; round < 60; round++) {
+            List<Seed> seeds = new ArrayList<>();
+            for (int rank = 0; rank < 1 + random.nextInt(6); rank++) {
+                List<Chunk> all = PARENTS.get(random.nextInt(PARENTS.size())).all();
+                seeds.add(seed(all.get(random.nextInt(all.size())), rank));
+            }
+            PackedContext c = pack(seeds, emma(o -> true), 8 + random.nextInt(600), ContextOptions.Order.RANK);
+            for (Passage p : c.passages()) {
+                assertTrue("round " + round + ": starts inside a word at " + p.start(),
+                    p.start() == 0 || Character.isWhitespace(EMMA.charAt(p.start() - 1)));
+                assertTrue("round " + round + ": ends inside a word at " + p.end() + ": …" + p.text().substring(Math.max(0,
+                    p.text().length() - 20)), p.end() == EMMA.length() || Character.isWhitespace(EMMA.charAt(p.end())));
+            }
+        }
+    }
 }
