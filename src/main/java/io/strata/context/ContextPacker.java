@@ -22,10 +22,12 @@ import java.util.Set;
  * Breadth first on purpose: a context that holds the best chunk of each of the top hits beats one that holds the
  * surroundings of the first hit only, whenever the first hit is wrong (the eval measures both baselines).
  *
- * <p>Tokens: every candidate is costed as the sum of its passages' own counts plus the separators', and the final text
- * is counted once more as a whole; a tokenizer whose count of a concatenation exceeds the sum (none of the bundled
- * WordPiece ones: they split at whitespace first) gets the last passage cut until the whole fits. So
- * {@link PackedContext#tokens()} is the exact count of {@link PackedContext#text()} and never exceeds the budget.
+ * <p>Tokens: every candidate is costed as the sum of its passages' own counts plus the separators' — with a counter that
+ * gives token starts, the tokens starting in each passage, each piece of a parent tokenized once — and the final text
+ * is counted once more as a whole, each passage too; a tokenizer whose count of a concatenation exceeds the sum (none of
+ * the bundled WordPiece ones: they split at whitespace first) gets the last passage cut until the whole fits. So
+ * {@link PackedContext#tokens()} is the exact count of {@link PackedContext#text()} and never exceeds the budget, and each
+ * passage's {@code tokens} is the exact count of its text.
  */
 public final class ContextPacker {
     private final TokenCounter counter;
@@ -338,7 +340,8 @@ public final class ContextPacker {
                 SourceText doc = documents.get(s.document);
                 String text = doc.text(s.start, s.end);
                 texts.add(text);
-                passages.add(new Passage(s.document, s.start, s.end, text, tokens(s.document, doc, s.start, s.end), s.rank, List.copyOf(s.hits.values()),
+                // counted from its text: exact whatever the tokenizer (the packing's own counts are exact for WordPiece only)
+                passages.add(new Passage(s.document, s.start, s.end, text, counter.count(text), s.rank, List.copyOf(s.hits.values()),
                     s.truncated));
             }
             String joined = String.join(options.separator(), texts);

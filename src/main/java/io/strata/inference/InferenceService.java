@@ -104,8 +104,9 @@ public final class InferenceService implements Closeable {
 
             @Override
             public int[] starts(String text) {
-                // every embedded model's tokenizer is a Hugging Face WordPiece one (the descriptors' tokenizer.json), which
-                // splits at whitespace first
+                // the tokens starting in a span cut at whitespace are its tokens for a tokenizer that splits at whitespace
+                // first (WordPiece: every bundled model); for another one the packer's final count of each passage and of
+                // the whole text keeps its figures exact and the budget kept
                 return tokenize(() -> embedder.tokenStarts(text));
             }
         };
