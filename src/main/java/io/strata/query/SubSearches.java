@@ -1,5 +1,6 @@
 package io.strata.query;
 
+import org.apache.lucene.search.IndexSearcher;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.OpenSearchStatusException;
 import org.opensearch.action.IndicesRequest;
@@ -13,6 +14,7 @@ import org.opensearch.common.UUIDs;
 import org.opensearch.common.unit.TimeValue;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
+import org.opensearch.core.common.io.stream.NotSerializableExceptionWrapper;
 import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.tasks.TaskId;
@@ -127,9 +129,28 @@ final class SubSearches {
             } else {
                 listener.onResponse(response);
             }
-        }, e -> listener.onFailure(new OpenSearchStatusException(String.format(Locale.ROOT,
-            "[%s] its [%s] search failed, so no partial result is used: %s", MultiGranularQueryBuilder.NAME, side, e.getMessage()),
-            ExceptionsHelper.status(e), e))));
+        }, e -> listener.onFailure(tooManyClauses(e) ? new OpenSearchStatusException(String.format(Locale.ROOT,
+            "[%s] the text ([query_text] or [match]) has too many terms for its [%s] search: each term is matched in the "
+                + "text and the context header of the parents and of the children, and the whole query may hold at most "
+                + "[indices.query.bool.max_clause_count] clauses (1024 by default); shorten the text, or search with "
+                + "[query_text] and [mode: dense]", MultiGranularQueryBuilder.NAME, side), RestStatus.BAD_REQUEST, e)
+            : new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] its [%s] search failed, so no partial result is used: %s",
+                MultiGranularQueryBuilder.NAME, side, e.getMessage()), ExceptionsHelper.status(e), e))));
+    }
+
+    /**
+     * Lucene refused the query for its size (IndexSearcher.TooManyClauses: a 500 from OpenSearch, as for any query of its
+     * own that large). A shard failure carries it wrapped (NotSerializableExceptionWrapper, its message led by the
+     * exception's name), also from the local node.
+     */
+    private static boolean tooManyClauses(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof IndexSearcher.TooManyClauses || t instanceof NotSerializableExceptionWrapper w
+                && (w.getMessage().startsWith("too_many_clauses:") || w.getMessage().startsWith("too_many_nested_clauses:"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The error for a side that timed out or failed on some shards. */

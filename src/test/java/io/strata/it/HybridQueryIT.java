@@ -259,6 +259,30 @@ public class HybridQueryIT extends StrataRestTestCase {
         assertTrue(e.getMessage(), e.getMessage().contains("chunk index [hn-chunks] holds no vectors"));
     }
 
+    /** FuzzIT found a 500 here: a long text made the lexical side's BM25 query larger than Lucene takes. */
+    public void testATextTooLongForTheLexicalSide_is400NamingTheLimit_andTheDenseModeStillAnswers() throws Exception {
+        ingest("ht", 1);
+        // distinct terms: Lucene merges a term's repeats into one clause
+        Set<String> words = new java.util.LinkedHashSet<>();
+        for (String w : String.join(" ", emmaChapters().values()).toLowerCase(java.util.Locale.ROOT).split("[^a-z]+")) {
+            if (words.size() < 300 && !w.isBlank()) {
+                words.add(w);
+            }
+        }
+        String longText = String.join(" ", words); // 300 terms × 4 fields > 1024 clauses
+        String shorter = String.join(" ", new ArrayList<>(words).subList(0, 100));
+        for (String query : List.of("{\"query_text\": " + quote(longText) + "}", "{\"match\": " + quote(longText) + "}",
+            "{\"query_text\": " + quote(longText) + ", \"mode\": \"lexical\", \"explain_child\": true}")) {
+            ResponseException e = callFailing("POST", "/ht-chunks/_search", "{\"query\": {\"multi_granular\": " + query + "}}");
+            assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("has too many terms for its [lexical] search"));
+            assertTrue(e.getMessage(), e.getMessage().contains("[indices.query.bool.max_clause_count]"));
+        }
+        assertEquals(5, search("ht-chunks", "{\"multi_granular\": {\"query_text\": " + quote(longText) + ", \"mode\": \"dense\", "
+            + "\"k\": 5}}", 5).size());
+        assertEquals(5, search("ht-chunks", "{\"multi_granular\": {\"query_text\": " + quote(shorter) + ", \"k\": 5}}", 5).size());
+    }
+
     public void testBadParameters_get400NamingTheField() throws Exception {
         ingest("hb", 1);
         Map<String, String> cases = new LinkedHashMap<>();
