@@ -12,8 +12,9 @@ import java.util.Set;
  *
  * <ol>
  *   <li><b>Seeds</b>: each hit's matched chunk, best hit first, when it fits; else the first of the hit's other matched
- *       chunks ({@link Seed#alternatives}, e.g. a finer one) that fits; else it is skipped, so a smaller one further down
- *       may still enter. When nothing of the best hit fits, its chunk's first words that do ({@code truncated}).</li>
+ *       chunks ({@link Seed#alternatives}) that fits — for the best hit, only a finer one inside its matched chunk; else it
+ *       is skipped, so a smaller one further down may still enter. When nothing of the best hit fits, its chunk's first
+ *       words that do ({@code truncated}).</li>
  *   <li><b>Growth</b>, in rounds: every passage, best hit first, takes in the next chunk after it, then the one before
  *       it, at the finest level its parents have (siblings, then the rest of the parent, then the neighbouring parents the
  *       caller could read), while the whole fits. A passage that meets another of the same document merges with it.</li>
@@ -81,7 +82,10 @@ public final class ContextPacker {
                 stretches = next;
                 continue;
             }
-            List<Stretch> alternative = alternative(stretches, seed, doc, documents, separatorTokens, options.budget());
+            // the best hit's passage takes only a finer chunk of its own match: a smaller chunk elsewhere in the parent that
+            // fits whole held the evidence less often than the match cut to the budget (bin/strata-eval --context, 64 tokens)
+            List<Stretch> alternative = alternative(stretches, seed, doc, documents, separatorTokens, options.budget(),
+                stretches.isEmpty());
             if (alternative != null) {
                 stretches = alternative;
             } else if (stretches.isEmpty()) {
@@ -119,11 +123,15 @@ public final class ContextPacker {
         return render(stretches, documents, options);
     }
 
-    /** {@code stretches} with the first of the seed's alternatives that fits (and that the caller can read), or null. */
+    /**
+     * {@code stretches} with the first of the seed's alternatives that fits (and that the caller can read; with
+     * {@code insideMatch}, one within the seed's own chunk), or null.
+     */
     private List<Stretch> alternative(List<Stretch> stretches, Seed seed, SourceText doc, Map<String, SourceText> documents,
-                                      int separatorTokens, int budget) {
+                                      int separatorTokens, int budget, boolean insideMatch) {
         for (int[] span : seed.alternatives()) {
-            if (span[1] <= span[0] || !doc.covered(span[0], span[1])) {
+            if (span[1] <= span[0] || !doc.covered(span[0], span[1])
+                || insideMatch && (span[0] < seed.start() || span[1] > seed.end())) {
                 continue;
             }
             Stretch s = new Stretch(seed.document(), span[0], span[1], seed.rank());

@@ -26,7 +26,7 @@ public record ContextParams(int budget, String tokenizer, ContextOptions.Order o
     public static final int MAX_BUDGET = 100_000;
 
     public static final ContextParams DEFAULTS = new ContextParams(512, null, ContextOptions.Order.RANK, ContextOptions.DEFAULT_SEPARATOR,
-        true, Seeds.CHUNK);
+        true, Seeds.EVIDENCE);
 
     /** {@code base} with the keys of {@code config} applied; {@code owner} names the object in errors (e.g. {@code ext.strata_context}). */
     public static ContextParams parse(String owner, Map<String, Object> config, ContextParams base) {

@@ -126,6 +126,36 @@ public class ContextPackerTests {
     }
 
     @Test
+    public void testPack_theBestHitTakesOnlyAFinerChunkOfItsOwnMatch_lowerHitsAnyThatFits() {
+        Chunk matched = child(3, 1, 0);
+        Chunk elsewhere = child(3, 2, 3); // in the parent's other half: outside the matched θ/2 chunk
+        assertTrue(elsewhere.start() >= matched.end());
+        int budget = WORDS.count(elsewhere.text()) + 1;
+        assertTrue("the match does not fit", WORDS.count(matched.text()) > budget);
+        List<int[]> alternatives = List.<int[]>of(new int[] {elsewhere.start(), elsewhere.end()});
+        // best hit: its match cut to the budget, not a chunk elsewhere in its parent
+        PackedContext best = pack(List.of(new Seed("emma", matched.start(), matched.end(), 0, "hit0", alternatives)),
+            emma(o -> true), budget, ContextOptions.Order.RANK);
+        assertEquals(matched.start(), best.passages().get(0).start());
+        assertTrue(best.passages().get(0).truncated());
+        // a finer chunk inside the match is taken whole
+        Chunk inside = child(3, 2, 0);
+        assertTrue(inside.start() >= matched.start() && inside.end() <= matched.end());
+        PackedContext finer = pack(List.of(new Seed("emma", matched.start(), matched.end(), 0, "hit0",
+            List.<int[]>of(new int[] {elsewhere.start(), elsewhere.end()}, new int[] {inside.start(), inside.end()}))),
+            emma(o -> true), WORDS.count(inside.text()), ContextOptions.Order.RANK);
+        assertEquals(List.of(inside.start(), inside.end()), List.of(finer.passages().get(0).start(), finer.passages().get(0).end()));
+        assertFalse(finer.passages().get(0).truncated());
+        // a lower hit: any of its alternatives that fits
+        Chunk first = child(9, 2, 0);
+        PackedContext lower = pack(List.of(seed(first, 0), new Seed("emma", matched.start(), matched.end(), 1, "hit1", alternatives)),
+            emma(o -> true), WORDS.count(first.text()) + WORDS.count(elsewhere.text()) + 2, ContextOptions.Order.RANK);
+        assertEquals(List.of("hit0", "hit1"), lower.passages().stream().map(p -> p.hits().get(0)).toList());
+        Passage second = lower.passages().get(1);
+        assertTrue(second.start() <= elsewhere.start() && second.end() >= elsewhere.end());
+    }
+
+    @Test
     public void testPack_growsIntoTheNeighbouringParents() {
         Chunk matched = child(5, 2, 1);
         PackedContext c = pack(List.of(seed(matched, 0)), emma(o -> true), 900, ContextOptions.Order.RANK);

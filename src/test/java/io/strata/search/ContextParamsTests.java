@@ -19,8 +19,8 @@ public class ContextParamsTests {
         assertEquals("\n---\n", request.separator());
         assertTrue(request.neighbours());
         assertEquals(null, request.tokenizer());
-        assertEquals(ContextParams.Seeds.CHUNK, request.seeds());
-        assertEquals(ContextParams.Seeds.EVIDENCE, ContextParams.parse("ext.strata_context", Map.of("seeds", "evidence"), processor).seeds());
+        assertEquals(ContextParams.Seeds.EVIDENCE, request.seeds()); // the default: bin/strata-eval --context, both sets
+        assertEquals(ContextParams.Seeds.CHUNK, ContextParams.parse("ext.strata_context", Map.of("seeds", "chunk"), processor).seeds());
     }
 
     @Test
