@@ -16,8 +16,9 @@ import java.util.Map;
  * @param tokenizer the embedded model whose tokenizer counts the budget; null: the searched chunk index's model
  * @param neighbours whether passages may grow into the parents before and after a hit's parent (one more lookup)
  * @param seeds      what each hit's passage starts from: {@code chunk}, its matched chunk ({@code explain_child}), skipped
- *                   when it does not fit; {@code evidence}, the same, but a hit whose matched chunk does not fit starts from
- *                   the best of its other matched chunks that does ({@code multi_granular}'s {@code evidence})
+ *                   when it does not fit; {@code evidence} (the default: bin/strata-eval --context, both sets), the same,
+ *                   but a hit whose matched chunk does not fit starts from the best of its other matched chunks that does
+ *                   ({@code multi_granular}'s {@code evidence}) — for the best hit, one inside its matched chunk only
  */
 public record ContextParams(int budget, String tokenizer, ContextOptions.Order order, String separator, boolean neighbours,
                             Seeds seeds) {
