@@ -55,7 +55,8 @@ class StrataContentRetrieverIT {
     /** The search a user would send by hand for the same question, k and budget. */
     private static String rawBody(int k, int budget, String filter) {
         return """
-            {"size": %d, "query": {"multi_granular": {"query_text": "%s", "k": %d, "explain_child": true%s}},
+            {"size": %d, "query": {"multi_granular": {"query_text": "%s", "k": %d, "explain_child": true,
+              "evidence": {"chunks": 3, "sentences": 0}%s}},
              "search_pipeline": {"response_processors": [{"strata_context": {"budget": %d}}]}}"""
             .formatted(k, QUESTION, k, filter == null ? "" : ", \"filter\": " + filter, budget);
     }
