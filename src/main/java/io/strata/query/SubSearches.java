@@ -129,13 +129,20 @@ final class SubSearches {
             } else {
                 listener.onResponse(response);
             }
-        }, e -> listener.onFailure(tooManyClauses(e) ? new OpenSearchStatusException(String.format(Locale.ROOT,
-            "[%s] the text ([query_text] or [match]) has too many terms for its [%s] search: each term is matched in the "
-                + "text and the context header of the parents and of the children, and the whole query may hold at most "
-                + "[indices.query.bool.max_clause_count] clauses (1024 by default); shorten the text, or search with "
-                + "[query_text] and [mode: dense]", MultiGranularQueryBuilder.NAME, side), RestStatus.BAD_REQUEST, e)
-            : new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] its [%s] search failed, so no partial result is used: %s",
-                MultiGranularQueryBuilder.NAME, side, e.getMessage()), ExceptionsHelper.status(e), e))));
+        }, e -> listener.onFailure(failed(side, e))));
+    }
+
+    /** The error for a side whose search failed: a 400 when the query was too large for Lucene, else the failure's status. */
+    private static OpenSearchStatusException failed(String side, Exception e) {
+        if (tooManyClauses(e)) {
+            return new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] the text ([query_text] or [match]) has too many "
+                + "terms for its [%s] search: each term is matched in the text and the context header of the parents and of the "
+                + "children, and the whole query may hold at most [indices.query.bool.max_clause_count] clauses (1024 by "
+                + "default); shorten the text, or search with [query_text] and [mode: dense]", MultiGranularQueryBuilder.NAME, side),
+                RestStatus.BAD_REQUEST, e);
+        }
+        return new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] its [%s] search failed, so no partial result is used: %s",
+            MultiGranularQueryBuilder.NAME, side, e.getMessage()), ExceptionsHelper.status(e), e);
     }
 
     /**

@@ -275,6 +275,10 @@ public class HybridQueryIT extends StrataRestTestCase {
             "{\"query_text\": " + quote(longText) + ", \"mode\": \"lexical\", \"explain_child\": true}")) {
             ResponseException e = callFailing("POST", "/ht-chunks/_search", "{\"query\": {\"multi_granular\": " + query + "}}");
             assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+            // as applications call it: inside a bool, with a filter beside it
+            e = callFailing("POST", "/ht-chunks/_search", "{\"query\": {\"bool\": {\"must\": [{\"multi_granular\": " + query
+                + "}], \"filter\": [{\"exists\": {\"field\": \"text\"}}]}}}");
+            assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
             assertTrue(e.getMessage(), e.getMessage().contains("has too many terms for its [lexical] search"));
             assertTrue(e.getMessage(), e.getMessage().contains("[indices.query.bool.max_clause_count]"));
         }
