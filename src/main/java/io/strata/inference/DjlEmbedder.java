@@ -1,5 +1,7 @@
 package io.strata.inference;
 
+import io.strata.context.TokenCounter;
+import io.strata.context.WordTokenCounter;
 import io.strata.model.TokenEncoder;
 import ai.djl.Device;
 import ai.djl.Model;
@@ -64,6 +66,10 @@ public final class DjlEmbedder implements Embedder, Closeable {
     /** Runs the lanes beyond the caller's own; null with one lane. */
     private final ExecutorService helpers;
     private final LongAdder truncated = new LongAdder();
+    /** Token counts word by word, memoised across calls, when the tokenizer allows it; else null. */
+    private final WordTokenCounter words;
+    /** Distinct words the memo of {@link #words} holds (about 10 MB at most) before it starts over. */
+    private static final int WORD_MEMO = 100_000;
 
     private DjlEmbedder(ModelDescriptor descriptor, HuggingFaceTokenizer tokenizer, Model model, int parallelism, int lanes,
                         int queryParallelism) {
@@ -71,6 +77,8 @@ public final class DjlEmbedder implements Embedder, Closeable {
         this.tokenizer = tokenizer;
         this.model = model;
         this.lanes = lanes;
+        this.words = DjlModels.splitsWordByWord(descriptor.dir().resolve(descriptor.tokenizerFile()))
+            ? new WordTokenCounter(this::tokenStarts, WORD_MEMO) : null;
         int size = parallelism * lanes;
         this.ingestPredictorCount = size;
         this.predictorCount = size + queryParallelism;
@@ -154,6 +162,14 @@ public final class DjlEmbedder implements Embedder, Closeable {
     /** Tokens of {@code text} alone: no instruction prefix, no special tokens (what it costs inside a prompt). */
     public int textTokens(String text) {
         return tokenizer.encode(text, false, false).getIds().length;
+    }
+
+    /**
+     * Counts tokens as {@link #textTokens} and {@link #tokenStarts} do, each distinct word tokenized once (see
+     * {@link WordTokenCounter}), when the tokenizer's text counts are the sums of its words' counts; else null.
+     */
+    public TokenCounter wordCounter() {
+        return words;
     }
 
     /** Tokens of {@code text} embedded as a passage: instruction prefix and special tokens included, before truncation. */

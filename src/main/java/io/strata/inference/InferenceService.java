@@ -96,10 +96,11 @@ public final class InferenceService implements Closeable {
      */
     public TokenCounter tokenCounter(String model) throws Exception {
         DjlEmbedder embedder = embedded.embedder(model);
+        TokenCounter words = embedder.wordCounter();
         return new TokenCounter() {
             @Override
             public int count(String text) {
-                return tokenize(() -> embedder.textTokens(text));
+                return tokenize(() -> words != null ? words.count(text) : embedder.textTokens(text));
             }
 
             @Override
@@ -107,7 +108,7 @@ public final class InferenceService implements Closeable {
                 // the tokens starting in a span cut at whitespace are its tokens for a tokenizer that splits at whitespace
                 // first (WordPiece: every bundled model); for another one the packer's final count of each passage and of
                 // the whole text keeps its figures exact and the budget kept
-                return tokenize(() -> embedder.tokenStarts(text));
+                return tokenize(() -> words != null ? words.starts(text) : embedder.tokenStarts(text));
             }
         };
     }

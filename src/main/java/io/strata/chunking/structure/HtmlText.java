@@ -50,7 +50,6 @@ final class HtmlText implements NodeFilter {
     /** Start offsets of the open headings, rows and items (elements that may nest, in malformed input too). */
     private final Deque<Integer> starts = new ArrayDeque<>();
     private int preDepth;
-    private char[] scratch = new char[256];
 
     StructuredText extract(Element root) {
         NodeTraversor.filter(this, root);
@@ -232,26 +231,38 @@ final class HtmlText implements NodeFilter {
             out.append(text);
             return;
         }
-        // collapsed in a char array, appended at once: appending parts of a String one at a time copies them char by char
-        // once the text holds a character beyond Latin-1
+        // stretches that need no change are appended whole (a copy of the String's bytes); only whitespace runs other than
+        // one space between words are rewritten. Text nodes are mostly clean words or pure indentation, so this copies
+        // far less than collapsing char by char
         int length = text.length();
-        if (scratch.length < length) {
-            scratch = new char[Math.max(length, 2 * scratch.length)];
-        }
-        text.getChars(0, length, scratch, 0);
         boolean afterText = out.length() > 0 && !isSpace(out.charAt(out.length() - 1));
-        int n = 0;
-        for (int i = 0; i < length; i++) {
-            char c = scratch[i];
+        int clean = 0;
+        int i = 0;
+        while (i < length) {
+            char c = text.charAt(i);
             if (!isSpace(c)) {
-                scratch[n++] = c;
                 afterText = true;
-            } else if (afterText) {
-                scratch[n++] = ' ';
+                i++;
+                continue;
+            }
+            if (c == ' ' && afterText && (i + 1 == length || !isSpace(text.charAt(i + 1)))) {
+                afterText = false;
+                i++;
+                continue;
+            }
+            out.append(text, clean, i);
+            int runEnd = i + 1;
+            while (runEnd < length && isSpace(text.charAt(runEnd))) {
+                runEnd++;
+            }
+            if (afterText) {
+                out.append(' ');
                 afterText = false;
             }
+            i = runEnd;
+            clean = runEnd;
         }
-        out.append(scratch, 0, n);
+        out.append(text, clean, length);
     }
 
     /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
@@ -310,7 +321,10 @@ final class HtmlText implements NodeFilter {
         return new Span(start, end);
     }
 
+    /** HTML's ASCII whitespace (space, tab, LF, FF, CR) as a bit mask: one test per char, no chain of branches. */
+    private static final long SPACES = 1L << ' ' | 1L << '\t' | 1L << '\n' | 1L << '\f' | 1L << '\r';
+
     private static boolean isSpace(char c) {
-        return c <= ' ' && (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f');
+        return c <= ' ' && (SPACES & 1L << c) != 0;
     }
 }
