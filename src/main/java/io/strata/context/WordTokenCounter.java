@@ -18,7 +18,8 @@ import java.util.function.Function;
  * <p>Why: through DJL's bindings the native tokenizer costs about 1 µs per character (e5-small-v2's, measured on this
  * project's machine), and tokenizing the hits' chunks was most of what {@code strata_context} added to a search
  * ({@code bin/strata-bench query}); the words of one context mostly occur in earlier ones. The words not yet known are
- * tokenized together in one call. The memo is bounded: when it holds {@code capacity} words it is emptied and starts over.
+ * tokenized together in one call. The memo is bounded: when it holds {@code capacity} words it is emptied and starts over;
+ * words above {@value #LONGEST_KEPT} characters are not kept.
  *
  * <p>A word here is a maximal run of characters that are not Java whitespace, the ASCII separators U+001C–U+001F
  * excepted (BERT's normalizer deletes those, so they join what is around them): every such split is one the tokenizer
@@ -29,6 +30,8 @@ public final class WordTokenCounter implements TokenCounter {
     private final Function<String, int[]> tokenStarts;
     private final int capacity;
     private final Map<String, Integer> words = new ConcurrentHashMap<>();
+    /** Longer words (URLs, encoded blobs) are tokenized every time, so the memo's size is bounded by its word count. */
+    static final int LONGEST_KEPT = 64;
 
     /**
      * @param tokenStarts the tokenizer: start offsets of the tokens of a text, ascending (special tokens left out)
@@ -89,7 +92,9 @@ public final class WordTokenCounter implements TokenCounter {
                 words.clear();
             }
             for (int u = 0; u < unknown.size(); u++) {
-                words.put(unknown.get(u), counts[u]);
+                if (unknown.get(u).length() <= LONGEST_KEPT) {
+                    words.put(unknown.get(u), counts[u]);
+                }
                 for (int w : missing.get(unknown.get(u))) {
                     out[w] = counts[u];
                 }

@@ -138,6 +138,17 @@ public class WordTokenCounterTests {
         assertEquals("a known word is not tokenized again", calls, tokenizer.calls);
     }
 
+    @Test
+    public void aWordLongerThanTheMemoKeepsIsCountedEveryTime_andExactly() {
+        ThreeCharPieces tokenizer = new ThreeCharPieces();
+        WordTokenCounter counter = new WordTokenCounter(tokenizer, 1000);
+        String blob = "x".repeat(WordTokenCounter.LONGEST_KEPT + 1);
+        assertEquals(22 + 2, counter.count("Emma " + blob));
+        assertEquals(22 + 2, counter.count("Emma " + blob));
+        assertEquals(2, tokenizer.calls);
+        assertEquals("Emma ".length() + 2 * blob.length(), tokenizer.characters);
+    }
+
     private static List<Integer> boxed(int[] a) {
         List<Integer> out = new ArrayList<>();
         for (int x : a) {

@@ -321,10 +321,7 @@ final class HtmlText implements NodeFilter {
         return new Span(start, end);
     }
 
-    /** HTML's ASCII whitespace (space, tab, LF, FF, CR) as a bit mask: one test per char, no chain of branches. */
-    private static final long SPACES = 1L << ' ' | 1L << '\t' | 1L << '\n' | 1L << '\f' | 1L << '\r';
-
     private static boolean isSpace(char c) {
-        return c <= ' ' && (SPACES & 1L << c) != 0;
+        return c <= ' ' && (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f');
     }
 }
