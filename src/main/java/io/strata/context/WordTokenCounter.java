@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * Counts tokens word by word, each distinct word tokenized once per node, for a tokenizer under which a text's tokens are
@@ -44,23 +45,14 @@ public final class WordTokenCounter implements TokenCounter {
 
     @Override
     public int count(String text) {
-        int[] perWord = perWord(text, wordSpans(text));
-        int total = 0;
-        for (int n : perWord) {
-            total += n;
-        }
-        return total;
+        return IntStream.of(perWord(text, wordSpans(text))).sum();
     }
 
     @Override
     public int[] starts(String text) {
         int[] spans = wordSpans(text);
         int[] perWord = perWord(text, spans);
-        int total = 0;
-        for (int n : perWord) {
-            total += n;
-        }
-        int[] out = new int[total];
+        int[] out = new int[IntStream.of(perWord).sum()];
         int k = 0;
         for (int w = 0; w < perWord.length; w++) {
             Arrays.fill(out, k, k + perWord[w], spans[2 * w]);
