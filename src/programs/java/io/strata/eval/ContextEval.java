@@ -194,6 +194,26 @@ final class ContextEval {
         return lines;
     }
 
+    /**
+     * One row's assembled context against its baseline row's on the same questions, dataset and θ: each seed policy's
+     * evidence recall and the paired-bootstrap difference, budget by budget.
+     */
+    List<String> versus(String title, Outcomes row, Outcomes baseline) {
+        List<String> lines = new ArrayList<>();
+        lines.add("");
+        lines.add("#### Evidence recall, row against row — " + title);
+        lines.add("");
+        lines.add("| budget (tokens) | evidence seeds: row | baseline | Δ [95% CI] | chunk seeds: row | baseline | Δ [95% CI] |");
+        lines.add("|---|---|---|---|---|---|---|");
+        for (int b = 0; b < budgets.length; b++) {
+            lines.add(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %s | %.1f | %.1f | %s |", budgets[b], 100 * mean(row.evidence()[b]),
+                100 * mean(baseline.evidence()[b]), interval(PairedBootstrap.paired(row.evidence()[b], baseline.evidence()[b])),
+                100 * mean(row.context()[b]), 100 * mean(baseline.context()[b]),
+                interval(PairedBootstrap.paired(row.context()[b], baseline.context()[b]))));
+        }
+        return lines;
+    }
+
     private static String interval(PairedBootstrap.Interval i) {
         String s = String.format(Locale.ROOT, "%+.1f [%+.1f, %+.1f]", 100 * i.mean(), 100 * i.low(), 100 * i.high());
         return i.excludesZero() ? "**" + s + "**" : s;

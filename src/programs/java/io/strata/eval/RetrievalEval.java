@@ -130,8 +130,14 @@ public final class RetrievalEval {
                             start = System.nanoTime();
                             ContextEval.Outcomes o = contextEval.evaluate(ir.chunkIndex(), dataset, row, k);
                             contextByRow.computeIfAbsent(row.name(), r -> new ArrayList<>()).add(o);
-                            List<String> t = contextEval.table(String.format(Locale.ROOT, "%s, %s, θ %d", row.name(), dataset.name(), theta),
-                                List.of(o));
+                            List<String> t = new ArrayList<>(contextEval.table(String.format(Locale.ROOT, "%s, %s, θ %d", row.name(),
+                                dataset.name(), theta), List.of(o)));
+                            List<ContextEval.Outcomes> base = contextByRow.get(row.baseline());
+                            if (!row.name().equals(row.baseline()) && base != null && base.size() == contextByRow.get(row.name()).size()) {
+                                // the baseline row ran this θ just before (rows run in file order): the same questions, paired
+                                t.addAll(contextEval.versus(String.format(Locale.ROOT, "%s against %s, %s, θ %d", row.name(),
+                                    row.baseline(), dataset.name(), theta), o, base.get(base.size() - 1)));
+                            }
                             t.forEach(System.out::println);
                             contextTables.addAll(t);
                             System.out.printf(Locale.ROOT, "  (context: %.1f s)%n", (System.nanoTime() - start) / 1e9);
