@@ -131,6 +131,8 @@ public class EvalRowsTests {
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-fusion.json")), "rows-fusion.json", null, null);
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-models.json")), "rows-models.json", null, null);
         EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-late.json")), "rows-late.json", null, null);
+        EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-context.json")), "rows-context.json", null, null);
+        EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-granularity.json")), "rows-granularity.json", null, null);
     }
 
     @Test
