@@ -36,7 +36,7 @@ final class HitChunks {
      * A hit: its parent, the chunk that matched ({@code explain_child}; null when not given) and the other chunks that matched
      * ({@code evidence}, best first; empty when not given).
      */
-    private record Hit(String index, String id, String sourceId, int ordinal, int[] matched, List<int[]> evidence) {}
+    private record Hit(String index, String id, String sourceId, int ordinal, float score, int[] matched, List<int[]> evidence) {}
 
     private final List<Hit> hits;
     private final Set<String> indices = new LinkedHashSet<>();
@@ -72,7 +72,7 @@ final class HitChunks {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
                     + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, hit.getIndex()));
             }
-            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, matched(hit), evidence(hit)));
+            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, hit.getScore(), matched(hit), evidence(hit)));
         }
         return new HitChunks(hits, neighbours);
     }
@@ -174,7 +174,8 @@ final class HitChunks {
                 continue; // the caller could not read it (any more)
             }
             int[] span = h.matched() != null ? h.matched() : parent;
-            seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id(), alternatives ? h.evidence() : List.of()));
+            seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id(), h.score(),
+                alternatives ? h.evidence() : List.of()));
         }
         return new Inputs(seeds, documents);
     }

@@ -49,6 +49,16 @@ public class ContextPackerTests {
         return new Seed("emma", c.start(), c.end(), rank, "hit" + rank);
     }
 
+    private static Seed scored(Chunk c, int rank, double score) {
+        return new Seed("emma", c.start(), c.end(), rank, "hit" + rank, score, List.of());
+    }
+
+    /** The chunk of the finest level with the fewest words. */
+    private static Chunk shortestChunk() {
+        return PARENTS.stream().flatMap(p -> p.children().stream()).filter(c -> c.level() == 2)
+            .min(java.util.Comparator.comparingInt(c -> WORDS.count(c.text()))).orElseThrow();
+    }
+
     private static PackedContext pack(List<Seed> seeds, SourceText doc, int budget, ContextOptions.Order order) {
         return new ContextPacker(WORDS).pack(seeds, Map.of("emma", doc), new ContextOptions(budget, order, "\n\n"));
     }
@@ -95,13 +105,54 @@ public class ContextPackerTests {
     }
 
     @Test
-    public void testPack_aSeedThatDoesNotFit_isSkippedForASmallerOneBelowIt() {
+    public void testPack_aSeedThatDoesNotFit_withTooFewTokensLeftToCut_isSkippedForASmallerOneBelowIt() {
         Chunk big = PARENTS.get(3).parent();
         Chunk best = child(7, 2, 1);
-        Chunk small = child(9, 2, 0);
+        Chunk small = shortestChunk();
+        assertTrue(WORDS.count(small.text()) < ContextPacker.MIN_CUT_TOKENS);
         int budget = WORDS.count(best.text()) + WORDS.count(small.text());
         PackedContext c = pack(List.of(seed(best, 0), seed(big, 1), seed(small, 2)), emma(o -> true), budget, ContextOptions.Order.RANK);
         assertEquals(List.of("hit0", "hit2"), c.passages().stream().map(p -> p.hits().get(0)).toList());
+    }
+
+    @Test
+    public void testPack_aLowerHitThatDoesNotFit_entersWithItsChunksFirstWords_whenEnoughTokensAreLeft() {
+        Chunk best = child(7, 2, 1);
+        Chunk big = PARENTS.get(3).parent();
+        int room = ContextPacker.MIN_CUT_TOKENS + 6;
+        PackedContext c = pack(List.of(seed(best, 0), seed(big, 1)), emma(o -> true), WORDS.count(best.text()) + room,
+            ContextOptions.Order.RANK);
+        assertEquals(List.of("hit0", "hit1"), c.passages().stream().map(p -> p.hits().get(0)).toList());
+        Passage cut = c.passages().get(1);
+        assertTrue(cut.truncated());
+        assertEquals(big.start(), cut.start());
+        assertEquals(room, cut.tokens());
+        assertTrue(big.text().startsWith(cut.text()));
+        // fewer tokens left than that: the best hit's passage takes them
+        PackedContext fewer = pack(List.of(seed(best, 0), seed(big, 1)), emma(o -> true),
+            WORDS.count(best.text()) + ContextPacker.MIN_CUT_TOKENS - 1, ContextOptions.Order.RANK);
+        assertEquals(List.of("hit0"), fewer.passages().stream().map(p -> p.hits().get(0)).toList());
+    }
+
+    @Test
+    public void testPack_aHitScoredFarBelowTheBest_waitsUntilTheBestHitsSurroundingsAreIn() {
+        Chunk best = child(7, 2, 1);
+        Chunk other = child(12, 2, 0);
+        int budget = WORDS.count(best.text()) + WORDS.count(other.text()) + ContextPacker.MIN_CUT_TOKENS - 1;
+        // close scores: breadth first, as without scores — both matched chunks whole, the rest around the best one
+        for (double second : new double[] {Double.NaN, 0.98}) {
+            PackedContext close = pack(List.of(scored(best, 0, 1.0), scored(other, 1, second)), emma(o -> true), budget,
+                ContextOptions.Order.RANK);
+            assertEquals(List.of("hit0", "hit1"), close.passages().stream().map(p -> p.hits().get(0)).toList());
+            assertEquals(List.of(other.start(), other.end()), List.of(close.passages().get(1).start(), close.passages().get(1).end()));
+        }
+        // a second hit at half the best score is worth less than the best one's neighbouring chunks: they come first
+        PackedContext far = pack(List.of(scored(best, 0, 1.0), scored(other, 1, 0.5)), emma(o -> true), budget,
+            ContextOptions.Order.RANK);
+        Passage first = far.passages().get(0);
+        Chunk next = child(7, 2, 2);
+        assertTrue(first.start() <= best.start() && first.end() >= next.end());
+        assertTrue(far.passages().stream().noneMatch(p -> p.start() <= other.start() && p.end() >= other.end()));
     }
 
     @Test
