@@ -76,8 +76,8 @@ public final class ContextPacker {
     /**
      * How much a hit's score below the best one lowers its steps' value: weight {@code exp((score / best − 1) / 0.2)}, so a
      * hit at 0.8 of the best counts 0.37 of it. Chosen on the SQuAD sample and confirmed on Emma (bin/strata-eval --context):
-     * every scale from 0.15 to 0.3, with {@link #STEP_DECAY} 0.4 to 0.6, gave the same evidence recall within a question or
-     * two at every budget.
+     * scales from 0.15 to 0.3 with {@link #STEP_DECAY} 0.4 to 0.6 lie on one plateau (measurements.md, "Steps by what they
+     * are worth").
      */
     static final double SCORE_SCALE = 0.2;
     /** Each growth step on one side of a passage is worth half the one before it. */
@@ -88,7 +88,7 @@ public final class ContextPacker {
     public PackedContext pack(List<Seed> seeds, Map<String, SourceText> documents, ContextOptions options) {
         int separatorTokens = options.separator().isEmpty() ? 0 : counter.count(options.separator());
         List<Seed> ranked = seeds.stream().sorted(Comparator.comparingInt(Seed::rank)).toList();
-        Map<String, Double> weights = weights(ranked);
+        Map<Integer, Double> weights = weights(ranked);
         List<Stretch> stretches = new ArrayList<>();
         // value first: the next hit's seed (its weight) or a passage's next step on one side (its best hit's weight, halved
         // per step already taken on that side), whichever is worth more; a seed wins ties. Equal weights (no scores) give
@@ -99,20 +99,20 @@ public final class ContextPacker {
         int next = 0;
         while (true) {
             Step step = bestStep(stretches, weights, steps, stuck);
-            if (next < ranked.size() && (step == null || weights.get(ranked.get(next).hit()) >= step.value)) {
+            if (next < ranked.size() && (step == null || weights.get(ranked.get(next).rank()) >= step.value)) {
                 stretches = seeded(stretches, ranked.get(next++), documents, separatorTokens, options.budget());
                 continue;
             }
             if (step == null) {
                 break;
             }
-            Stretch s = find(stretches, null, step.hit);
+            Stretch s = find(stretches, step.rank);
             SourceText doc = documents.get(s.document);
             int to = step.right ? doc.nextEnd(s.end) : doc.previousStart(s.start);
             List<Stretch> grown = to < 0 ? null : grown(stretches, s, step.right ? s.start : to, step.right ? to : s.end, documents);
             if (grown != null && cost(grown, documents, separatorTokens) <= options.budget()) {
                 stretches = grown;
-                steps.merge(step.hit + ':' + step.right, 1, Integer::sum);
+                steps.merge(step.rank + ":" + step.right, 1, Integer::sum);
             } else {
                 stuck.add(step.side);
             }
@@ -121,21 +121,21 @@ public final class ContextPacker {
         return render(stretches, documents, options);
     }
 
-    /** A passage's next growth step on one side: the passage by its best hit, the side's key in {@code stuck}, its value. */
-    private record Step(String hit, boolean right, String side, double value) {}
+    /** A passage's next growth step on one side: the passage by its best hit's rank, the side's key in {@code stuck}, its value. */
+    private record Step(int rank, boolean right, String side, double value) {}
 
-    private static Step bestStep(List<Stretch> stretches, Map<String, Double> weights, Map<String, Integer> steps, Set<String> stuck) {
+    private static Step bestStep(List<Stretch> stretches, Map<Integer, Double> weights, Map<String, Integer> steps, Set<String> stuck) {
         Step best = null;
         for (Stretch s : byRank(stretches)) {
-            String hit = s.hits.firstEntry().getValue();
+            int rank = s.hits.firstKey();
             if (s.truncated) {
                 continue;
             }
             for (boolean right : new boolean[] {true, false}) {
-                String side = hit + ":" + s.start + ":" + s.end + ":" + right;
-                double value = weights.get(hit) * Math.pow(STEP_DECAY, 1 + steps.getOrDefault(hit + ':' + right, 0));
+                String side = rank + ":" + s.start + ":" + s.end + ":" + right;
+                double value = weights.get(rank) * Math.pow(STEP_DECAY, 1 + steps.getOrDefault(rank + ":" + right, 0));
                 if (!stuck.contains(side) && (best == null || value > best.value)) {
-                    best = new Step(hit, right, side, value);
+                    best = new Step(rank, right, side, value);
                 }
             }
         }
@@ -147,12 +147,12 @@ public final class ContextPacker {
      * evidence, as far as the scores tell. Without usable scores (a hit without one: sorted by a field; the best not above 0)
      * every hit weighs 1.
      */
-    private static Map<String, Double> weights(List<Seed> ranked) {
+    private static Map<Integer, Double> weights(List<Seed> ranked) {
         double best = ranked.stream().mapToDouble(Seed::score).max().orElse(Double.NaN);
         boolean usable = best > 0 && ranked.stream().noneMatch(s -> Double.isNaN(s.score()));
-        Map<String, Double> out = new HashMap<>();
+        Map<Integer, Double> out = new HashMap<>();
         for (Seed s : ranked) {
-            out.putIfAbsent(s.hit(), usable ? Math.exp((s.score() / best - 1) / SCORE_SCALE) : 1.0);
+            out.put(s.rank(), usable ? Math.exp((s.score() / best - 1) / SCORE_SCALE) : 1.0);
         }
         return out;
     }
@@ -214,9 +214,9 @@ public final class ContextPacker {
 
     /** Word by word after, then before, each passage (best first), while the whole fits: binary search over word ends. */
     private List<Stretch> fill(List<Stretch> stretches, Map<String, SourceText> documents, int separatorTokens, int budget) {
-        for (String hit : firstHits(byRank(stretches))) {
+        for (int rank : firstRanks(byRank(stretches))) {
             for (boolean right : new boolean[] {true, false}) {
-                Stretch current = find(stretches, null, hit);
+                Stretch current = find(stretches, rank);
                 if (current.truncated) {
                     continue;
                 }
@@ -249,11 +249,14 @@ public final class ContextPacker {
         return stretches;
     }
 
-    /** One hit of each passage: a handle that survives merges (the merged passage keeps every hit). */
-    private static List<String> firstHits(List<Stretch> stretches) {
-        List<String> out = new ArrayList<>(stretches.size());
+    /**
+     * The best hit's rank of each passage: a handle that survives merges (the merged passage keeps every hit) and that two
+     * hits with the same {@code _id} in two indices do not share.
+     */
+    private static List<Integer> firstRanks(List<Stretch> stretches) {
+        List<Integer> out = new ArrayList<>(stretches.size());
         for (Stretch s : stretches) {
-            out.add(s.hits.firstEntry().getValue());
+            out.add(s.hits.firstKey());
         }
         return out;
     }
@@ -266,13 +269,13 @@ public final class ContextPacker {
         return out;
     }
 
-    private static Stretch find(List<Stretch> stretches, String document, String hit) {
+    private static Stretch find(List<Stretch> stretches, int rank) {
         for (Stretch s : stretches) {
-            if ((document == null || s.document.equals(document)) && s.hits.containsValue(hit)) {
+            if (s.hits.containsKey(rank)) {
                 return s;
             }
         }
-        throw new IllegalStateException("passage of hit [" + hit + "] lost");
+        throw new IllegalStateException("passage of hit ranked [" + rank + "] lost");
     }
 
     /** The first words of {@code s} that fit in {@code budget} tokens, or null when not even one does. */

@@ -207,6 +207,26 @@ public class ContextPackerTests {
     }
 
     @Test
+    public void testPack_hitsWithOneIdInTwoIndices_packAsHitsWithTwoIds() {
+        // an alias or a pattern over two chunk indices: the same source document indexed in both has the same chunk _ids
+        Chunk matched = child(5, 2, 1);
+        Chunk other = child(20, 2, 2);
+        Map<String, SourceText> documents = Map.of("books-1", emma(o -> true), "books-2", emma(o -> true));
+        int words = WORDS.count(matched.text());
+        for (int budget : new int[] {words + 40, 2 * words + 100, 2 * words + 240, 3 * words + 500, 3000}) {
+            List<List<Object>> passages = new ArrayList<>();
+            for (String secondId : new String[] {"ch:5", "ch:5 in books-2"}) {
+                List<Seed> seeds = List.of(new Seed("books-1", matched.start(), matched.end(), 0, "ch:5", 1.0, List.of()),
+                    new Seed("books-2", matched.start(), matched.end(), 1, secondId, 0.97, List.of()),
+                    new Seed("books-1", other.start(), other.end(), 2, "ch:20", 0.95, List.of()));
+                PackedContext c = new ContextPacker(WORDS).pack(seeds, documents, new ContextOptions(budget, ContextOptions.Order.RANK, "\n\n"));
+                passages.add(c.passages().stream().map(p -> (Object) List.of(p.document(), p.start(), p.end())).toList());
+            }
+            assertEquals("budget " + budget, passages.get(1), passages.get(0));
+        }
+    }
+
+    @Test
     public void testPack_growsIntoTheNeighbouringParents() {
         Chunk matched = child(5, 2, 1);
         PackedContext c = pack(List.of(seed(matched, 0)), emma(o -> true), 900, ContextOptions.Order.RANK);
