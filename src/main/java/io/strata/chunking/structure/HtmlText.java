@@ -9,11 +9,11 @@ import org.jsoup.select.NodeTraversor;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The text of an HTML body as chunks store it, with its headings and blocks located in it. Outside {@code <pre>},
@@ -26,8 +26,6 @@ final class HtmlText implements NodeFilter {
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
     private static final Set<String> LINES = Set.of("li", "tr", "dt", "dd", "caption");
-    /** Compiled once: String.replaceAll compiles its pattern on every call, once per heading. */
-    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
 
     /** A block being read: where it starts, its units so far, its header row and the blocks inside it. */
     private static final class Open {
@@ -43,7 +41,13 @@ final class HtmlText implements NodeFilter {
         }
     }
 
-    private final StringBuilder out = new StringBuilder();
+    /**
+     * The text so far: a char array rather than a StringBuilder. A builder holding one non-Latin-1 character (an
+     * {@code &mdash;}) copies every later Latin-1 string into it char by char; {@link String#getChars} into a char array
+     * is a bulk copy whatever the coders, and the whitespace of a text node is then collapsed in place.
+     */
+    private char[] out = new char[4096];
+    private int length;
     private final List<Heading> headings = new ArrayList<>();
     private final List<Block> blocks = new ArrayList<>();
     private final Deque<Open> open = new ArrayDeque<>();
@@ -56,7 +60,7 @@ final class HtmlText implements NodeFilter {
         trimTrailing();
         // a heading nested in another (broken markup) ends first: order them by where they start
         headings.sort(Comparator.comparingInt(Heading::start));
-        return new StructuredText(out.toString(), headings, blocks);
+        return new StructuredText(new String(out, 0, length), headings, blocks);
     }
 
     @Override
@@ -74,7 +78,7 @@ final class HtmlText implements NodeFilter {
         }
         if (preDepth > 0) {
             if (tag.equals("br")) {
-                out.append('\n');
+                append('\n');
             }
             return FilterResult.CONTINUE;
         }
@@ -82,29 +86,29 @@ final class HtmlText implements NodeFilter {
             case "br" -> lineBreak();
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
                 paragraphBreak();
-                starts.push(out.length());
+                starts.push(length);
             }
             case "pre" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.CODE, out.length()));
+                open.push(new Open(Block.Kind.CODE, length));
                 preDepth++;
             }
             case "table" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.TABLE, out.length()));
+                open.push(new Open(Block.Kind.TABLE, length));
             }
             case "ul", "ol" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.LIST, out.length()));
+                open.push(new Open(Block.Kind.LIST, length));
             }
             case "tr", "li" -> {
                 lineBreak();
-                starts.push(out.length());
+                starts.push(length);
             }
             case "td", "th" -> {
                 if (hasElementBefore(element)) {
                     trimTrailingSpaces();
-                    out.append(" | ");
+                    append(" | ");
                 }
             }
             default -> separate(element);
@@ -123,8 +127,8 @@ final class HtmlText implements NodeFilter {
         }
         switch (tag) {
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
-                Span span = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
-                String title = WHITESPACE.matcher(span.of(out)).replaceAll(" ").strip();
+                Span span = trimmed(starts.isEmpty() ? length : starts.pop(), length);
+                String title = collapsed(span).strip();
                 if (!title.isEmpty()) {
                     headings.add(new Heading(tag.charAt(1) - '0', title, span.start()));
                 }
@@ -144,7 +148,7 @@ final class HtmlText implements NodeFilter {
                 paragraphBreak();
             }
             case "tr" -> {
-                Span row = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                Span row = trimmed(starts.isEmpty() ? length : starts.pop(), length);
                 Open table = open.peek();
                 if (table != null && table.kind == Block.Kind.TABLE && row.length() > 0) {
                     if (table.header == null && table.units.isEmpty() && isHeaderRow(element)) {
@@ -156,7 +160,7 @@ final class HtmlText implements NodeFilter {
                 lineBreak();
             }
             case "li" -> {
-                Span item = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                Span item = trimmed(starts.isEmpty() ? length : starts.pop(), length);
                 Open list = open.peek();
                 if (list != null && list.kind == Block.Kind.LIST && item.length() > 0) {
                     list.units.add(item);
@@ -197,7 +201,7 @@ final class HtmlText implements NodeFilter {
             return;
         }
         Open o = open.pop();
-        Span span = trimmed(o.start, out.length());
+        Span span = trimmed(o.start, length);
         if (span.length() == 0) {
             return;
         }
@@ -214,7 +218,7 @@ final class HtmlText implements NodeFilter {
         List<Span> lines = new ArrayList<>();
         int start = span.start();
         for (int i = span.start(); i <= span.end(); i++) {
-            if (i == span.end() || out.charAt(i) == '\n') {
+            if (i == span.end() || out[i] == '\n') {
                 Span line = trimmed(start, i);
                 if (line.length() > 0) {
                     lines.add(line);
@@ -227,42 +231,74 @@ final class HtmlText implements NodeFilter {
 
     private void append(TextNode node) {
         String text = node.getWholeText();
+        int n = text.length();
+        reserve(n);
+        text.getChars(0, n, out, length);
         if (preDepth > 0) {
-            out.append(text);
+            length += n;
             return;
         }
-        // stretches that need no change are appended whole (a copy of the String's bytes); only whitespace runs other than
-        // one space between words are rewritten. Text nodes are mostly clean words or pure indentation, so this copies
-        // far less than collapsing char by char
-        int length = text.length();
-        boolean afterText = out.length() > 0 && !isSpace(out.charAt(out.length() - 1));
-        int clean = 0;
-        int i = 0;
-        while (i < length) {
-            char c = text.charAt(i);
+        // collapse in place (the text only shrinks): each whitespace run becomes one space after text, none otherwise
+        boolean afterText = length > 0 && !isSpace(out[length - 1]);
+        int write = length;
+        int end = length + n;
+        for (int read = length; read < end; ) {
+            char c = out[read++];
             if (!isSpace(c)) {
+                out[write++] = c;
                 afterText = true;
-                i++;
                 continue;
             }
-            if (c == ' ' && afterText && (i + 1 == length || !isSpace(text.charAt(i + 1)))) {
-                afterText = false;
-                i++;
-                continue;
-            }
-            out.append(text, clean, i);
-            int runEnd = i + 1;
-            while (runEnd < length && isSpace(text.charAt(runEnd))) {
-                runEnd++;
+            while (read < end && isSpace(out[read])) {
+                read++;
             }
             if (afterText) {
-                out.append(' ');
+                out[write++] = ' ';
                 afterText = false;
             }
-            i = runEnd;
-            clean = runEnd;
         }
-        out.append(text, clean, length);
+        length = write;
+    }
+
+    private void append(char c) {
+        reserve(1);
+        out[length++] = c;
+    }
+
+    private void append(String s) {
+        reserve(s.length());
+        s.getChars(0, s.length(), out, length);
+        length += s.length();
+    }
+
+    private void reserve(int more) {
+        if (length + more > out.length) {
+            out = Arrays.copyOf(out, Math.max(out.length * 2, length + more));
+        }
+    }
+
+    /**
+     * The text of {@code span} with every run of ASCII whitespace ({@code \s}: space, tab, newline, vertical tab, form
+     * feed, carriage return) replaced by one space, as {@code replaceAll("\\s+", " ")} does, without a regex per heading.
+     */
+    private String collapsed(Span span) {
+        StringBuilder title = new StringBuilder(span.length());
+        for (int i = span.start(); i < span.end(); ) {
+            char c = out[i++];
+            if (!isRegexSpace(c)) {
+                title.append(c);
+                continue;
+            }
+            while (i < span.end() && isRegexSpace(out[i])) {
+                i++;
+            }
+            title.append(' ');
+        }
+        return title.toString();
+    }
+
+    private static boolean isRegexSpace(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
     }
 
     /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
@@ -277,45 +313,43 @@ final class HtmlText implements NodeFilter {
 
     private void lineBreak() {
         trimTrailingSpaces();
-        if (out.length() > 0 && out.charAt(out.length() - 1) != '\n') {
-            out.append('\n');
+        if (length > 0 && out[length - 1] != '\n') {
+            append('\n');
         }
     }
 
     private void paragraphBreak() {
         trimTrailingSpaces();
-        if (out.length() == 0) {
+        if (length == 0) {
             return;
         }
         int newlines = 0;
-        for (int i = out.length() - 1; i >= 0 && out.charAt(i) == '\n' && newlines < 2; i--) {
+        for (int i = length - 1; i >= 0 && out[i] == '\n' && newlines < 2; i--) {
             newlines++;
         }
-        out.append("\n\n", 0, 2 - newlines);
+        for (; newlines < 2; newlines++) {
+            append('\n');
+        }
     }
 
     private void trimTrailingSpaces() {
-        int n = out.length();
-        while (n > 0 && (out.charAt(n - 1) == ' ' || out.charAt(n - 1) == '\t')) {
-            n--;
+        while (length > 0 && (out[length - 1] == ' ' || out[length - 1] == '\t')) {
+            length--;
         }
-        out.setLength(n);
     }
 
     private void trimTrailing() {
-        int n = out.length();
-        while (n > 0 && isSpace(out.charAt(n - 1))) {
-            n--;
+        while (length > 0 && isSpace(out[length - 1])) {
+            length--;
         }
-        out.setLength(n);
     }
 
     private Span trimmed(int start, int end) {
         start = Math.min(start, end);
-        while (start < end && isSpace(out.charAt(start))) {
+        while (start < end && isSpace(out[start])) {
             start++;
         }
-        while (end > start && isSpace(out.charAt(end - 1))) {
+        while (end > start && isSpace(out[end - 1])) {
             end--;
         }
         return new Span(start, end);
