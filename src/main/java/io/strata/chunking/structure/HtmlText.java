@@ -4,8 +4,6 @@ import io.strata.chunking.Span;
 import org.jsoup.nodes.Element;
 import org.jsoup.nodes.Node;
 import org.jsoup.nodes.TextNode;
-import org.jsoup.select.NodeFilter;
-import org.jsoup.select.NodeTraversor;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -22,10 +20,9 @@ import java.util.Set;
  * and {@code <br>} end a line; cells of a row are joined by {@code " | "}. Scripts, styles, templates, SVG and other
  * non-text content are left out. One instance per document.
  */
-final class HtmlText implements NodeFilter {
+final class HtmlText {
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
-    private static final Set<String> LINES = Set.of("li", "tr", "dt", "dd", "caption");
 
     /** A block being read: where it starts, its units so far, its header row and the blocks inside it. */
     private static final class Open {
@@ -52,41 +49,92 @@ final class HtmlText implements NodeFilter {
     private final List<Block> blocks = new ArrayList<>();
     private final Deque<Open> open = new ArrayDeque<>();
     /** Start offsets of the open headings, rows and items (elements that may nest, in malformed input too). */
-    private final Deque<Integer> starts = new ArrayDeque<>();
+    private int[] starts = new int[16];
+    private int startCount;
     private int preDepth;
 
     StructuredText extract(Element root) {
-        NodeTraversor.filter(this, root);
+        walk(root);
         trimTrailing();
         // a heading nested in another (broken markup) ends first: order them by where they start
         headings.sort(Comparator.comparingInt(Heading::start));
         return new StructuredText(new String(out, 0, length), headings, blocks);
     }
 
-    @Override
-    public FilterResult head(Node node, int depth) {
-        if (node instanceof TextNode text) {
-            append(text);
-            return FilterResult.CONTINUE;
+    /**
+     * Depth first through {@code root}: text nodes appended, elements opened ({@link #head}) and closed ({@link #tail}),
+     * skipped ones neither descended into nor closed. Iterative (documents nest deep), reading each element's child list
+     * by index rather than stepping {@code nextSibling()}, which goes through the parent for every node.
+     */
+    private void walk(Element root) {
+        if (!head(root, hasElementBefore(root))) {
+            return;
         }
-        if (!(node instanceof Element element)) {
-            return FilterResult.CONTINUE;
+        Element[] parents = new Element[32];
+        int[] next = new int[32];
+        boolean[] elementSeen = new boolean[32];
+        int depth = 0;
+        Element current = root;
+        int index = 0;
+        boolean seen = false; // whether an element came before among the current children: a cell after one is joined
+        while (true) {
+            if (index < current.childNodeSize()) {
+                Node child = current.childNode(index++);
+                if (child instanceof TextNode text) {
+                    append(text);
+                } else if (child instanceof Element element) {
+                    boolean afterElement = seen;
+                    seen = true;
+                    if (head(element, afterElement)) {
+                        if (depth == parents.length) {
+                            parents = Arrays.copyOf(parents, depth * 2);
+                            next = Arrays.copyOf(next, depth * 2);
+                            elementSeen = Arrays.copyOf(elementSeen, depth * 2);
+                        }
+                        parents[depth] = current;
+                        elementSeen[depth] = seen;
+                        next[depth++] = index;
+                        current = element;
+                        index = 0;
+                        seen = false;
+                    }
+                }
+                continue;
+            }
+            tail(current);
+            if (depth == 0) {
+                return;
+            }
+            current = parents[--depth];
+            index = next[depth];
+            seen = elementSeen[depth];
+            parents[depth] = null;
         }
+    }
+
+    /**
+     * Opens {@code element} ({@code afterElement}: an element precedes it among its siblings); false when it is left out
+     * with its content.
+     */
+    private boolean head(Element element, boolean afterElement) {
         String tag = element.normalName();
-        if (SKIPPED.contains(tag)) {
-            return FilterResult.SKIP_ENTIRELY;
-        }
         if (preDepth > 0) {
+            if (SKIPPED.contains(tag)) {
+                return false;
+            }
             if (tag.equals("br")) {
                 append('\n');
             }
-            return FilterResult.CONTINUE;
+            return true;
         }
         switch (tag) {
+            case "script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "canvas", "select" -> {
+                return false; // SKIPPED, in the switch that reads the tag anyway
+            }
             case "br" -> lineBreak();
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
                 paragraphBreak();
-                starts.push(length);
+                pushStart();
             }
             case "pre" -> {
                 paragraphBreak();
@@ -103,31 +151,28 @@ final class HtmlText implements NodeFilter {
             }
             case "tr", "li" -> {
                 lineBreak();
-                starts.push(length);
+                pushStart();
             }
             case "td", "th" -> {
-                if (hasElementBefore(element)) {
+                if (afterElement) {
                     trimTrailingSpaces();
                     append(" | ");
                 }
             }
+            case "dt", "dd", "caption" -> lineBreak();
             default -> separate(element);
         }
-        return FilterResult.CONTINUE;
+        return true;
     }
 
-    @Override
-    public FilterResult tail(Node node, int depth) {
-        if (!(node instanceof Element element)) {
-            return FilterResult.CONTINUE;
-        }
+    private void tail(Element element) {
         String tag = element.normalName();
         if (preDepth > 0 && !tag.equals("pre")) {
-            return FilterResult.CONTINUE;
+            return;
         }
         switch (tag) {
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
-                Span span = trimmed(starts.isEmpty() ? length : starts.pop(), length);
+                Span span = trimmed(popStart(), length);
                 String title = collapsed(span).strip();
                 if (!title.isEmpty()) {
                     headings.add(new Heading(tag.charAt(1) - '0', title, span.start()));
@@ -148,7 +193,7 @@ final class HtmlText implements NodeFilter {
                 paragraphBreak();
             }
             case "tr" -> {
-                Span row = trimmed(starts.isEmpty() ? length : starts.pop(), length);
+                Span row = trimmed(popStart(), length);
                 Open table = open.peek();
                 if (table != null && table.kind == Block.Kind.TABLE && row.length() > 0) {
                     if (table.header == null && table.units.isEmpty() && isHeaderRow(element)) {
@@ -160,7 +205,7 @@ final class HtmlText implements NodeFilter {
                 lineBreak();
             }
             case "li" -> {
-                Span item = trimmed(starts.isEmpty() ? length : starts.pop(), length);
+                Span item = trimmed(popStart(), length);
                 Open list = open.peek();
                 if (list != null && list.kind == Block.Kind.LIST && item.length() > 0) {
                     list.units.add(item);
@@ -168,17 +213,27 @@ final class HtmlText implements NodeFilter {
                 lineBreak();
             }
             case "br", "td", "th" -> { }
+            case "dt", "dd", "caption" -> lineBreak();
             default -> separate(element);
         }
-        return FilterResult.CONTINUE;
     }
 
     private void separate(Element element) {
-        if (LINES.contains(element.normalName())) {
-            lineBreak();
-        } else if (element.isBlock()) {
+        if (element.isBlock()) {
             paragraphBreak();
         }
+    }
+
+    private void pushStart() {
+        if (startCount == starts.length) {
+            starts = Arrays.copyOf(starts, startCount * 2);
+        }
+        starts[startCount++] = length;
+    }
+
+    /** The start of the innermost open heading, row or item; the end of the text when none is open (broken nesting). */
+    private int popStart() {
+        return startCount == 0 ? length : starts[--startCount];
     }
 
     private static boolean isHeaderRow(Element row) {
@@ -239,22 +294,24 @@ final class HtmlText implements NodeFilter {
             return;
         }
         // collapse in place (the text only shrinks): each whitespace run becomes one space after text, none otherwise
-        boolean afterText = length > 0 && !isSpace(out[length - 1]);
+        char[] buf = out;
         int write = length;
+        int read = length;
         int end = length + n;
-        for (int read = length; read < end; ) {
-            char c = out[read++];
-            if (!isSpace(c)) {
-                out[write++] = c;
+        boolean afterText = write > 0 && !isSpace(buf[write - 1]);
+        while (read < end) {
+            char c = buf[read++];
+            if (c > ' ' || !isSpace(c)) {
+                buf[write++] = c;
                 afterText = true;
-                continue;
-            }
-            while (read < end && isSpace(out[read])) {
-                read++;
-            }
-            if (afterText) {
-                out[write++] = ' ';
-                afterText = false;
+            } else {
+                while (read < end && isSpace(buf[read])) {
+                    read++;
+                }
+                if (afterText) {
+                    buf[write++] = ' ';
+                    afterText = false;
+                }
             }
         }
         length = write;
@@ -301,7 +358,7 @@ final class HtmlText implements NodeFilter {
         return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
     }
 
-    /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
+    /** Whether an element precedes this one among its siblings (for the root; the walk tracks it for the others). */
     private static boolean hasElementBefore(Element element) {
         for (Node n = element.previousSibling(); n != null; n = n.previousSibling()) {
             if (n instanceof Element) {
