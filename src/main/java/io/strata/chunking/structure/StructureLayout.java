@@ -55,6 +55,8 @@ public final class StructureLayout {
         private final ProseSplitter prose;
         private final List<Piece> out;
         private RecursiveSplitter words;
+        private Span lastHeader;
+        private int lastHeaderWords;
 
         Run(Span clip, int max, ProseSplitter prose, List<Piece> out) {
             this.clip = clip;
@@ -79,15 +81,22 @@ public final class StructureLayout {
                 return;
             }
             List<Item> group = new ArrayList<>();
+            int groupWords = 0;
             for (Item item : items) {
-                boolean fits = index.words(item.span()) + words(headerBefore(item.span())) <= max;
-                if (fits && (group.isEmpty() || index.words(group.get(0).span().start(), item.span().end()) <= max)) {
+                int itemWords = index.words(item.span());
+                boolean fits = itemWords + words(headerBefore(item.span())) <= max;
+                // items are consecutive sections with only whitespace between them: the group's words add up (joined)
+                int together = group.isEmpty() ? itemWords
+                    : joined(groupWords, group.get(group.size() - 1).span(), itemWords, item.span());
+                if (fits && together <= max) {
                     group.add(item);
+                    groupWords = together;
                     continue;
                 }
                 flush(node, group);
                 if (fits) {
                     group.add(item);
+                    groupWords = itemWords;
                 } else if (item.child() != null) {
                     emit(item.child());
                 } else {
@@ -111,7 +120,7 @@ public final class StructureLayout {
         }
 
         private List<Item> items(Outline.Node node) {
-            List<Item> items = new ArrayList<>();
+            List<Item> items = new ArrayList<>(node.children().size() + 1);
             Span own = clipped(node.own());
             if (own != null) {
                 items.add(new Item(own, null));
@@ -368,8 +377,16 @@ public final class StructureLayout {
             return words;
         }
 
-        private int words(Span span) {
-            return span == null ? 0 : index.words(span);
+        /** Words of a table header (null: none); the last one's count is kept, as a table's pieces ask for it in turn. */
+        private int words(Span header) {
+            if (header == null) {
+                return 0;
+            }
+            if (header != lastHeader) {
+                lastHeaderWords = index.words(header);
+                lastHeader = header;
+            }
+            return lastHeaderWords;
         }
 
         private Span clipped(Span span) {
