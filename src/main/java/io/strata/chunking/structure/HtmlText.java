@@ -40,8 +40,8 @@ final class HtmlText {
 
     /**
      * The text so far: a char array rather than a StringBuilder. A builder holding one non-Latin-1 character (an
-     * {@code &mdash;}) copies every later Latin-1 string into it char by char; {@link String#getChars} into a char array
-     * is a bulk copy whatever the coders, and the whitespace of a text node is then collapsed in place.
+     * {@code &mdash;}) copies every later Latin-1 string into it through a CharSequence char by char (with bounds checks
+     * and calls); here each char of a text node is read once and written once, collapsed as it goes.
      */
     private char[] out = new char[4096];
     private int length;
@@ -288,24 +288,24 @@ final class HtmlText {
         String text = node.getWholeText();
         int n = text.length();
         reserve(n);
-        text.getChars(0, n, out, length);
         if (preDepth > 0) {
+            text.getChars(0, n, out, length);
             length += n;
             return;
         }
-        // collapse in place (the text only shrinks): each whitespace run becomes one space after text, none otherwise
+        // each whitespace run becomes one space after text, none otherwise; read with charAt: most text nodes are a few
+        // words or an indentation, for which a bulk getChars per node cost more than it saved
         char[] buf = out;
         int write = length;
-        int read = length;
-        int end = length + n;
         boolean afterText = write > 0 && !isSpace(buf[write - 1]);
-        while (read < end) {
-            char c = buf[read++];
+        int read = 0;
+        while (read < n) {
+            char c = text.charAt(read++);
             if (c > ' ' || !isSpace(c)) {
                 buf[write++] = c;
                 afterText = true;
             } else {
-                while (read < end && isSpace(buf[read])) {
+                while (read < n && isSpace(text.charAt(read))) {
                     read++;
                 }
                 if (afterText) {
