@@ -21,6 +21,7 @@ import java.util.Set;
  * non-text content are left out. One instance per document.
  */
 final class HtmlText {
+    /** Left out with their content; read inside {@code <pre>}, elsewhere the first case of {@link #head}'s switch (the same). */
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
 
@@ -129,7 +130,7 @@ final class HtmlText {
         }
         switch (tag) {
             case "script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "canvas", "select" -> {
-                return false; // SKIPPED, in the switch that reads the tag anyway
+                return false; // SKIPPED (keep the two lists the same), in the switch that reads the tag anyway
             }
             case "br" -> lineBreak();
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {

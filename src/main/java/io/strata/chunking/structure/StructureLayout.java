@@ -125,10 +125,11 @@ public final class StructureLayout {
             if (own != null) {
                 items.add(new Item(own, null));
             }
-            for (Outline.Node child : node.children()) {
-                if (child.subtree().end() <= clip.start()) {
-                    continue;
-                }
+            List<Outline.Node> children = node.children();
+            // sub-sections are contiguous and in order: the first one reaching into the clip is found by bisection (a child
+            // level's run clips to one parent, and walking the sections before it, for every parent, added up)
+            for (int c = firstSectionEndingAfter(children, clip.start()); c < children.size(); c++) {
+                Outline.Node child = children.get(c);
                 if (child.subtree().start() >= clip.end()) {
                     break;
                 }
@@ -402,6 +403,21 @@ public final class StructureLayout {
             Span s = index.trim(start, end);
             return s.length() > 0 ? s : null;
         }
+    }
+
+    /** Index of the first section whose subtree ends after {@code offset} (they are ordered and disjoint). */
+    private static int firstSectionEndingAfter(List<Outline.Node> sections, int offset) {
+        int lo = 0;
+        int hi = sections.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (sections.get(mid).subtree().end() <= offset) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** Index of the first block ending after {@code offset} (blocks are ordered and disjoint, so their ends are too). */
