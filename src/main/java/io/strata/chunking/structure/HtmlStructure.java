@@ -2,6 +2,7 @@ package io.strata.chunking.structure;
 
 import org.jsoup.Jsoup;
 import org.jsoup.nodes.Document;
+import org.jsoup.nodes.Element;
 
 /**
  * Reads HTML (jsoup's HTML5 parser, which repairs broken markup as browsers do) for chunking. The stored text is the
@@ -18,6 +19,7 @@ import org.jsoup.nodes.Document;
 public final class HtmlStructure {
     public StructuredText parse(String html) {
         Document document = Jsoup.parse(html);
-        return new HtmlText().extract(document.body() != null ? document.body() : document);
+        Element body = document.body(); // looked up once: it walks the document's children
+        return new HtmlText().extract(body != null ? body : document);
     }
 }

@@ -4,16 +4,14 @@ import io.strata.chunking.Span;
 import org.jsoup.nodes.Element;
 import org.jsoup.nodes.Node;
 import org.jsoup.nodes.TextNode;
-import org.jsoup.select.NodeFilter;
-import org.jsoup.select.NodeTraversor;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The text of an HTML body as chunks store it, with its headings and blocks located in it. Outside {@code <pre>},
@@ -22,12 +20,10 @@ import java.util.regex.Pattern;
  * and {@code <br>} end a line; cells of a row are joined by {@code " | "}. Scripts, styles, templates, SVG and other
  * non-text content are left out. One instance per document.
  */
-final class HtmlText implements NodeFilter {
+final class HtmlText {
+    /** Left out with their content; read inside {@code <pre>}, elsewhere the first case of {@link #head}'s switch (the same). */
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
-    private static final Set<String> LINES = Set.of("li", "tr", "dt", "dd", "caption");
-    /** Compiled once: String.replaceAll compiles its pattern on every call, once per heading. */
-    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
 
     /** A block being read: where it starts, its units so far, its header row and the blocks inside it. */
     private static final class Open {
@@ -43,88 +39,142 @@ final class HtmlText implements NodeFilter {
         }
     }
 
-    private final StringBuilder out = new StringBuilder();
+    /**
+     * The text so far: a char array rather than a StringBuilder. A builder holding one non-Latin-1 character (an
+     * {@code &mdash;}) copies every later Latin-1 string into it through a CharSequence char by char (with bounds checks
+     * and calls); here each char of a text node is read once and written once, collapsed as it goes.
+     */
+    private char[] out = new char[4096];
+    private int length;
     private final List<Heading> headings = new ArrayList<>();
     private final List<Block> blocks = new ArrayList<>();
     private final Deque<Open> open = new ArrayDeque<>();
     /** Start offsets of the open headings, rows and items (elements that may nest, in malformed input too). */
-    private final Deque<Integer> starts = new ArrayDeque<>();
+    private int[] starts = new int[16];
+    private int startCount;
     private int preDepth;
 
     StructuredText extract(Element root) {
-        NodeTraversor.filter(this, root);
+        walk(root);
         trimTrailing();
         // a heading nested in another (broken markup) ends first: order them by where they start
         headings.sort(Comparator.comparingInt(Heading::start));
-        return new StructuredText(out.toString(), headings, blocks);
+        return new StructuredText(new String(out, 0, length), headings, blocks);
     }
 
-    @Override
-    public FilterResult head(Node node, int depth) {
-        if (node instanceof TextNode text) {
-            append(text);
-            return FilterResult.CONTINUE;
+    /**
+     * Depth first through {@code root}: text nodes appended, elements opened ({@link #head}) and closed ({@link #tail}),
+     * skipped ones neither descended into nor closed. Iterative (documents nest deep), reading each element's child list
+     * by index rather than stepping {@code nextSibling()}, which goes through the parent for every node.
+     */
+    private void walk(Element root) {
+        if (!head(root, hasElementBefore(root))) {
+            return;
         }
-        if (!(node instanceof Element element)) {
-            return FilterResult.CONTINUE;
-        }
-        String tag = element.normalName();
-        if (SKIPPED.contains(tag)) {
-            return FilterResult.SKIP_ENTIRELY;
-        }
-        if (preDepth > 0) {
-            if (tag.equals("br")) {
-                out.append('\n');
+        Element[] parents = new Element[32];
+        int[] next = new int[32];
+        boolean[] elementSeen = new boolean[32];
+        int depth = 0;
+        Element current = root;
+        int index = 0;
+        boolean seen = false; // whether an element came before among the current children: a cell after one is joined
+        while (true) {
+            if (index < current.childNodeSize()) {
+                Node child = current.childNode(index++);
+                if (child instanceof TextNode text) {
+                    append(text);
+                } else if (child instanceof Element element) {
+                    boolean afterElement = seen;
+                    seen = true;
+                    if (head(element, afterElement)) {
+                        if (depth == parents.length) {
+                            parents = Arrays.copyOf(parents, depth * 2);
+                            next = Arrays.copyOf(next, depth * 2);
+                            elementSeen = Arrays.copyOf(elementSeen, depth * 2);
+                        }
+                        parents[depth] = current;
+                        elementSeen[depth] = seen;
+                        next[depth++] = index;
+                        current = element;
+                        index = 0;
+                        seen = false;
+                    }
+                }
+                continue;
             }
-            return FilterResult.CONTINUE;
+            tail(current);
+            if (depth == 0) {
+                return;
+            }
+            current = parents[--depth];
+            index = next[depth];
+            seen = elementSeen[depth];
+            parents[depth] = null;
+        }
+    }
+
+    /**
+     * Opens {@code element} ({@code afterElement}: an element precedes it among its siblings); false when it is left out
+     * with its content.
+     */
+    private boolean head(Element element, boolean afterElement) {
+        String tag = element.normalName();
+        if (preDepth > 0) {
+            if (SKIPPED.contains(tag)) {
+                return false;
+            }
+            if (tag.equals("br")) {
+                append('\n');
+            }
+            return true;
         }
         switch (tag) {
+            case "script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "canvas", "select" -> {
+                return false; // SKIPPED (keep the two lists the same), in the switch that reads the tag anyway
+            }
             case "br" -> lineBreak();
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
                 paragraphBreak();
-                starts.push(out.length());
+                pushStart();
             }
             case "pre" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.CODE, out.length()));
+                open.push(new Open(Block.Kind.CODE, length));
                 preDepth++;
             }
             case "table" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.TABLE, out.length()));
+                open.push(new Open(Block.Kind.TABLE, length));
             }
             case "ul", "ol" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.LIST, out.length()));
+                open.push(new Open(Block.Kind.LIST, length));
             }
             case "tr", "li" -> {
                 lineBreak();
-                starts.push(out.length());
+                pushStart();
             }
             case "td", "th" -> {
-                if (hasElementBefore(element)) {
+                if (afterElement) {
                     trimTrailingSpaces();
-                    out.append(" | ");
+                    append(" | ");
                 }
             }
+            case "dt", "dd", "caption" -> lineBreak();
             default -> separate(element);
         }
-        return FilterResult.CONTINUE;
+        return true;
     }
 
-    @Override
-    public FilterResult tail(Node node, int depth) {
-        if (!(node instanceof Element element)) {
-            return FilterResult.CONTINUE;
-        }
+    private void tail(Element element) {
         String tag = element.normalName();
         if (preDepth > 0 && !tag.equals("pre")) {
-            return FilterResult.CONTINUE;
+            return;
         }
         switch (tag) {
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
-                Span span = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
-                String title = WHITESPACE.matcher(span.of(out)).replaceAll(" ").strip();
+                Span span = trimmed(popStart(), length);
+                String title = collapsed(span).strip();
                 if (!title.isEmpty()) {
                     headings.add(new Heading(tag.charAt(1) - '0', title, span.start()));
                 }
@@ -144,7 +194,7 @@ final class HtmlText implements NodeFilter {
                 paragraphBreak();
             }
             case "tr" -> {
-                Span row = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                Span row = trimmed(popStart(), length);
                 Open table = open.peek();
                 if (table != null && table.kind == Block.Kind.TABLE && row.length() > 0) {
                     if (table.header == null && table.units.isEmpty() && isHeaderRow(element)) {
@@ -156,7 +206,7 @@ final class HtmlText implements NodeFilter {
                 lineBreak();
             }
             case "li" -> {
-                Span item = trimmed(starts.isEmpty() ? out.length() : starts.pop(), out.length());
+                Span item = trimmed(popStart(), length);
                 Open list = open.peek();
                 if (list != null && list.kind == Block.Kind.LIST && item.length() > 0) {
                     list.units.add(item);
@@ -164,17 +214,27 @@ final class HtmlText implements NodeFilter {
                 lineBreak();
             }
             case "br", "td", "th" -> { }
+            case "dt", "dd", "caption" -> lineBreak();
             default -> separate(element);
         }
-        return FilterResult.CONTINUE;
     }
 
     private void separate(Element element) {
-        if (LINES.contains(element.normalName())) {
-            lineBreak();
-        } else if (element.isBlock()) {
+        if (element.isBlock()) {
             paragraphBreak();
         }
+    }
+
+    private void pushStart() {
+        if (startCount == starts.length) {
+            starts = Arrays.copyOf(starts, startCount * 2);
+        }
+        starts[startCount++] = length;
+    }
+
+    /** The start of the innermost open heading, row or item; the end of the text when none is open (broken nesting). */
+    private int popStart() {
+        return startCount == 0 ? length : starts[--startCount];
     }
 
     private static boolean isHeaderRow(Element row) {
@@ -197,7 +257,7 @@ final class HtmlText implements NodeFilter {
             return;
         }
         Open o = open.pop();
-        Span span = trimmed(o.start, out.length());
+        Span span = trimmed(o.start, length);
         if (span.length() == 0) {
             return;
         }
@@ -214,7 +274,7 @@ final class HtmlText implements NodeFilter {
         List<Span> lines = new ArrayList<>();
         int start = span.start();
         for (int i = span.start(); i <= span.end(); i++) {
-            if (i == span.end() || out.charAt(i) == '\n') {
+            if (i == span.end() || out[i] == '\n') {
                 Span line = trimmed(start, i);
                 if (line.length() > 0) {
                     lines.add(line);
@@ -227,45 +287,79 @@ final class HtmlText implements NodeFilter {
 
     private void append(TextNode node) {
         String text = node.getWholeText();
+        int n = text.length();
+        reserve(n);
         if (preDepth > 0) {
-            out.append(text);
+            text.getChars(0, n, out, length);
+            length += n;
             return;
         }
-        // stretches that need no change are appended whole (a copy of the String's bytes); only whitespace runs other than
-        // one space between words are rewritten. Text nodes are mostly clean words or pure indentation, so this copies
-        // far less than collapsing char by char
-        int length = text.length();
-        boolean afterText = out.length() > 0 && !isSpace(out.charAt(out.length() - 1));
-        int clean = 0;
-        int i = 0;
-        while (i < length) {
-            char c = text.charAt(i);
-            if (!isSpace(c)) {
+        // each whitespace run becomes one space after text, none otherwise; read with charAt: most text nodes are a few
+        // words or an indentation, for which a bulk getChars per node cost more than it saved
+        char[] buf = out;
+        int write = length;
+        boolean afterText = write > 0 && !isSpace(buf[write - 1]);
+        int read = 0;
+        while (read < n) {
+            char c = text.charAt(read++);
+            if (c > ' ' || !isSpace(c)) {
+                buf[write++] = c;
                 afterText = true;
-                i++;
-                continue;
+            } else {
+                while (read < n && isSpace(text.charAt(read))) {
+                    read++;
+                }
+                if (afterText) {
+                    buf[write++] = ' ';
+                    afterText = false;
+                }
             }
-            if (c == ' ' && afterText && (i + 1 == length || !isSpace(text.charAt(i + 1)))) {
-                afterText = false;
-                i++;
-                continue;
-            }
-            out.append(text, clean, i);
-            int runEnd = i + 1;
-            while (runEnd < length && isSpace(text.charAt(runEnd))) {
-                runEnd++;
-            }
-            if (afterText) {
-                out.append(' ');
-                afterText = false;
-            }
-            i = runEnd;
-            clean = runEnd;
         }
-        out.append(text, clean, length);
+        length = write;
     }
 
-    /** Whether an element precedes this one among its siblings (jsoup's previousElementSibling lists them all, per cell). */
+    private void append(char c) {
+        reserve(1);
+        out[length++] = c;
+    }
+
+    private void append(String s) {
+        reserve(s.length());
+        s.getChars(0, s.length(), out, length);
+        length += s.length();
+    }
+
+    private void reserve(int more) {
+        if (length + more > out.length) {
+            out = Arrays.copyOf(out, Math.max(out.length * 2, length + more));
+        }
+    }
+
+    /**
+     * The text of {@code span} with every run of ASCII whitespace ({@code \s}: space, tab, newline, vertical tab, form
+     * feed, carriage return) replaced by one space, as {@code replaceAll("\\s+", " ")} does, without a regex per heading.
+     */
+    private String collapsed(Span span) {
+        StringBuilder title = new StringBuilder(span.length());
+        for (int i = span.start(); i < span.end(); ) {
+            char c = out[i++];
+            if (!isRegexSpace(c)) {
+                title.append(c);
+                continue;
+            }
+            while (i < span.end() && isRegexSpace(out[i])) {
+                i++;
+            }
+            title.append(' ');
+        }
+        return title.toString();
+    }
+
+    private static boolean isRegexSpace(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
+    }
+
+    /** Whether an element precedes this one among its siblings (for the root; the walk tracks it for the others). */
     private static boolean hasElementBefore(Element element) {
         for (Node n = element.previousSibling(); n != null; n = n.previousSibling()) {
             if (n instanceof Element) {
@@ -277,45 +371,43 @@ final class HtmlText implements NodeFilter {
 
     private void lineBreak() {
         trimTrailingSpaces();
-        if (out.length() > 0 && out.charAt(out.length() - 1) != '\n') {
-            out.append('\n');
+        if (length > 0 && out[length - 1] != '\n') {
+            append('\n');
         }
     }
 
     private void paragraphBreak() {
         trimTrailingSpaces();
-        if (out.length() == 0) {
+        if (length == 0) {
             return;
         }
         int newlines = 0;
-        for (int i = out.length() - 1; i >= 0 && out.charAt(i) == '\n' && newlines < 2; i--) {
+        for (int i = length - 1; i >= 0 && out[i] == '\n' && newlines < 2; i--) {
             newlines++;
         }
-        out.append("\n\n", 0, 2 - newlines);
+        for (; newlines < 2; newlines++) {
+            append('\n');
+        }
     }
 
     private void trimTrailingSpaces() {
-        int n = out.length();
-        while (n > 0 && (out.charAt(n - 1) == ' ' || out.charAt(n - 1) == '\t')) {
-            n--;
+        while (length > 0 && (out[length - 1] == ' ' || out[length - 1] == '\t')) {
+            length--;
         }
-        out.setLength(n);
     }
 
     private void trimTrailing() {
-        int n = out.length();
-        while (n > 0 && isSpace(out.charAt(n - 1))) {
-            n--;
+        while (length > 0 && isSpace(out[length - 1])) {
+            length--;
         }
-        out.setLength(n);
     }
 
     private Span trimmed(int start, int end) {
         start = Math.min(start, end);
-        while (start < end && isSpace(out.charAt(start))) {
+        while (start < end && isSpace(out[start])) {
             start++;
         }
-        while (end > start && isSpace(out.charAt(end - 1))) {
+        while (end > start && isSpace(out[end - 1])) {
             end--;
         }
         return new Span(start, end);

@@ -55,6 +55,8 @@ public final class StructureLayout {
         private final ProseSplitter prose;
         private final List<Piece> out;
         private RecursiveSplitter words;
+        private Span lastHeader;
+        private int lastHeaderWords;
 
         Run(Span clip, int max, ProseSplitter prose, List<Piece> out) {
             this.clip = clip;
@@ -79,15 +81,22 @@ public final class StructureLayout {
                 return;
             }
             List<Item> group = new ArrayList<>();
+            int groupWords = 0;
             for (Item item : items) {
-                boolean fits = index.words(item.span()) + words(headerBefore(item.span())) <= max;
-                if (fits && (group.isEmpty() || index.words(group.get(0).span().start(), item.span().end()) <= max)) {
+                int itemWords = index.words(item.span());
+                boolean fits = itemWords + words(headerBefore(item.span())) <= max;
+                // items are consecutive sections with only whitespace between them: the group's words add up (joined)
+                int together = group.isEmpty() ? itemWords
+                    : joined(groupWords, group.get(group.size() - 1).span(), itemWords, item.span());
+                if (fits && together <= max) {
                     group.add(item);
+                    groupWords = together;
                     continue;
                 }
                 flush(node, group);
                 if (fits) {
                     group.add(item);
+                    groupWords = itemWords;
                 } else if (item.child() != null) {
                     emit(item.child());
                 } else {
@@ -111,15 +120,16 @@ public final class StructureLayout {
         }
 
         private List<Item> items(Outline.Node node) {
-            List<Item> items = new ArrayList<>();
+            List<Item> items = new ArrayList<>(node.children().size() + 1);
             Span own = clipped(node.own());
             if (own != null) {
                 items.add(new Item(own, null));
             }
-            for (Outline.Node child : node.children()) {
-                if (child.subtree().end() <= clip.start()) {
-                    continue;
-                }
+            List<Outline.Node> children = node.children();
+            // sub-sections are contiguous and in order: the first one reaching into the clip is found by bisection (a child
+            // level's run clips to one parent, and walking the sections before it, for every parent, added up)
+            for (int c = firstSectionEndingAfter(children, clip.start()); c < children.size(); c++) {
+                Outline.Node child = children.get(c);
                 if (child.subtree().start() >= clip.end()) {
                     break;
                 }
@@ -368,8 +378,16 @@ public final class StructureLayout {
             return words;
         }
 
-        private int words(Span span) {
-            return span == null ? 0 : index.words(span);
+        /** Words of a table header (null: none); the last one's count is kept, as a table's pieces ask for it in turn. */
+        private int words(Span header) {
+            if (header == null) {
+                return 0;
+            }
+            if (header != lastHeader) {
+                lastHeaderWords = index.words(header);
+                lastHeader = header;
+            }
+            return lastHeaderWords;
         }
 
         private Span clipped(Span span) {
@@ -385,6 +403,21 @@ public final class StructureLayout {
             Span s = index.trim(start, end);
             return s.length() > 0 ? s : null;
         }
+    }
+
+    /** Index of the first section whose subtree ends after {@code offset} (they are ordered and disjoint). */
+    private static int firstSectionEndingAfter(List<Outline.Node> sections, int offset) {
+        int lo = 0;
+        int hi = sections.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (sections.get(mid).subtree().end() <= offset) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** Index of the first block ending after {@code offset} (blocks are ordered and disjoint, so their ends are too). */

@@ -1,0 +1,71 @@
+package io.strata.chunking.structure;
+
+import io.strata.chunking.Span;
+import org.junit.Test;
+
+import java.util.List;
+
+import static org.junit.Assert.assertEquals;
+
+/** The text HtmlStructure extracts and the headings and blocks it locates in it (pinned before the extraction was sped up). */
+public class HtmlStructureTests {
+    private static StructuredText parse(String html) {
+        return new HtmlStructure().parse(html);
+    }
+
+    @Test
+    public void testParse_collapsesWhitespaceRunsAcrossTextNodes() {
+        assertEquals("one two three four\n\nfive", parse("<p>  one \t\n two <b> three </b>  four</p><p>five</p>").text());
+    }
+
+    @Test
+    public void testParse_keepsPreTextAsWrittenWithBreaksAsNewlinesAndCutsItBetweenLines() {
+        StructuredText t = parse("<p>before</p><pre>  a  b\n\tc<br>d<script>x</script>e</pre><p>after</p>");
+        assertEquals("before\n\n  a  b\n\tc\nde\n\nafter", t.text());
+        assertEquals(List.of(new Block(Block.Kind.CODE, new Span(10, 20), List.of(new Span(10, 14), new Span(16, 17), new Span(18, 20)),
+            null, List.of())), t.blocks());
+    }
+
+    @Test
+    public void testParse_joinsTheCellsOfARowAndTakesAnAllThRowAsTheHeader() {
+        StructuredText t = parse("<table><tr><th>k</th><th>v</th></tr><tr><td>a</td> <td>b</td></tr>"
+            + "<tr><td><b>c</b></td><td>d<br>e</td></tr></table>");
+        assertEquals("k | v\na | b\nc | d\ne", t.text());
+        assertEquals(List.of(new Block(Block.Kind.TABLE, new Span(0, 19), List.of(new Span(6, 11), new Span(12, 19)), new Span(0, 5),
+            List.of())), t.blocks());
+    }
+
+    @Test
+    public void testParse_endsLinesAtDefinitionsCaptionsAndListItems() {
+        StructuredText t = parse("<dl><dt>term</dt><dd>definition</dd></dl><table><caption>Cap</caption><tr><td>x</td></tr></table>"
+            + "<ol><li>one<li>two</ol>");
+        assertEquals("term\ndefinition\n\nCap\n\nx\n\none\ntwo", t.text());
+        assertEquals(List.of(
+            new Block(Block.Kind.TABLE, new Span(17, 23), List.of(new Span(22, 23)), null, List.of()),
+            new Block(Block.Kind.LIST, new Span(25, 32), List.of(new Span(25, 28), new Span(29, 32)), null, List.of())), t.blocks());
+    }
+
+    @Test
+    public void testParse_collapsesEveryAsciiWhitespaceInHeadingTitlesAndSkipsBlankHeadings() {
+        StructuredText t = parse("<h2>A<br>B\u000BC  <i>D</i>\t</h2><p>text</p><h3> </h3><p>more</p>");
+        assertEquals("A\nB\u000BC D\n\ntext\n\nmore", t.text());
+        assertEquals(List.of(new Heading(2, "A B C D", 0)), t.headings());
+    }
+
+    @Test
+    public void testParse_keepsCharactersBeyondLatin1AndNoBreakSpaces() {
+        assertEquals("a \u2014 b\n\nc\u00A0d", parse("<p>a &mdash; b</p><p>c\u00A0d</p>").text());
+    }
+
+    @Test
+    public void testParse_leavesOutHeadScriptsStylesTemplatesAndOtherNonText() {
+        assertEquals("shown\n\nend", parse("<head><style>p{}</style><script>var x;</script></head><body><p>shown</p>"
+            + "<template>hidden</template><noscript>no</noscript><svg><text>s</text></svg><select><option>o</select>end</body>").text());
+    }
+
+    @Test
+    public void testParse_onDeeplyNestedMarkup_readsTheTextWithoutOverflowing() {
+        String html = "<div>" + "<div>".repeat(5000) + "deep" + "</div>".repeat(5000) + " tail</div>";
+        assertEquals("deep\n\ntail", parse(html).text());
+    }
+}
