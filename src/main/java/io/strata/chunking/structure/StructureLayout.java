@@ -7,6 +7,7 @@ import io.strata.chunking.TextIndex;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToIntFunction;
 
 /**
  * Lays chunks of at most θ words out along a document's structure; parents and every child level use it, with their θ.
@@ -128,7 +129,7 @@ public final class StructureLayout {
             List<Outline.Node> children = node.children();
             // sub-sections are contiguous and in order: the first one reaching into the clip is found by bisection (a child
             // level's run clips to one parent, and walking the sections before it, for every parent, added up)
-            for (int c = firstSectionEndingAfter(children, clip.start()); c < children.size(); c++) {
+            for (int c = firstEndingAfter(children, n -> n.subtree().end(), clip.start()); c < children.size(); c++) {
                 Outline.Node child = children.get(c);
                 if (child.subtree().start() >= clip.end()) {
                     break;
@@ -150,7 +151,7 @@ public final class StructureLayout {
         }
 
         private Span headerBefore(List<Block> candidates, Span span) {
-            int k = firstEndingAfter(candidates, span.start());
+            int k = firstEndingAfter(candidates, b -> b.span().end(), span.start());
             if (k == candidates.size() || candidates.get(k).span().start() >= span.start()) {
                 return null;
             }
@@ -204,7 +205,7 @@ public final class StructureLayout {
         /** Units of {@code span}: prose between the {@code candidates} blocks (ordered) and the blocks themselves. */
         private void units(Span span, List<Block> candidates, List<Unit> units) {
             int pos = span.start();
-            for (int k = firstEndingAfter(candidates, span.start()); k < candidates.size(); k++) {
+            for (int k = firstEndingAfter(candidates, b -> b.span().end(), span.start()); k < candidates.size(); k++) {
                 Block block = candidates.get(k);
                 if (block.span().start() >= span.end()) {
                     break;
@@ -405,28 +406,13 @@ public final class StructureLayout {
         }
     }
 
-    /** Index of the first section whose subtree ends after {@code offset} (they are ordered and disjoint). */
-    private static int firstSectionEndingAfter(List<Outline.Node> sections, int offset) {
+    /** Index of the first of {@code items} (ordered and disjoint, so their ends are too) whose end is after {@code offset}. */
+    private static <T> int firstEndingAfter(List<T> items, ToIntFunction<T> end, int offset) {
         int lo = 0;
-        int hi = sections.size();
+        int hi = items.size();
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (sections.get(mid).subtree().end() <= offset) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** Index of the first block ending after {@code offset} (blocks are ordered and disjoint, so their ends are too). */
-    private static int firstEndingAfter(List<Block> blocks, int offset) {
-        int lo = 0;
-        int hi = blocks.size();
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (blocks.get(mid).span().end() <= offset) {
+            if (end.applyAsInt(items.get(mid)) <= offset) {
                 lo = mid + 1;
             } else {
                 hi = mid;
