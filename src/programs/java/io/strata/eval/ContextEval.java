@@ -44,7 +44,8 @@ final class ContextEval {
 
     ContextEval(RestClient client, Path tokenizerJson, int[] budgets) throws IOException {
         this.client = client;
-        this.tokenizer = HuggingFaceTokenizer.newInstance(tokenizerJson);
+        // not newInstance: it keeps tokenizer.json's truncation at 512 tokens, which would undercount a stretch above it
+        this.tokenizer = HuggingFaceTokenizer.builder().optTokenizerPath(tokenizerJson).optTruncation(false).optPadding(false).build();
         this.budgets = budgets;
         JsonRest.call(client, "PUT", "/_search/pipeline/" + PIPELINE, """
             {"description": "bin/strata-eval --context", "response_processors": [{"strata_context": {}}]}""");

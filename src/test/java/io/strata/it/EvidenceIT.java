@@ -253,8 +253,11 @@ public class EvidenceIT extends StrataRestTestCase {
      */
     public void testStrataContext_withEvidenceSeeds_startsTheBestHitFromTheBestFinerChunkOfItsMatchThatFits() throws Exception {
         Map<String, String> bodies = ingest("es");
-        HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.newInstance(
-            Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"));
+        HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.builder() // no truncation at 512 tokens, as the node counts
+            .optTokenizerPath(Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"))
+            .optTruncation(false)
+            .optPadding(false)
+            .build();
         call("PUT", "/_search/pipeline/es-context", "{\"response_processors\": [{\"strata_context\": {\"seeds\": \"evidence\"}}]}");
         int checked = 0;
         for (String question : List.of(QUESTIONS.get(0), QUESTIONS.get(1), "What did Mr. Knightley say about the match between "

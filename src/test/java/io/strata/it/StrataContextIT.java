@@ -36,8 +36,12 @@ public class StrataContextIT extends StrataRestTestCase {
             }
             refresh("ctx-emma-chunks");
             chapters = all;
-            tokenizer = HuggingFaceTokenizer.newInstance(
-                Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"));
+            // not newInstance: it keeps tokenizer.json's truncation at 512 tokens, and a context may hold more
+            tokenizer = HuggingFaceTokenizer.builder()
+                .optTokenizerPath(Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"))
+                .optTruncation(false)
+                .optPadding(false)
+                .build();
         }
         // every test: the framework's wipe between tests may remove search pipelines
         call("PUT", "/_search/pipeline/ctx", """
@@ -141,6 +145,34 @@ public class StrataContextIT extends StrataRestTestCase {
                     && (Integer) src.get("end") >= (Integer) p.get("end");
             }
             assertTrue(p.toString(), inside);
+        }
+    }
+
+    /** Hits sorted by a field carry no score: every hit weighs the same, and each one's matched chunk enters whole. */
+    @SuppressWarnings("unchecked")
+    public void testContext_hitsSortedByAField_withoutScores_holdEveryHitsMatchedChunk() throws Exception {
+        ingest();
+        Map<String, Object> r = call("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", String.format(Locale.ROOT, """
+            {"size": 3, "sort": [{"ordinal": "asc"}], "query": {"multi_granular": {"query_text": "%s", "k": 3, "explain_child": true}},
+             "ext": {"strata_context": {"budget": 1024}}}""", QUESTION));
+        List<Map<String, Object>> hits = hits(r);
+        assertEquals(3, hits.size());
+        Map<String, Object> ctx = context(r);
+        assertTrue((Integer) ctx.get("tokens") <= 1024);
+        assertEquals(tokens((String) ctx.get("text")), ctx.get("tokens"));
+        List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
+        for (Map<String, Object> h : hits) {
+            assertNull(h.get("_score"));
+            Map<String, Object> matched = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) h.get("fields"))
+                .get("strata_best_child")).get(0);
+            String sourceId = (String) ((Map<String, Object>) h.get("_source")).get("source_id");
+            assertTrue(h.get("_id") + " is in the context", passages.stream().anyMatch(p -> p.get("source_id").equals(sourceId)
+                && ((List<String>) p.get("hits")).contains((String) h.get("_id"))
+                && (Integer) p.get("start") <= (Integer) matched.get("start") && (Integer) p.get("end") >= (Integer) matched.get("end")));
+        }
+        for (Map<String, Object> p : passages) {
+            assertEquals(squash(chapter((String) p.get("source_id")).substring((Integer) p.get("start"), (Integer) p.get("end"))),
+                squash((String) p.get("text")));
         }
     }
 
