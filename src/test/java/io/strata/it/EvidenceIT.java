@@ -3,7 +3,6 @@ package io.strata.it;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import org.opensearch.client.ResponseException;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -253,11 +252,7 @@ public class EvidenceIT extends StrataRestTestCase {
      */
     public void testStrataContext_withEvidenceSeeds_startsTheBestHitFromTheBestFinerChunkOfItsMatchThatFits() throws Exception {
         Map<String, String> bodies = ingest("es");
-        HuggingFaceTokenizer tokenizer = HuggingFaceTokenizer.builder() // no truncation at 512 tokens, as the node counts
-            .optTokenizerPath(Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"))
-            .optTruncation(false)
-            .optPadding(false)
-            .build();
+        HuggingFaceTokenizer tokenizer = modelTokenizer("e5-small-v2-q");
         call("PUT", "/_search/pipeline/es-context", "{\"response_processors\": [{\"strata_context\": {\"seeds\": \"evidence\"}}]}");
         int checked = 0;
         for (String question : List.of(QUESTIONS.get(0), QUESTIONS.get(1), "What did Mr. Knightley say about the match between "

@@ -3,7 +3,6 @@ package io.strata.it;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import org.opensearch.client.ResponseException;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -36,12 +35,7 @@ public class StrataContextIT extends StrataRestTestCase {
             }
             refresh("ctx-emma-chunks");
             chapters = all;
-            // not newInstance: it keeps tokenizer.json's truncation at 512 tokens, and a context may hold more
-            tokenizer = HuggingFaceTokenizer.builder()
-                .optTokenizerPath(Path.of(System.getProperty("strata.models.dir", "target/models"), "e5-small-v2-q", "e5-small-v2-q-tokenizer.json"))
-                .optTruncation(false)
-                .optPadding(false)
-                .build();
+            tokenizer = modelTokenizer("e5-small-v2-q");
         }
         // every test: the framework's wipe between tests may remove search pipelines
         call("PUT", "/_search/pipeline/ctx", """

@@ -1,5 +1,6 @@
 package io.strata.it;
 
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import io.strata.chunking.TestTexts;
 import org.opensearch.client.Request;
 import org.opensearch.client.Response;
@@ -11,6 +12,7 @@ import org.opensearch.test.rest.OpenSearchRestTestCase;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +22,18 @@ import java.util.Map;
  * {@code bin/strata-node} (address in {@code tests.rest.cluster}), with JSON a user would write.
  */
 public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
+    /**
+     * A bundled model's tokenizer.json as the node reads it — never truncating or padding (newInstance would keep its
+     * truncation at 512 tokens): the token-count oracle of the ITs.
+     */
+    protected static HuggingFaceTokenizer modelTokenizer(String model) throws IOException {
+        return HuggingFaceTokenizer.builder()
+            .optTokenizerPath(Path.of(System.getProperty("strata.models.dir", "target/models"), model, model + "-tokenizer.json"))
+            .optTruncation(false)
+            .optPadding(false)
+            .build();
+    }
+
 
     /** Performs a request with an optional JSON body and returns the parsed response. */
     protected static Map<String, Object> call(String method, String path, String body) throws IOException {

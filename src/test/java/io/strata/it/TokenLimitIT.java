@@ -4,7 +4,6 @@ import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import io.strata.chunking.TestTexts;
 import org.opensearch.client.ResponseException;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -21,11 +20,7 @@ public class TokenLimitIT extends StrataRestTestCase {
 
     private static synchronized HuggingFaceTokenizer tokenizer() throws Exception {
         if (tokenizer == null) {
-            tokenizer = HuggingFaceTokenizer.builder()
-                .optTokenizerPath(Path.of(System.getProperty("strata.models.dir", "target/models"), MODEL, MODEL + "-tokenizer.json"))
-                .optTruncation(false)
-                .optPadding(false)
-                .build();
+            tokenizer = modelTokenizer(MODEL);
         }
         return tokenizer;
     }
