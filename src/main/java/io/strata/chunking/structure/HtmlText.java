@@ -21,7 +21,7 @@ import java.util.Set;
  * non-text content are left out. One instance per document.
  */
 final class HtmlText {
-    /** Left out with their content; read inside {@code <pre>}, elsewhere the first case of {@link #head}'s switch (the same). */
+    /** Left out with their content. */
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
 
@@ -119,19 +119,16 @@ final class HtmlText {
      */
     private boolean head(Element element, boolean afterElement) {
         String tag = element.normalName();
+        if (SKIPPED.contains(tag)) {
+            return false;
+        }
         if (preDepth > 0) {
-            if (SKIPPED.contains(tag)) {
-                return false;
-            }
             if (tag.equals("br")) {
                 append('\n');
             }
             return true;
         }
         switch (tag) {
-            case "script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "canvas", "select" -> {
-                return false; // SKIPPED (keep the two lists the same), in the switch that reads the tag anyway
-            }
             case "br" -> lineBreak();
             case "h1", "h2", "h3", "h4", "h5", "h6" -> {
                 paragraphBreak();
