@@ -99,8 +99,9 @@ export class StrataRetriever extends BaseRetriever {
    */
   requestBody(query) {
     // explain_child: the context is seeded with the matched chunks (without it, with whole parents); evidence: each hit's
-    // other matched chunks, which the processor's default seeds fall back on when a matched chunk does not fit the budget
-    const multiGranular = { query_text: query, k: this.k, explain_child: true, evidence: { chunks: 3, sentences: 0 } };
+    // other matched chunks and best sentences, which the processor's default seeds fall back on when a matched chunk does
+    // not fit the budget
+    const multiGranular = { query_text: query, k: this.k, explain_child: true, evidence: { chunks: 3, sentences: 3 } };
     if (this.mode !== undefined) multiGranular.mode = this.mode;
     if (this.filter !== undefined) multiGranular.filter = this.filter;
     const context = { budget: this.budget };

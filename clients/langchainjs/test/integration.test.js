@@ -40,7 +40,7 @@ const retriever = (options) => new StrataRetriever({ url: STRATA_URL, index: CHU
 /** The search a user would send by hand for the same question, k and budget. */
 const rawBody = (k, budget, filter) => ({
   size: k,
-  query: { multi_granular: { query_text: QUESTION, k, explain_child: true, evidence: { chunks: 3, sentences: 0 },
+  query: { multi_granular: { query_text: QUESTION, k, explain_child: true, evidence: { chunks: 3, sentences: 3 },
     ...(filter ? { filter } : {}) } },
   search_pipeline: { response_processors: [{ strata_context: { budget } }] },
 });

@@ -26,7 +26,7 @@ test("sends one search with the query and an inline strata_context pipeline", as
   assert.deepEqual(calls[0].body, {
     size: 7,
     query: { multi_granular: { query_text: "who kept the light?", k: 7, explain_child: true,
-      evidence: { chunks: 3, sentences: 0 }, mode: "lexical",
+      evidence: { chunks: 3, sentences: 3 }, mode: "lexical",
       filter: { term: { source_id: "ch1" } } } },
     search_pipeline: { response_processors: [{ strata_context:
       { budget: 256, tokenizer: "e5-small-v2-q", order: "document", neighbours: false } }] },

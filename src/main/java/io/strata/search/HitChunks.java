@@ -34,9 +34,10 @@ final class HitChunks {
 
     /**
      * A hit: its parent, the chunk that matched ({@code explain_child}; null when not given) and the other chunks that matched
-     * ({@code evidence}, best first; empty when not given).
+     * ({@code evidence}, best first; empty when not given) and the parent's best sentences ({@code evidence.sentences}).
      */
-    private record Hit(String index, String id, String sourceId, int ordinal, float score, int[] matched, List<int[]> evidence) {}
+    private record Hit(String index, String id, String sourceId, int ordinal, float score, int[] matched, List<int[]> evidence,
+                       List<int[]> sentences) {}
 
     private final List<Hit> hits;
     private final Set<String> indices = new LinkedHashSet<>();
@@ -72,7 +73,8 @@ final class HitChunks {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
                     + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, hit.getIndex()));
             }
-            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, hit.getScore(), matched(hit), evidence(hit)));
+            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, hit.getScore(), matched(hit), evidence(hit),
+                sentences(hit)));
         }
         return new HitChunks(hits, neighbours);
     }
@@ -117,6 +119,20 @@ final class HitChunks {
         return out;
     }
 
+    /** The offsets of the parent's best sentences for the query's words ({@code evidence.sentences}), best first. */
+    private static List<int[]> sentences(SearchHit hit) {
+        DocumentField f = hit.field(ChunkDocuments.EVIDENCE);
+        List<int[]> out = new ArrayList<>();
+        if (f != null && f.getValue() instanceof Map<?, ?> pack && pack.get("sentences") instanceof List<?> list) {
+            for (Object o : list) {
+                if (o instanceof Map<?, ?> c && c.get(ChunkDocuments.START) instanceof Number s && c.get(ChunkDocuments.END) instanceof Number e) {
+                    out.add(new int[] {s.intValue(), e.intValue()});
+                }
+            }
+        }
+        return out;
+    }
+
     String[] indices() {
         return indices.toArray(String[]::new);
     }
@@ -137,7 +153,8 @@ final class HitChunks {
 
     /**
      * Seeds and texts from the parents the caller could read ({@code found}: the lookup's hits). A hit's seed is its matched
-     * chunk, else its parent; with {@code alternatives}, its evidence chunks back it up (a finer one may fit where it does not).
+     * chunk, else its parent; with {@code alternatives}, its evidence chunks back it up (a finer one may fit where it does not),
+     * and its evidence sentences (the best hit's may, where no chunk does).
      */
     @SuppressWarnings("unchecked")
     Inputs inputs(SearchHit[] found, boolean alternatives) {
@@ -175,7 +192,7 @@ final class HitChunks {
             }
             int[] span = h.matched() != null ? h.matched() : parent;
             seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id(), h.score(),
-                alternatives ? h.evidence() : List.of()));
+                alternatives ? h.evidence() : List.of(), alternatives ? h.sentences() : List.of()));
         }
         return new Inputs(seeds, documents);
     }

@@ -212,6 +212,9 @@ public final class QueryBench {
             new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext),
             // rows 14-15: the same with the query's evidence (3 chunks a side), which strata_context's default seeds use
             new Method("query_text hybrid, explain_child + evidence", this::multiGranular),
+            new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext),
+            // rows 16-17: evidence with the parents' best 3 sentences too, which the best hit's seed falls back on
+            new Method("query_text hybrid, explain_child + evidence, sentences", this::multiGranular),
             new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext) };
         String[][] warmBodies = bodies(warm, questions(warmup, SEED + 4));
         String[][] bodies = bodies(measured, questions(queries, SEED + 3));
@@ -269,10 +272,11 @@ public final class QueryBench {
             + " question alone: p50 %.2f ms, p99 %.2f ms; dense with a given vector (no embedding): p50 %.2f ms%n", h50,
             h50 <= 2.5 ? "holds" : "does not hold", percentile(latency[hybrid], 99) / percentile(latency[dense], 99),
             percentile(latency[FIRST_TEXT_METHOD + 3], 50), percentile(latency[FIRST_TEXT_METHOD + 3], 99), percentile(latency[3], 50));
-        for (int row : new int[] { FIRST_TEXT_METHOD + 4, FIRST_TEXT_METHOD + 6 }) {
+        for (int row : new int[] { FIRST_TEXT_METHOD + 4, FIRST_TEXT_METHOD + 6, FIRST_TEXT_METHOD + 8 }) {
             double c50 = percentile(latency[row + 1], 50) / percentile(latency[row], 50);
             System.out.printf(Locale.ROOT, "target strata_context (budget %d) / the same search without it p50 <= 1.5 (%s): %.2f -> %s "
-                + "(p99 %.2f)%n", CONTEXT_BUDGET, row == FIRST_TEXT_METHOD + 4 ? "explain_child" : "explain_child + evidence", c50,
+                + "(p99 %.2f)%n", CONTEXT_BUDGET, row == FIRST_TEXT_METHOD + 4 ? "explain_child"
+                : row == FIRST_TEXT_METHOD + 6 ? "explain_child + evidence" : "explain_child + evidence with sentences", c50,
                 c50 <= 1.5 ? "holds" : "does not hold", percentile(latency[row + 1], 99) / percentile(latency[row], 99));
         }
         double g50 = percentile(latency[2], 50) / percentile(latency[0], 50);
@@ -672,7 +676,7 @@ public final class QueryBench {
 
     /** Request bodies per method and query, built before timing (the same vector text in every method). */
     private String[][] bodies(float[][] qs, String[] questions) throws IOException {
-        String[][] out = new String[16][qs.length];
+        String[][] out = new String[18][qs.length];
         // naming the vector fields in excludes is what lets the k-NN plugin skip rebuilding them from its derived source
         // (["text"] alone costs a chunk document's 8 vectors per hit); both indices fetched alike
         String texts = "\"_source\": {\"includes\": [\"text\"], \"excludes\": [\"embedding\", \"children.embedding\"]}";
@@ -714,6 +718,10 @@ public final class QueryBench {
                 + "true, \"evidence\": {\"chunks\": 3, \"sentences\": 0}}}";
             out[FIRST_TEXT_METHOD + 6][i] = "{\"size\": " + K + ", " + none + ", " + withEvidence + "}";
             out[FIRST_TEXT_METHOD + 7][i] = "{\"size\": " + K + ", " + none + ", " + withEvidence + ", \"ext\": {\"strata_context\": "
+                + "{\"budget\": " + CONTEXT_BUDGET + "}}}";
+            String withSentences = withEvidence.replace("\"sentences\": 0", "\"sentences\": 3");
+            out[FIRST_TEXT_METHOD + 8][i] = "{\"size\": " + K + ", " + none + ", " + withSentences + "}";
+            out[FIRST_TEXT_METHOD + 9][i] = "{\"size\": " + K + ", " + none + ", " + withSentences + ", \"ext\": {\"strata_context\": "
                 + "{\"budget\": " + CONTEXT_BUDGET + "}}}";
         }
         return out;

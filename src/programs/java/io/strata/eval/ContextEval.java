@@ -18,7 +18,7 @@ import java.util.Map;
  * <ul>
  *   <li><b>strata_context</b>: the same search through a search pipeline with the {@code strata_context} processor, the
  *       budget in {@code ext.strata_context}, once with each seed policy ({@code seeds: chunk} and {@code evidence}; the
- *       query asks for {@code evidence} so hits carry their other matched chunks);</li>
+ *       query asks for {@code evidence} so hits carry their other matched chunks and best sentences);</li>
  *   <li><b>parents</b> (what applications do): the hits' parent texts in rank order, joined by a blank line, the last one
  *       cut at a word so the whole fits;</li>
  *   <li><b>matched chunks</b>: each hit's {@code strata_best_child} the same way.</li>
@@ -65,7 +65,7 @@ final class ContextEval {
         for (EvalDataset.Question q : dataset.questions()) {
             Map<String, Object> mg = new LinkedHashMap<>(row.queryFor(q.text(), k));
             mg.put("explain_child", true);
-            mg.put("evidence", Map.of("chunks", 3, "sentences", 0));
+            mg.put("evidence", Map.of("chunks", 3, "sentences", 3));
             Map<String, Object> search = new LinkedHashMap<>();
             search.put("size", HITS);
             search.put("_source", List.of("text", "start", "end", "source_id"));

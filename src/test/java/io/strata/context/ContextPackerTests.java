@@ -206,6 +206,59 @@ public class ContextPackerTests {
         assertTrue(second.start() <= elsewhere.start() && second.end() >= elsewhere.end());
     }
 
+    /** The sentences of {@code c} at source offsets (the JDK's sentence breaks, as the query's evidence sentences), longest first. */
+    private static List<int[]> sentencesOf(Chunk c) {
+        java.text.BreakIterator it = java.text.BreakIterator.getSentenceInstance(java.util.Locale.ROOT);
+        it.setText(c.text());
+        List<int[]> out = new ArrayList<>();
+        for (int from = it.first(), to = it.next(); to != java.text.BreakIterator.DONE; from = to, to = it.next()) {
+            String piece = c.text().substring(from, to);
+            int lead = piece.length() - piece.stripLeading().length();
+            if (!piece.isBlank()) {
+                out.add(new int[] {c.start() + from + lead, c.start() + from + lead + piece.strip().length()});
+            }
+        }
+        out.sort(java.util.Comparator.comparingInt((int[] x) -> x[0] - x[1]));
+        return out;
+    }
+
+    @Test
+    public void testPack_theBestHitWhoseMatchDoesNotFit_startsFromItsFirstSentenceInsideTheMatchThatFits() {
+        Chunk matched = child(3, 1, 0);
+        List<int[]> inside = sentencesOf(matched);
+        assertTrue("several sentences of different lengths", inside.size() >= 3);
+        int[] longest = inside.get(0);
+        int[] fitting = inside.get(1);
+        int budget = WORDS.count(EMMA.substring(fitting[0], fitting[1]));
+        assertTrue(WORDS.count(EMMA.substring(longest[0], longest[1])) > budget);
+        int[] outside = sentencesOf(child(3, 2, 3)).get(0);
+        assertTrue(outside[0] >= matched.end());
+        // best first: a sentence outside the match, one too long, then the one that fits
+        List<int[]> sentences = List.of(outside, longest, fitting);
+        PackedContext c = pack(List.of(new Seed("emma", matched.start(), matched.end(), 0, "hit0", 1.0, List.of(), sentences),
+            seed(child(9, 2, 0), 1)), emma(o -> true), budget, ContextOptions.Order.RANK);
+        assertEquals(1, c.passages().size());
+        Passage p = c.passages().get(0);
+        // the sentence, whole, inside the match (the fill may add a word its tokens share: "change?—It" counts one word here)
+        assertTrue(p.start() <= fitting[0] && p.end() >= fitting[1] && p.start() >= matched.start() && p.end() <= matched.end());
+        assertTrue(p.start() > matched.start());
+        assertEquals(budget, c.tokens());
+        assertEquals(List.of("hit0"), p.hits());
+        assertFalse(p.truncated());
+        // with room left, it grows from there like any passage: the rest of its chunk first
+        PackedContext wider = pack(List.of(new Seed("emma", matched.start(), matched.end(), 0, "hit0", 1.0, List.of(), List.of(fitting))),
+            emma(o -> true), budget + 30, ContextOptions.Order.RANK);
+        Passage w = wider.passages().get(0);
+        assertTrue(w.start() <= fitting[0] && w.end() >= fitting[1] && w.end() - w.start() > fitting[1] - fitting[0]);
+        // a lower hit's sentences are not used: its chunk's first words enter, as without them
+        Chunk first = shortestChunk();
+        PackedContext lower = pack(List.of(seed(first, 0), new Seed("emma", matched.start(), matched.end(), 1, "hit1", 0.99, List.of(),
+            sentences)), emma(o -> true), WORDS.count(first.text()) + 2 + budget, ContextOptions.Order.RANK);
+        Passage second = lower.passages().stream().filter(x -> x.hits().contains("hit1")).findFirst().orElseThrow();
+        assertEquals(matched.start(), second.start());
+        assertTrue(second.truncated());
+    }
+
     @Test
     public void testPack_hitsWithOneIdInTwoIndices_packAsHitsWithTwoIds() {
         // an alias or a pattern over two chunk indices: the same source document indexed in both has the same chunk _ids

@@ -170,6 +170,65 @@ public class StrataContextIT extends StrataRestTestCase {
         }
     }
 
+    /**
+     * A budget below the best hit's matched chunk and every evidence chunk inside it: the best hit enters with the first of
+     * its evidence sentences inside the chunk that fits (here, at a budget of exactly that sentence's tokens: the sentence
+     * alone), not with the chunk's first words. The oracle: the response's own evidence and the model's tokenizer.json.
+     */
+    @SuppressWarnings("unchecked")
+    public void testContext_theBestHitWhoseChunkDoesNotFit_entersWithItsBestSentenceInsideIt() throws Exception {
+        ingest();
+        int tried = 0;
+        for (String question : List.of(QUESTION, "Who did Miss Taylor marry?", "What did Emma say about matchmaking?",
+            "Why was Mr. Knightley visiting Hartfield?", "How old was Harriet Smith?")) {
+            Map<String, Object> r = call("POST", "/ctx-emma-chunks/_search", String.format(Locale.ROOT, """
+                {"size": 3, "query": {"multi_granular": {"query_text": "%s", "k": 3, "explain_child": true,
+                 "evidence": {"chunks": 3, "sentences": 10}}}}""", question));
+            Map<String, Object> fields = (Map<String, Object>) hits(r).get(0).get("fields");
+            Map<String, Object> matched = (Map<String, Object>) ((List<Object>) fields.get("strata_best_child")).get(0);
+            Map<String, Object> pack = (Map<String, Object>) ((List<Object>) fields.get("strata_evidence")).get(0);
+            String source = chapter((String) ((Map<String, Object>) hits(r).get(0).get("_source")).get("source_id"));
+            int ms = (Integer) matched.get("start");
+            int me = (Integer) matched.get("end");
+            int smallestChunk = tokens(source.substring(ms, me));
+            for (String side : List.of("dense", "lexical")) {
+                for (Map<String, Object> c : (List<Map<String, Object>>) pack.get(side)) {
+                    if ((Integer) c.get("start") >= ms && (Integer) c.get("end") <= me) {
+                        smallestChunk = Math.min(smallestChunk, tokens(source.substring((Integer) c.get("start"), (Integer) c.get("end"))));
+                    }
+                }
+            }
+            Map<String, Object> sentence = null;
+            for (Map<String, Object> x : (List<Map<String, Object>>) pack.get("sentences")) {
+                if ((Integer) x.get("start") >= ms && (Integer) x.get("end") <= me) {
+                    sentence = x; // the first inside the match, best first
+                    break;
+                }
+            }
+            if (sentence == null) {
+                continue;
+            }
+            String text = source.substring((Integer) sentence.get("start"), (Integer) sentence.get("end"));
+            int budget = tokens(text);
+            if (budget >= smallestChunk) {
+                continue; // a chunk inside the match fits where the sentence does: not this case
+            }
+            tried++;
+            Map<String, Object> c = context(call("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", String.format(Locale.ROOT, """
+                {"size": 3, "query": {"multi_granular": {"query_text": "%s", "k": 3, "explain_child": true,
+                 "evidence": {"chunks": 3, "sentences": 10}}}, "ext": {"strata_context": {"budget": %d}}}""", question, budget)));
+            List<Map<String, Object>> passages = (List<Map<String, Object>>) c.get("passages");
+            assertEquals(question + ": " + passages, 1, passages.size());
+            Map<String, Object> p = passages.get(0);
+            assertEquals(question, List.of(sentence.get("start"), sentence.get("end")), List.of(p.get("start"), p.get("end")));
+            assertEquals(text, p.get("text"));
+            assertNull(p.get("truncated"));
+            assertEquals(budget, c.get("tokens"));
+            assertEquals(List.of(hits(r).get(0).get("_id")), p.get("hits"));
+        }
+        assertTrue("a question whose best sentence fits where no chunk of its match does", tried > 0);
+    }
+
     public void testContext_withABadOption_failsNamingItAndTheAllowedValues() throws Exception {
         ingest();
         ResponseException e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, "{\"budget\": 0}"));

@@ -96,9 +96,10 @@ public final class StrataContentRetriever implements ContentRetriever {
         mg.put("query_text", queryText);
         mg.put("k", k);
         // the seeds of the context are the matched chunks (without them the processor seeds with whole parents), and the
-        // other matched chunks of each hit its default seeds fall back on when a matched chunk does not fit the budget
+        // other matched chunks and best sentences of each hit its default seeds fall back on when a matched chunk does not
+        // fit the budget
         mg.put("explain_child", true);
-        mg.putObject("evidence").put("chunks", 3).put("sentences", 0);
+        mg.putObject("evidence").put("chunks", 3).put("sentences", 3);
         if (mode != null) {
             mg.put("mode", mode);
         }

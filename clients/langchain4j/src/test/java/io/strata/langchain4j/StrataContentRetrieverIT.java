@@ -56,7 +56,7 @@ class StrataContentRetrieverIT {
     private static String rawBody(int k, int budget, String filter) {
         return """
             {"size": %d, "query": {"multi_granular": {"query_text": "%s", "k": %d, "explain_child": true,
-              "evidence": {"chunks": 3, "sentences": 0}%s}},
+              "evidence": {"chunks": 3, "sentences": 3}%s}},
              "search_pipeline": {"response_processors": [{"strata_context": {"budget": %d}}]}}"""
             .formatted(k, QUESTION, k, filter == null ? "" : ", \"filter\": " + filter, budget);
     }

@@ -66,7 +66,7 @@ class StrataContentRetrieverTest {
         assertEquals("POST /books-chunks/_search", path.get());
         assertEquals(JSON.readTree("""
             {"size": 7, "query": {"multi_granular": {"query_text": "who kept the light?", "k": 7, "explain_child": true,
-              "evidence": {"chunks": 3, "sentences": 0}, "mode": "lexical", "filter": {"term": {"source_id": "ch1"}}}},
+              "evidence": {"chunks": 3, "sentences": 3}, "mode": "lexical", "filter": {"term": {"source_id": "ch1"}}}},
              "search_pipeline": {"response_processors": [{"strata_context":
               {"budget": 256, "tokenizer": "e5-small-v2-q", "order": "document", "neighbours": false}}]}}"""),
             JSON.readTree(body.get()));
