@@ -163,7 +163,7 @@ public final class ContextPacker {
 
     /**
      * {@code stretches} with the seed's passage: its matched chunk when it fits, else the first of its alternatives that
-     * fits, else — for the first passage — its chunk's first words that fit the budget, or — for a lower hit, when at least
+     * fits, else — for the first passage — the first of its sentences inside its match that fits, else its chunk's first words that fit the budget, or — for a lower hit, when at least
      * {@link #MIN_CUT_TOKENS} are left — its chunk's first words that fit what is left (the next hit's first words held the
      * evidence more often than as many words around the passages already in, bin/strata-eval --context at 128 tokens);
      * else unchanged (the seed is skipped, so a smaller one further down may still enter).
@@ -181,14 +181,19 @@ public final class ContextPacker {
         }
         // the best hit's passage takes only a finer chunk of its own match: a smaller chunk elsewhere in the parent that
         // fits whole held the evidence less often than the match cut to the budget (bin/strata-eval --context, 64 tokens)
-        List<Stretch> alternative = alternative(stretches, seed, doc, documents, separatorTokens, budget, stretches.isEmpty());
+        List<Stretch> alternative = firstThatFits(seed.alternatives(), stretches, seed, doc, documents, separatorTokens, budget,
+            stretches.isEmpty());
         if (alternative != null) {
             return alternative;
         }
         if (stretches.isEmpty()) {
-            Stretch sentence = sentence(seed, doc, documents, separatorTokens, budget);
+            // then the first of its sentences inside its match that fits: at 64 tokens, with θ 300, it held the SQuAD sample's
+            // evidence 5 points more often than the chunk's first words (Emma: 3 questions more), the same at 128 tokens and
+            // above; for lower hits sentences moved nothing beyond the CI, so they enter with their first words as before
+            // (measurements.md, "The best hit's sentence at small budgets")
+            List<Stretch> sentence = firstThatFits(seed.sentences(), stretches, seed, doc, documents, separatorTokens, budget, true);
             if (sentence != null) {
-                return List.of(sentence);
+                return sentence;
             }
             Stretch cut = cutToFit(s, doc, budget);
             return cut == null ? stretches : List.of(cut);
@@ -200,12 +205,12 @@ public final class ContextPacker {
     }
 
     /**
-     * {@code stretches} with the first of the seed's alternatives that fits (and that the caller can read; with
-     * {@code insideMatch}, one within the seed's own chunk), or null.
+     * {@code stretches} with the first of {@code spans} (the seed's alternatives or sentences) that fits and that the caller
+     * can read — with {@code insideMatch}, one within the seed's own chunk — or null.
      */
-    private List<Stretch> alternative(List<Stretch> stretches, Seed seed, SourceText doc, Map<String, SourceText> documents,
-                                      int separatorTokens, int budget, boolean insideMatch) {
-        for (int[] span : seed.alternatives()) {
+    private List<Stretch> firstThatFits(List<int[]> spans, List<Stretch> stretches, Seed seed, SourceText doc,
+                                        Map<String, SourceText> documents, int separatorTokens, int budget, boolean insideMatch) {
+        for (int[] span : spans) {
             if (span[1] <= span[0] || !doc.covered(span[0], span[1])
                 || insideMatch && (span[0] < seed.start() || span[1] > seed.end())) {
                 continue;
@@ -215,27 +220,6 @@ public final class ContextPacker {
             List<Stretch> next = with(stretches, s, documents);
             if (cost(next, documents, separatorTokens) <= budget) {
                 return next;
-            }
-        }
-        return null;
-    }
-
-    /**
-     * The first of the seed's sentences inside its matched chunk that fits whole (and that the caller can read), or null:
-     * the best hit's seed when its chunk does not fit. At 64 tokens, with θ 300, it held the SQuAD sample's evidence 5 points
-     * more often than the chunk's first words (Emma: 3 questions more), the same at 128 tokens and above; for lower hits the
-     * sentences moved nothing beyond the CI and lost at 512 tokens, so they enter with their first words as before
-     * (measurements.md, "The best hit's sentence at small budgets").
-     */
-    private Stretch sentence(Seed seed, SourceText doc, Map<String, SourceText> documents, int separatorTokens, int budget) {
-        for (int[] span : seed.sentences()) {
-            if (span[1] <= span[0] || span[0] < seed.start() || span[1] > seed.end() || !doc.covered(span[0], span[1])) {
-                continue;
-            }
-            Stretch s = new Stretch(seed.document(), span[0], span[1], seed.rank());
-            s.hits.put(seed.rank(), seed.hit());
-            if (cost(List.of(s), documents, separatorTokens) <= budget) {
-                return s;
             }
         }
         return null;
