@@ -478,9 +478,13 @@ async function runSearch() {
   if (mode !== '') mg.mode = mode;
   if ($('search-parents-only').checked) mg.levels = [0];
   const body = { size: k, query: { multi_granular: mg }, _source: { excludes: ['embedding', 'children'] } };
-  // a context budget: the same search through an inline search pipeline with strata_context (nothing to create first)
+  // a context budget: the same search through an inline search pipeline with strata_context (nothing to create first),
+  // asking for the evidence its default seeds fall back on, as the framework retrievers do: the context they would get
   const budget = $('search-budget').value.trim();
-  if (budget !== '') body.search_pipeline = { response_processors: [{ strata_context: { budget: Number(budget) } }] };
+  if (budget !== '') {
+    mg.evidence = { chunks: 3, sentences: 3 };
+    body.search_pipeline = { response_processors: [{ strata_context: { budget: Number(budget) } }] };
+  }
   setStatus(status, 'searching…', true);
   const list = $('search-results');
   $('search-context').hidden = true;

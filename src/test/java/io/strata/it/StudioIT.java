@@ -430,6 +430,18 @@ public class StudioIT extends StrataRestTestCase {
         return out;
     }
 
+    /** {@code ext.strata_context} of the search the Search view sends, with a budget, with or without the query's evidence. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> context(String question, int budget, boolean evidence) throws Exception {
+        Map<String, Object> mg = new java.util.LinkedHashMap<>(Map.of("query_text", question, "k", 3, "explain_child", true));
+        if (evidence) {
+            mg.put("evidence", Map.of("chunks", 3, "sentences", 3));
+        }
+        Map<String, Object> r = call("POST", "/studio-chunks/_search", json(Map.of("size", 3, "query", Map.of("multi_granular", mg),
+            "search_pipeline", Map.of("response_processors", List.of(Map.of("strata_context", Map.of("budget", budget)))))));
+        return (Map<String, Object>) ((Map<String, Object>) r.get("ext")).get("strata_context");
+    }
+
     public void testSearchView_showsTheParentsOfTheQuery_withTheMatchedChunkHighlighted() throws Exception {
         putPipeline("studio", "{\"field\": \"text\", \"target_index\": \"studio-chunks\", \"strategy\": {\"type\": \"recursive\","
             + " \"max_words\": 150}}");
@@ -466,16 +478,30 @@ public class StudioIT extends StrataRestTestCase {
         }
         screenshot("search");
         // a context budget: the assembled context, as the same search through an inline strata_context pipeline returns it
-        Map<String, Object> withContext = call("POST", "/studio-chunks/_search", json(Map.of("size", 3, "query",
-            Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)),
-            "search_pipeline", Map.of("response_processors", List.of(Map.of("strata_context", Map.of("budget", 200)))))));
-        Map<String, Object> ctx = (Map<String, Object>) ((Map<String, Object>) withContext.get("ext")).get("strata_context");
-        setValue(byId("search-budget"), "200");
+        // with the query's evidence (what the framework retrievers send); at a budget where the evidence changes it
+        Map<String, Object> ctx = null;
+        int budget = 0;
+        String asked = null;
+        search:
+        for (String q : List.of(question, "How did Mr. Woodhouse feel about the wedding?", "Who is Harriet Smith?")) {
+            for (int b = 8; b <= 96; b += 8) {
+                Map<String, Object> withEvidence = context(q, b, true);
+                if (!withEvidence.get("passages").equals(context(q, b, false).get("passages"))) {
+                    ctx = withEvidence;
+                    budget = b;
+                    asked = q;
+                    break search;
+                }
+            }
+        }
+        assertNotNull("a question and budget where the query's evidence changes the context", ctx);
+        setValue(byId("search-question"), asked);
+        setValue(byId("search-budget"), Integer.toString(budget));
         byId("search-run").click();
         awaitStatus("search-status");
         assertTrue(byId("search-context").isDisplayed());
         String contextMeta = byId("search-context-meta").getText();
-        assertTrue(contextMeta, contextMeta.startsWith("context: " + ctx.get("tokens") + " of 200 tokens"));
+        assertTrue(contextMeta, contextMeta.startsWith("context: " + ctx.get("tokens") + " of " + budget + " tokens"));
         List<WebElement> passages = driver().findElements(By.cssSelector("#search-context-passages li.passage"));
         List<Map<String, Object>> expected = (List<Map<String, Object>>) ctx.get("passages");
         assertEquals(expected.size(), passages.size());
@@ -486,6 +512,7 @@ public class StudioIT extends StrataRestTestCase {
         }
         screenshot("search-context");
         setValue(byId("search-budget"), "");
+        setValue(byId("search-question"), question);
         // the toggle: parents only
         byId("search-parents-only").click();
         byId("search-run").click();
