@@ -163,10 +163,11 @@ public final class ContextPacker {
 
     /**
      * {@code stretches} with the seed's passage: its matched chunk when it fits, else the first of its alternatives that
-     * fits, else — for the first passage — the first of its sentences inside its match that fits, else its chunk's first words that fit the budget, or — for a lower hit, when at least
-     * {@link #MIN_CUT_TOKENS} are left — its chunk's first words that fit what is left (the next hit's first words held the
-     * evidence more often than as many words around the passages already in, bin/strata-eval --context at 128 tokens);
-     * else unchanged (the seed is skipped, so a smaller one further down may still enter).
+     * fits, else — for the first passage — the first of its sentences inside its match that fits, else its chunk's first
+     * words that fit the budget, or — for a lower hit, when at least {@link #MIN_CUT_TOKENS} are left — its chunk's first
+     * words that fit what is left (the next hit's first words held the evidence more often than as many words around the
+     * passages already in, bin/strata-eval --context at 128 tokens); else unchanged (the seed is skipped, so a smaller one
+     * further down may still enter).
      */
     private List<Stretch> seeded(List<Stretch> stretches, Seed seed, Map<String, SourceText> documents, int separatorTokens, int budget) {
         SourceText doc = documents.get(seed.document());
