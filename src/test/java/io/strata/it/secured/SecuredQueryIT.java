@@ -341,10 +341,21 @@ public class SecuredQueryIT extends SecuredRestTestCase {
 
     /** The context of a search through {@code strata_context} as {@code user}, with a budget large enough for everything. */
     private static Map<String, Object> context(String user, String mode) throws IOException {
-        call("PUT", "/_search/pipeline/sec-ctx", "{\"response_processors\": [{\"strata_context\": {\"budget\": 20000}}]}");
-        Response r = as(user, "POST", "/" + CHUNKS + "/_search?search_pipeline=sec-ctx", query(mode));
+        return context(user, query(mode), 20000);
+    }
+
+    private static Map<String, Object> context(String user, String search, int budget) throws IOException {
+        call("PUT", "/_search/pipeline/sec-ctx", "{\"response_processors\": [{\"strata_context\": {\"budget\": " + budget + "}}]}");
+        Response r = as(user, "POST", "/" + CHUNKS + "/_search?search_pipeline=sec-ctx", search);
         assertEquals(bodyOf(r), 200, status(r));
         return (Map<String, Object>) ((Map<String, Object>) entityAsMap(r).get("ext")).get("strata_context");
+    }
+
+    /** As the framework retrievers search: with the evidence chunks and sentences the processor's seeds fall back on. */
+    private static String retrieverQuery(String mode) {
+        return "{\"size\": " + K + ", \"query\": {\"multi_granular\": {\"query_text\": \"the weather at Donwell Abbey with "
+            + "strawberries\", \"k\": " + K + ", \"mode\": \"" + mode + "\", \"explain_child\": true, \"evidence\": {\"chunks\": 3, "
+            + "\"sentences\": 3}}}}";
     }
 
     /**
@@ -368,9 +379,17 @@ public class SecuredQueryIT extends SecuredRestTestCase {
             }
         }
         assertEquals(3, hidden.size());
+        List<Map<String, Object>> contexts = new ArrayList<>();
         for (String mode : MODES) {
-            Map<String, Object> ctx = context("sec-ctx-red", mode);
-            List<Map<String, Object>> passages = (List<Map<String, Object>>) ctx.get("passages");
+            contexts.add(context("sec-ctx-red", mode));
+            // as the retrievers search, at budgets where the best hit's chunk does not fit and its sentences seed it
+            for (int budget : new int[] {16, 48}) {
+                contexts.add(context("sec-ctx-red", retrieverQuery(mode), budget));
+            }
+        }
+        for (int i = 0; i < contexts.size(); i++) {
+            String mode = MODES.get(i / 3) + (i % 3 == 0 ? "" : " (with evidence, small budget)");
+            List<Map<String, Object>> passages = (List<Map<String, Object>>) contexts.get(i).get("passages");
             assertFalse(mode + ": a context", passages.isEmpty());
             for (Map<String, Object> p : passages) {
                 String doc = (String) p.get("source_id");
@@ -383,6 +402,7 @@ public class SecuredQueryIT extends SecuredRestTestCase {
             }
         }
         // as admin the same search's context does reach into those parents: the budget is not what stopped it
+        call("PUT", "/_search/pipeline/sec-ctx", "{\"response_processors\": [{\"strata_context\": {\"budget\": 20000}}]}");
         String redOnly = "{\"size\": " + K + ", \"query\": {\"bool\": {\"must\": " + multiGranular("dense")
             + ", \"filter\": {\"term\": {\"tenant\": \"red\"}}}}}";
         Map<String, Object> admin = (Map<String, Object>) ((Map<String, Object>) call("POST", "/" + CHUNKS
@@ -402,10 +422,11 @@ public class SecuredQueryIT extends SecuredRestTestCase {
             "fls", List.of("~text", "~children.text"))));
         putUser("sec-ctx-notext", "sec-ctx-notext");
         for (String mode : List.of("dense", "hybrid")) {
-            Map<String, Object> ctx = context("sec-ctx-notext", mode);
-            assertEquals(mode + ": " + ctx, List.of(), ctx.get("passages"));
-            assertEquals("", ctx.get("text"));
-            assertEquals(0, ctx.get("tokens"));
+            for (Map<String, Object> ctx : List.of(context("sec-ctx-notext", mode), context("sec-ctx-notext", retrieverQuery(mode), 48))) {
+                assertEquals(mode + ": " + ctx, List.of(), ctx.get("passages"));
+                assertEquals("", ctx.get("text"));
+                assertEquals(0, ctx.get("tokens"));
+            }
         }
     }
 }
