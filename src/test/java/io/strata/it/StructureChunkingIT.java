@@ -45,6 +45,45 @@ public class StructureChunkingIT extends StrataRestTestCase {
         assertTrue(((Number) ((Map<String, Object>) ((Map<String, Object>) r.get("hits")).get("total")).get("value")).intValue() >= 1);
     }
 
+    /**
+     * A table piece stores its table's header row before its own rows; the header's place in the source is elsewhere. The
+     * query's evidence sentences of such a parent are still quoted at their offsets in the source (oracle: the page), inside
+     * the parent, and never the repeated header.
+     */
+    @SuppressWarnings("unchecked")
+    public void testEvidenceSentences_ofATablePieceWithItsRepeatedHeader_quoteTheSourceAtTheirOffsets() throws Exception {
+        StringBuilder md = new StringBuilder("# Orchard\n\nWhich fruit grows in which valley.\n\n| fruit | valley | note |\n|---|---|---|\n");
+        for (int i = 0; i < 40; i++) {
+            md.append("| fruit").append(i).append(" | valley").append(i).append(" | sweet and ripe in the summer of year ").append(i)
+                .append(" |\n");
+        }
+        md.append("\nThat is every fruit of the orchard.\n");
+        String page = md.toString();
+        putPipeline("docs-tbl", """
+            {"field": "body", "target_index": "docs-tbl-chunks", "format": "markdown", "embed": false,
+             "strategy": {"type": "recursive", "max_words": 60}}""");
+        bulk("docs-tbl", "docs-tbl", Map.of("orchard", Map.of("body", page)));
+        refresh("docs-tbl-chunks");
+        Map<String, Object> r = call("POST", "/docs-tbl-chunks/_search", """
+            {"size": 5, "query": {"multi_granular": {"query_text": "fruit37 valley37 fruit", "k": 5,
+             "evidence": {"chunks": 1, "sentences": 3}}}}""");
+        boolean tablePiece = false;
+        for (Map<String, Object> hit : (List<Map<String, Object>>) ((Map<String, Object>) r.get("hits")).get("hits")) {
+            Map<String, Object> source = (Map<String, Object>) hit.get("_source");
+            Map<String, Object> pack = (Map<String, Object>) ((List<Object>) ((Map<String, Object>) hit.get("fields"))
+                .get("strata_evidence")).get(0);
+            List<Map<String, Object>> sentences = (List<Map<String, Object>>) pack.get("sentences");
+            for (Map<String, Object> sentence : sentences) {
+                int start = (Integer) sentence.get("start");
+                int end = (Integer) sentence.get("end");
+                assertTrue(hit.get("_id") + ": " + sentence, start >= (Integer) source.get("start") && end <= (Integer) source.get("end"));
+                assertEquals(hit.get("_id") + ": " + sentence, page.substring(start, end), sentence.get("text"));
+            }
+            tablePiece |= source.containsKey("header_start") && !sentences.isEmpty();
+        }
+        assertTrue("a table piece with its repeated header among the hits, with sentences", tablePiece);
+    }
+
     @SuppressWarnings("unchecked")
     public void testPipeline_withHtmlFormat_storesSectionsAndOffsetsIntoTheExtractedText() throws Exception {
         String page = Files.readString(CORPUS.resolve("html/copy.html"));
