@@ -498,8 +498,10 @@ async function runSearch() {
       const parentText = src.text || '';
       const textNode = el('div', { class: 'parent-text' });
       if (child && typeof child.start === 'number' && typeof src.start === 'number') {
-        const from = Math.max(0, child.start - src.start);
-        const to = Math.min(parentText.length, child.end - src.start);
+        // a table piece stores its table's header row before its own text: the source's [start, end) is the rest
+        const base = typeof src.end === 'number' ? Math.max(0, parentText.length - (src.end - src.start)) : 0;
+        const from = Math.max(0, base + child.start - src.start);
+        const to = Math.min(parentText.length, base + child.end - src.start);
         textNode.append(parentText.slice(0, from), el('mark', { class: 'matched' }, parentText.slice(from, to)), parentText.slice(to));
       } else {
         textNode.append(parentText);

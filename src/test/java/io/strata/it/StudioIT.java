@@ -420,6 +420,44 @@ public class StudioIT extends StrataRestTestCase {
         screenshot("search-sections");
     }
 
+    /**
+     * A table piece stores its table's header row before its own rows: the matched chunk is still marked at its offsets in
+     * the source (oracle: the page's text at the chunk's [start, end)), not shifted by the header.
+     */
+    @SuppressWarnings("unchecked")
+    public void testSearchView_marksTheMatchedChunkOfATablePiece_atItsSourceOffsets() throws Exception {
+        StringBuilder md = new StringBuilder("# Orchard\n\nWhich fruit grows in which valley.\n\n| fruit | valley | note |\n|---|---|---|\n");
+        for (int i = 0; i < 40; i++) {
+            md.append("| fruit").append(i).append(" | valley").append(i).append(" | sweet and ripe in the summer of year ").append(i)
+                .append(" |\n");
+        }
+        String page = md.toString();
+        putPipeline("studio-tbl", "{\"field\": \"text\", \"target_index\": \"studio-tbl-chunks\", \"format\": \"markdown\","
+            + " \"embed\": false, \"strategy\": {\"type\": \"recursive\", \"max_words\": 60}}");
+        bulk("studio-tbl-src", "studio-tbl", Map.of("orchard", Map.of("text", page)));
+        refresh("studio-tbl-chunks");
+        String question = "fruit37 valley37";
+        Map<String, Object> rest = call("POST", "/studio-tbl-chunks/_search", json(Map.of("size", 3, "query",
+            Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)))));
+        List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) rest.get("hits")).get("hits");
+        assertTrue("the best hit is a table piece with its header", ((Map<String, Object>) hits.get(0).get("_source")).containsKey("header_start"));
+        open("search");
+        setValue(byId("search-index"), "studio-tbl-chunks");
+        setValue(byId("search-k"), "3");
+        setValue(byId("search-question"), question);
+        byId("search-run").click();
+        awaitStatus("search-status");
+        List<WebElement> shown = driver().findElements(By.cssSelector("#search-results li.hit"));
+        assertEquals(hits.size(), shown.size());
+        for (int i = 0; i < hits.size(); i++) {
+            Map<String, Object> child = ((List<Map<String, Object>>) ((Map<String, Object>) hits.get(i).get("fields"))
+                .get("strata_best_child")).get(0);
+            String expected = page.substring((Integer) child.get("start"), (Integer) child.get("end"));
+            assertEquals(hits.get(i).get("_id") + ": " + child, expected,
+                shown.get(i).findElement(By.cssSelector("mark.matched")).getAttribute("textContent"));
+        }
+    }
+
     private static java.util.Set<Object> starts(Map<String, Object> r) {
         java.util.Set<Object> out = new java.util.HashSet<>();
         for (Map<String, Object> p : (List<Map<String, Object>>) r.get("parents")) {
