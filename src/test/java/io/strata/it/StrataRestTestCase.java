@@ -58,6 +58,20 @@ public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
         return expectThrows(ResponseException.class, () -> client().performRequest(request));
     }
 
+    /**
+     * A Markdown page whose 40-row table, chunked at θ 60, is split into pieces that each repeat the header row (stored
+     * before the piece's own rows, while the header sits once in the source): row {@code i} reads {@code fruit<i> |
+     * valley<i>}.
+     */
+    protected static String orchardTable() {
+        StringBuilder md = new StringBuilder("# Orchard\n\nWhich fruit grows in which valley.\n\n| fruit | valley | note |\n|---|---|---|\n");
+        for (int i = 0; i < 40; i++) {
+            md.append("| fruit").append(i).append(" | valley").append(i).append(" | sweet and ripe in the summer of year ").append(i)
+                .append(" |\n");
+        }
+        return md.append("\nThat is every fruit of the orchard.\n").toString();
+    }
+
     protected static String json(Map<String, ?> map) {
         try {
             XContentBuilder builder = XContentFactory.jsonBuilder().map(map);

@@ -52,13 +52,7 @@ public class StructureChunkingIT extends StrataRestTestCase {
      */
     @SuppressWarnings("unchecked")
     public void testEvidenceSentences_ofATablePieceWithItsRepeatedHeader_quoteTheSourceAtTheirOffsets() throws Exception {
-        StringBuilder md = new StringBuilder("# Orchard\n\nWhich fruit grows in which valley.\n\n| fruit | valley | note |\n|---|---|---|\n");
-        for (int i = 0; i < 40; i++) {
-            md.append("| fruit").append(i).append(" | valley").append(i).append(" | sweet and ripe in the summer of year ").append(i)
-                .append(" |\n");
-        }
-        md.append("\nThat is every fruit of the orchard.\n");
-        String page = md.toString();
+        String page = orchardTable();
         putPipeline("docs-tbl", """
             {"field": "body", "target_index": "docs-tbl-chunks", "format": "markdown", "embed": false,
              "strategy": {"type": "recursive", "max_words": 60}}""");

@@ -393,6 +393,17 @@ public class StudioIT extends StrataRestTestCase {
         assertFalse(byId("chunk-outline").isDisplayed());
     }
 
+    /** The Search view's hits for {@code question} over {@code index}, top {@code k}. */
+    private List<WebElement> searchView(String index, int k, String question) throws Exception {
+        open("search");
+        setValue(byId("search-index"), index);
+        setValue(byId("search-k"), Integer.toString(k));
+        setValue(byId("search-question"), question);
+        byId("search-run").click();
+        awaitStatus("search-status");
+        return driver().findElements(By.cssSelector("#search-results li.hit"));
+    }
+
     public void testSearchView_showsTheSectionPathOfEachHit() throws Exception {
         putPipeline("studio-md", "{\"field\": \"text\", \"target_index\": \"studio-md-chunks\", \"format\": \"markdown\","
             + " \"strategy\": {\"type\": \"recursive\", \"max_words\": 120}}");
@@ -402,13 +413,7 @@ public class StudioIT extends StrataRestTestCase {
         Map<String, Object> rest = call("POST", "/studio-md-chunks/_search", json(Map.of("size", 3, "query",
             Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)))));
         List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) rest.get("hits")).get("hits");
-        open("search");
-        setValue(byId("search-index"), "studio-md-chunks");
-        setValue(byId("search-k"), "3");
-        setValue(byId("search-question"), question);
-        byId("search-run").click();
-        awaitStatus("search-status");
-        List<WebElement> shown = driver().findElements(By.cssSelector("#search-results li.hit"));
+        List<WebElement> shown = searchView("studio-md-chunks", 3, question);
         assertEquals(hits.size(), shown.size());
         for (int i = 0; i < hits.size(); i++) {
             Map<String, Object> child = ((List<Map<String, Object>>) ((Map<String, Object>) hits.get(i).get("fields"))
@@ -426,12 +431,7 @@ public class StudioIT extends StrataRestTestCase {
      */
     @SuppressWarnings("unchecked")
     public void testSearchView_marksTheMatchedChunkOfATablePiece_atItsSourceOffsets() throws Exception {
-        StringBuilder md = new StringBuilder("# Orchard\n\nWhich fruit grows in which valley.\n\n| fruit | valley | note |\n|---|---|---|\n");
-        for (int i = 0; i < 40; i++) {
-            md.append("| fruit").append(i).append(" | valley").append(i).append(" | sweet and ripe in the summer of year ").append(i)
-                .append(" |\n");
-        }
-        String page = md.toString();
+        String page = orchardTable();
         putPipeline("studio-tbl", "{\"field\": \"text\", \"target_index\": \"studio-tbl-chunks\", \"format\": \"markdown\","
             + " \"embed\": false, \"strategy\": {\"type\": \"recursive\", \"max_words\": 60}}");
         bulk("studio-tbl-src", "studio-tbl", Map.of("orchard", Map.of("text", page)));
@@ -441,13 +441,7 @@ public class StudioIT extends StrataRestTestCase {
             Map.of("multi_granular", Map.of("query_text", question, "k", 3, "explain_child", true)))));
         List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) rest.get("hits")).get("hits");
         assertTrue("the best hit is a table piece with its header", ((Map<String, Object>) hits.get(0).get("_source")).containsKey("header_start"));
-        open("search");
-        setValue(byId("search-index"), "studio-tbl-chunks");
-        setValue(byId("search-k"), "3");
-        setValue(byId("search-question"), question);
-        byId("search-run").click();
-        awaitStatus("search-status");
-        List<WebElement> shown = driver().findElements(By.cssSelector("#search-results li.hit"));
+        List<WebElement> shown = searchView("studio-tbl-chunks", 3, question);
         assertEquals(hits.size(), shown.size());
         for (int i = 0; i < hits.size(); i++) {
             Map<String, Object> child = ((List<Map<String, Object>>) ((Map<String, Object>) hits.get(i).get("fields"))
