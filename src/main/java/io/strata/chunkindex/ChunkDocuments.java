@@ -93,6 +93,16 @@ public final class ChunkDocuments {
         return sourceId + ":" + ordinal;
     }
 
+    /**
+     * The source's text at a chunk's {@code [start, end)} from its stored {@value #TEXT}: a table piece stores its table's
+     * header row (which sits elsewhere in the source) before its own text, so the source's part is the rest; null when the
+     * stored text is shorter (not this chunk's, or cut by field-level security).
+     */
+    public static String sourcePart(String stored, int start, int end) {
+        int length = end - start;
+        return length < 0 || stored.length() < length ? null : stored.substring(stored.length() - length);
+    }
+
     /** The chunk document of one parent and its children. */
     public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
                                                Map<String, Object> copiedFields) {

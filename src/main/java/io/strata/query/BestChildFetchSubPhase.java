@@ -216,12 +216,12 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         out.put("lexical", lexical);
         List<Map<String, Object>> best = List.of();
         if (sentences != null && source.get(ChunkDocuments.TEXT) instanceof String text
-            && source.get(ChunkDocuments.START) instanceof Number start && source.get(ChunkDocuments.END) instanceof Number end
-            && text.length() >= end.intValue() - start.intValue()) {
-            // a table piece stores its table's repeated header row before its own text, and the header sits elsewhere in the
-            // source: only the rest is the source's [start, end), so only the rest has sentences at source offsets
-            String own = text.substring(text.length() - (end.intValue() - start.intValue()));
-            best = sentences.best(own, start.intValue(), spec.evidence().sentences());
+            && source.get(ChunkDocuments.START) instanceof Number start && source.get(ChunkDocuments.END) instanceof Number end) {
+            // only the source's part has sentences at source offsets (not a table piece's repeated header)
+            String own = ChunkDocuments.sourcePart(text, start.intValue(), end.intValue());
+            if (own != null) {
+                best = sentences.best(own, start.intValue(), spec.evidence().sentences());
+            }
         }
         out.put("sentences", best);
         return out;

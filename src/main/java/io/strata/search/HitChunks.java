@@ -82,8 +82,12 @@ final class HitChunks {
     /** The offsets of the chunk that gave the hit its score ({@code explain_child}), or null. */
     private static int[] matched(SearchHit hit) {
         DocumentField f = hit.field(ChunkDocuments.BEST_CHILD);
-        if (f != null && f.getValue() instanceof Map<?, ?> best && best.get(ChunkDocuments.START) instanceof Number s
-            && best.get(ChunkDocuments.END) instanceof Number e) {
+        return f == null ? null : span(f.getValue());
+    }
+
+    /** {@code {start, end}} of a chunk or sentence of the response ({@code start} and {@code end} fields), or null. */
+    private static int[] span(Object o) {
+        if (o instanceof Map<?, ?> m && m.get(ChunkDocuments.START) instanceof Number s && m.get(ChunkDocuments.END) instanceof Number e) {
             return new int[] {s.intValue(), e.intValue()};
         }
         return null;
@@ -102,9 +106,10 @@ final class HitChunks {
         for (String side : List.of("dense", "lexical")) {
             if (pack.get(side) instanceof List<?> list) {
                 for (Object o : list) {
-                    if (o instanceof Map<?, ?> c && c.get(ChunkDocuments.START) instanceof Number s && c.get(ChunkDocuments.END) instanceof Number e) {
-                        double n = c.get("normalized") instanceof Number v ? v.doubleValue() : Double.NaN;
-                        chunks.add(new double[] {s.intValue(), e.intValue(), n, chunks.size()});
+                    int[] span = span(o);
+                    if (span != null) {
+                        double n = ((Map<?, ?>) o).get("normalized") instanceof Number v ? v.doubleValue() : Double.NaN;
+                        chunks.add(new double[] {span[0], span[1], n, chunks.size()});
                     }
                 }
             }
@@ -125,8 +130,9 @@ final class HitChunks {
         List<int[]> out = new ArrayList<>();
         if (f != null && f.getValue() instanceof Map<?, ?> pack && pack.get("sentences") instanceof List<?> list) {
             for (Object o : list) {
-                if (o instanceof Map<?, ?> c && c.get(ChunkDocuments.START) instanceof Number s && c.get(ChunkDocuments.END) instanceof Number e) {
-                    out.add(new int[] {s.intValue(), e.intValue()});
+                int[] span = span(o);
+                if (span != null) {
+                    out.add(span);
                 }
             }
         }
@@ -169,12 +175,13 @@ final class HitChunks {
             if (source == null || !(source.get(ChunkDocuments.TEXT) instanceof String stored)
                 || !(source.get(ChunkDocuments.START) instanceof Number start) || !(source.get(ChunkDocuments.END) instanceof Number end)
                 || !(source.get(ChunkDocuments.ORDINAL) instanceof Number ordinal)
-                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(hit.getIndex() + "/" + sourceId)
-                || stored.length() < end.intValue() - start.intValue()) {
+                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(hit.getIndex() + "/" + sourceId)) {
                 continue; // text the caller may not see (field-level security), or a document an id query matched in another index
             }
-            // a table piece stores its repeated header row before its own text: the source's text is the rest
-            String text = stored.substring(stored.length() - (end.intValue() - start.intValue()));
+            String text = ChunkDocuments.sourcePart(stored, start.intValue(), end.intValue()); // not a table piece's header
+            if (text == null) {
+                continue;
+            }
             String document = document(hit.getIndex(), sourceId);
             SourceText doc = documents.computeIfAbsent(document, d -> {
                 citations.add(new Citation(d, hit.getIndex(), (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));

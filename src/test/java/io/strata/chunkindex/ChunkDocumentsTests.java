@@ -56,6 +56,16 @@ public class ChunkDocumentsTests {
     }
 
     @Test
+    public void testSourcePart_ofATablePiece_isItsOwnTextWithoutTheStoredHeader_andNullForAShorterText() {
+        String source = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |";
+        int start = source.indexOf("| 3");
+        String stored = "| a | b |\n|---|---|\n" + source.substring(start); // the header row repeated before the piece
+        assertEquals("| 3 | 4 |", ChunkDocuments.sourcePart(stored, start, source.length()));
+        assertEquals("| 3 | 4 |", ChunkDocuments.sourcePart("| 3 | 4 |", start, source.length()));
+        assertNull(ChunkDocuments.sourcePart("| 3", start, source.length()));
+    }
+
+    @Test
     @SuppressWarnings("unchecked")
     public void testToSource_withVectors_putsTheParentFirstAmongItsChildrenAsLevelZero() {
         Map<String, Object> doc = ChunkDocuments.toSource("books", "emma", "recursive", parent(), Map.of(), vectors(), "h", null);
