@@ -78,13 +78,13 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         }
         return new Processor(roots) {
             @Override
-            Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet blockStarts) throws IOException {
+            Map<String, Object> explain(HitContext hit, String id, Map<String, Object> source, BitSet blockStarts) throws IOException {
                 return onSide("dense", bestChunk(hit.reader(), hit.docId(), blockStarts, source, query.vector(), query.levels()));
             }
         };
     }
 
-    /** The vector fields, left out of the {@code _source} read here (see {@link Processor#source}). */
+    /** The vector fields, left out of the {@code _source} read here (see {@link Processor#process}). */
     private static final String[] VECTORS = { ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING };
 
     /** Reads the parents of each segment once, then explains each hit. */
@@ -105,38 +105,33 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
 
         /**
          * The hit's {@code _source} without its vectors, read from the segment's stored fields (as the caller may read
-         * them: field-level security filters them in the reader). Not the search's own source lookup, which reads the whole
-         * {@code _source}: with the k-NN plugin's derived source (the default of a k-NN index) that has every vector of
-         * the parent and its children rebuilt and then parsed, for nothing, since only texts and offsets are quoted; a read
-         * that excludes the vector fields is not given them. (In bin/strata-bench query at 10k chunks the effect on an
-         * {@code explain_child} search was within the run-to-run noise.)
+         * them: field-level security filters them in the reader), and its {@code _id}. Not the search's own source lookup,
+         * which reads the whole {@code _source}: with the k-NN plugin's derived source (the default of a k-NN index) that
+         * has every vector of the parent and its children rebuilt and then parsed, for nothing, since only texts and
+         * offsets are quoted; a read that excludes the vector fields is not given them. (In bin/strata-bench query at 10k
+         * chunks the effect on an {@code explain_child} search was within the run-to-run noise.) The id is read here too:
+         * with {@code stored_fields: ["_none_"]} the hit carries none, yet the planned parents are known by it.
          */
-        private Map<String, Object> source(HitContext hit) throws IOException {
+        @Override
+        public void process(HitContext hit) throws IOException {
             FieldsVisitor visitor = new FieldsVisitor(true, new String[0], VECTORS);
             storedFields.document(hit.docId(), visitor);
             BytesReference bytes = visitor.source();
-            if (bytes == null) {
-                return Map.of(); // _source disabled: nothing to quote
-            }
-            return XContentHelper.convertToMap(bytes, false).v2();
-        }
-
-        @Override
-        public void process(HitContext hit) throws IOException {
-            Map<String, Object> source = source(hit);
-            Map<String, Object> out = explain(hit, source, parents);
+            Map<String, Object> source = bytes == null ? Map.of() : XContentHelper.convertToMap(bytes, false).v2(); // none: _source disabled
+            String id = hit.hit().getId() != null ? hit.hit().getId() : visitor.id();
+            Map<String, Object> out = explain(hit, id, source, parents);
             if (out != null) {
                 hit.hit().setDocumentField(FIELD, new DocumentField(FIELD, List.of(out)));
             }
-            Map<String, Object> evidence = evidence(hit, source, parents);
+            Map<String, Object> evidence = evidence(hit, id, source, parents);
             if (evidence != null) {
                 hit.hit().setDocumentField(ChunkDocuments.EVIDENCE, new DocumentField(ChunkDocuments.EVIDENCE, List.of(evidence)));
             }
         }
 
-        abstract Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException;
+        abstract Map<String, Object> explain(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException;
 
-        Map<String, Object> evidence(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
+        Map<String, Object> evidence(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException {
             return null;
         }
     }
@@ -144,8 +139,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
     private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots, EvidenceSentences sentences) {
         return new Processor(roots) {
             @Override
-            Map<String, Object> explain(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
-                PlannedParentsQueryBuilder.Parent parent = query.parent(hit.hit().getId());
+            Map<String, Object> explain(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException {
+                PlannedParentsQueryBuilder.Parent parent = query.parent(id);
                 if (parent == null || !query.explainChild()) {
                     return null;
                 }
@@ -169,8 +164,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             }
 
             @Override
-            Map<String, Object> evidence(HitContext hit, Map<String, Object> source, BitSet parents) throws IOException {
-                PlannedParentsQueryBuilder.Parent parent = query.parent(hit.hit().getId());
+            Map<String, Object> evidence(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException {
+                PlannedParentsQueryBuilder.Parent parent = query.parent(id);
                 PlannedParentsQueryBuilder.EvidenceSpec spec = query.evidence();
                 if (parent == null || spec == null) {
                     return null;

@@ -62,6 +62,11 @@ final class HitChunks {
         List<Hit> hits = new ArrayList<>(searchHits.length);
         for (SearchHit hit : searchHits) {
             String id = hit.getId();
+            if (id == null) { // the parents are read by their ids: a hit without one cannot be quoted
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] needs the hits' [_id], which [stored_fields] "
+                    + "[_none_] leaves out; ask for the hits' metadata (leave out [stored_fields] or name fields in it)",
+                    StrataContextProcessor.TYPE));
+            }
             int colon = id == null ? -1 : id.lastIndexOf(':');
             int ordinal;
             try {

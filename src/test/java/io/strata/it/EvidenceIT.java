@@ -246,6 +246,36 @@ public class EvidenceIT extends StrataRestTestCase {
     }
 
     /**
+     * {@code stored_fields: ["_none_"]} (hits without {@code _id}, as applications ask when they want only fields) in every
+     * mode: each hit's {@code explain_child} and evidence are those of the same hit in the same request with its metadata
+     * (the oracle), not a 500; {@code strata_context}, which quotes parents by their ids, is a 400 naming the option.
+     */
+    public void testExplainAndEvidence_ofHitsWithoutTheirIds_areThoseOfTheSameRequestWithThem() throws Exception {
+        ingest("en");
+        for (String mode : List.of("hybrid", "dense", "lexical")) {
+            String mg = "{\"multi_granular\": {\"query_text\": " + quote(QUESTIONS.get(0)) + ", \"mode\": \"" + mode + "\", \"k\": 6,"
+                + " \"explain_child\": true, \"evidence\": {\"chunks\": 2, \"sentences\": 2}}}";
+            List<Map<String, Object>> with = search("/en-chunks/_search", "{\"size\": 6, \"query\": " + mg + "}");
+            List<Map<String, Object>> without = search("/en-chunks/_search", "{\"size\": 6, \"stored_fields\": [\"_none_\"], \"query\": "
+                + mg + "}");
+            assertEquals(mode, 6, with.size());
+            assertEquals(mode, with.size(), without.size());
+            for (int i = 0; i < with.size(); i++) {
+                assertNull(mode + " no _id asked for", without.get(i).get("_id"));
+                assertEquals(mode + " hit " + i, with.get(i).get("_score"), without.get(i).get("_score"));
+                assertEquals(mode + " hit " + i, ((Map<String, Object>) with.get(i).get("fields")).get("strata_best_child"),
+                    ((Map<String, Object>) without.get(i).get("fields")).get("strata_best_child"));
+                assertEquals(mode + " hit " + i, evidence(with.get(i)), evidence(without.get(i)));
+            }
+        }
+        ResponseException e = callFailing("POST", "/en-chunks/_search", "{\"stored_fields\": [\"_none_\"], \"query\": {\"multi_granular\":"
+            + " {\"query_text\": " + quote(QUESTIONS.get(0)) + "}}, \"search_pipeline\": {\"response_processors\": [{\"strata_context\":"
+            + " {\"budget\": 128}}]}}");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[strata_context] needs the hits' [_id], which [stored_fields] [_none_] leaves out"));
+    }
+
+    /**
      * {@code seeds: evidence}: a best hit whose matched chunk does not fit the budget starts from the first of its evidence
      * chunks (by normalised score) inside that chunk that fits, counted with the model's own tokenizer here, else from its
      * matched chunk cut to the budget; {@code seeds: chunk} skips it.
