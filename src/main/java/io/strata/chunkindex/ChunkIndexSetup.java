@@ -24,6 +24,8 @@ import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
+import org.opensearch.index.IndexSettings;
+import org.opensearch.ingest.IngestService;
 import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.transport.client.Client;
 
@@ -310,6 +312,25 @@ public final class ChunkIndexSetup {
         }
         IndexMetadata write = found.getWriteIndex();
         return write == null ? name : write.getIndex().getName();
+    }
+
+    /**
+     * The final pipeline of {@code concreteIndex} (its setting, or before it exists, that of the index templates that will
+     * create it, as the write resolves it); null when it has none.
+     */
+    public String finalPipelineOf(String concreteIndex) {
+        Metadata metadata = clusterService.state().metadata();
+        IndexMetadata index = metadata.index(concreteIndex);
+        Settings settings;
+        if (index != null) {
+            settings = index.getSettings();
+        } else {
+            String v2 = MetadataIndexTemplateService.findV2Template(metadata, concreteIndex, false);
+            settings = v2 != null ? MetadataIndexTemplateService.resolveSettings(metadata, v2)
+                : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, concreteIndex, null));
+        }
+        String pipeline = IndexSettings.FINAL_PIPELINE.get(settings);
+        return pipeline == null || IngestService.NOOP_PIPELINE_NAME.equals(pipeline) ? null : pipeline;
     }
 
     /** "index uuid|mapping version|field" → whether the field is kept in {@code _source}: mappings are parsed once each. */

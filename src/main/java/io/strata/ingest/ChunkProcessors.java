@@ -64,12 +64,16 @@ public final class ChunkProcessors implements ChunkWriters {
     }
 
     private ChunkWriter inPipeline(String pipelineId, String sourceIndex, Map<?, ?> summary, String target) {
-        IngestService ingestService = this.ingestService.get();
-        if (pipelineId == null || IngestService.NOOP_PIPELINE_NAME.equals(pipelineId) || ingestService.getPipeline(pipelineId) == null) {
-            return null;
-        }
-        return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class).stream()
+        return processorsIn(ingestService.get(), pipelineId).stream()
             .map(MultiGranularChunkingProcessor::writer).filter(w -> writes(w, sourceIndex, summary, target)).findFirst().orElse(null);
+    }
+
+    /** The chunking processors of pipeline {@code pipelineId} (none for null, {@code _none} or a pipeline not parsed here). */
+    static List<MultiGranularChunkingProcessor> processorsIn(IngestService ingestService, String pipelineId) {
+        if (pipelineId == null || IngestService.NOOP_PIPELINE_NAME.equals(pipelineId) || ingestService.getPipeline(pipelineId) == null) {
+            return List.of();
+        }
+        return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class);
     }
 
     private static boolean writes(ChunkWriter writer, String sourceIndex, Map<?, ?> summary, String target) {

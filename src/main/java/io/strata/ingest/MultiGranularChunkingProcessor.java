@@ -22,6 +22,7 @@ import org.opensearch.core.action.ActionListener;
 import org.opensearch.ingest.AbstractProcessor;
 import org.opensearch.ingest.ConfigurationUtils;
 import org.opensearch.ingest.IngestDocument;
+import org.opensearch.ingest.IngestService;
 import org.opensearch.ingest.Processor;
 
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
 
 /**
  * {@code multi_granular_chunking}: splits a text field (a path: {@code doc.body} reads an object's field or a dotted key)
@@ -46,6 +48,13 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     public static final String TYPE = "multi_granular_chunking";
     /** Default limit of the text length, in characters. */
     public static final int DEFAULT_MAX_CHARS = 10_000_000;
+    /**
+     * Ingest-metadata key (never stored) naming what an earlier processor of this write chunked: a document has one summary,
+     * which its updates, deletes and {@code _reconcile} follow, so a second chunking processor on the same document (two
+     * in one pipeline, or a default and a final pipeline) would leave the first one's chunks to be deleted by the next
+     * update. It is refused instead.
+     */
+    static final String CHUNKED_BY = "_strata_chunked";
 
     private final ChunkWriter writer;
     private final boolean ignoreMissing;
@@ -53,10 +62,13 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ThreadContext threadContext;
     private final StrataStats stats;
     private final ChunkIndexSetup setup;
+    /** Whether a pipeline (by id) holds a processor of this type. */
+    private final Predicate<String> chunkingPipelines;
 
     MultiGranularChunkingProcessor(String tag, String description, ChunkWriter writer, boolean ignoreMissing, int maxChars,
-                                   ChunkWriter.Services services) {
+                                   ChunkWriter.Services services, Predicate<String> chunkingPipelines) {
         super(tag, description);
+        this.chunkingPipelines = chunkingPipelines;
         this.writer = writer;
         this.ignoreMissing = ignoreMissing;
         this.maxChars = maxChars;
@@ -111,6 +123,19 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, target));
             }
+            String finalPipeline = setup.finalPipelineOf(concreteIndex);
+            Object current = document.getIngestMetadata().get("pipeline");
+            if (finalPipeline != null && !finalPipeline.equals(current) && chunkingPipelines.test(finalPipeline)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] chunks its documents in its final "
+                    + "pipeline [%s] too, after pipeline [%s]; one [%s] processor per document (its updates, deletes and _reconcile "
+                    + "follow one summary): chunk in one of the two pipelines", TYPE, concreteIndex, finalPipeline, current, TYPE));
+            }
+            if (document.getIngestMetadata().get(CHUNKED_BY) instanceof String earlier) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the document was already chunked by this write "
+                    + "(%s); one [%s] processor per document (its updates, deletes and _reconcile follow one summary), so field [%s]"
+                    + " into [%s] cannot be chunked too: join the texts into one field first (e.g. a [script] processor) or chunk "
+                    + "them in separate source indices", TYPE, earlier, TYPE, writer.field(), target));
+            }
             if (ledger != null) {
                 setup.checkTextStored(TYPE, concreteIndex, writer.field());
             }
@@ -159,6 +184,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 }
                 summary.put("chunks", preview);
                 document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
+                markChunked(document, target);
                 handler.accept(document, null);
                 return;
             }
@@ -171,6 +197,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             ActionListener.wrap(prepared -> {
                 try {
                     document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
+                    markChunked(document, target);
                     ledger.record(new ChunkLedger.Entry(requestIndex, sourceId, concreteIndex, target, prepared));
                 } catch (Exception e) {
                     failed(handler, IngestFailures.of(e), e);
@@ -180,6 +207,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 handler.accept(document, null);
             }, e -> failed(handler, IngestFailures.of(e), e)),
             e -> failed(handler, IngestFailures.ofModel(e), e));
+    }
+
+    /** Set once the document holds this processor's summary (not before: a failure handled by [on_failure] chunked nothing). */
+    private void markChunked(IngestDocument document, String target) {
+        document.getIngestMetadata().put(CHUNKED_BY, "field [" + writer.field() + "] into [" + target + "]");
     }
 
     private void failed(BiConsumer<IngestDocument, Exception> handler, StrataStats.Failure reason, Exception e) {
@@ -217,10 +249,12 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
 
         private final ChunkWriter.Services services;
         private final SentenceSegmenter segmenter;
+        private final IngestService ingestService;
 
-        public Factory(ChunkWriter.Services services, SentenceSegmenter segmenter) {
+        public Factory(ChunkWriter.Services services, SentenceSegmenter segmenter, IngestService ingestService) {
             this.services = services;
             this.segmenter = segmenter;
+            this.ingestService = ingestService;
         }
 
         @Override
@@ -280,7 +314,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
                 services);
-            return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services);
+            return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services,
+                id -> !ChunkProcessors.processorsIn(ingestService, id).isEmpty());
         }
 
         /**

@@ -166,7 +166,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         ingestService.trySet(parameters.ingestService);
         var services = new ChunkWriter.Services(chunks.store(), chunks.setup(), inference(parameters.env, parameters.client),
             parameters.threadContext, stats, Slicing.of(parameters.env.settings()));
-        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter));
+        return Map.of(MultiGranularChunkingProcessor.TYPE, new MultiGranularChunkingProcessor.Factory(services, segmenter, parameters.ingestService));
     }
 
     @Override

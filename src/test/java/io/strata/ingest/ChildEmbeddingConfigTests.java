@@ -24,7 +24,7 @@ public class ChildEmbeddingConfigTests {
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
         Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
-        new ChunkWriter.Services(null, null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
+        new ChunkWriter.Services(null, null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english(), null);
 
     private MultiGranularChunkingProcessor create(Map<String, Object> extra) {
         Map<String, Object> config = new HashMap<>(Map.of("field", "body", "target_index", "chunks"));

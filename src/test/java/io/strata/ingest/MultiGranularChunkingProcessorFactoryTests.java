@@ -25,7 +25,7 @@ public class MultiGranularChunkingProcessorFactoryTests {
     private final InferenceService inference = new InferenceService(Settings.EMPTY,
         Path.of(System.getProperty("strata.models.dir", "target/models")), () -> null, null, null, stats);
     private final MultiGranularChunkingProcessor.Factory factory = new MultiGranularChunkingProcessor.Factory(
-        new ChunkWriter.Services(null, null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english());
+        new ChunkWriter.Services(null, null, inference, null, stats, Slicing.DEFAULTS), SentenceSegmenter.english(), null);
 
     private MultiGranularChunkingProcessor create(Map<String, Object> config) {
         return factory.create(Map.of(), "tag", null, new HashMap<>(config));

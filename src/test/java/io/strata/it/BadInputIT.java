@@ -2,6 +2,7 @@ package io.strata.it;
 
 import org.opensearch.client.ResponseException;
 
+import java.util.List;
 import java.util.Map;
 
 /** Every bad input gets a 4xx naming the field and what is allowed, and nothing is written. */
@@ -69,5 +70,52 @@ public class BadInputIT extends StrataRestTestCase {
         ResponseException e = callFailing("PUT", "/docs/_doc/1?pipeline=self", "{\"body\": \"Some text.\"}");
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
         assertTrue(e.getMessage().contains("[target_index] [docs] is the index being written"));
+    }
+
+    /**
+     * A document has one summary, which its updates, deletes and {@code _reconcile} follow, so a second chunking processor
+     * on the same document would have its chunks deleted by the next update (they were, before this was refused): two in
+     * one pipeline (into one chunk index or two) are 400s naming both fields, a default (or the request's) pipeline and a
+     * final pipeline that both chunk are 400s naming both pipelines, and nothing is written; processors with {@code ignore_missing} over documents holding one of their fields each still work.
+     */
+    public void testIngest_aDocumentChunkedByTwoProcessors_isRejectedNamingBoth_andNothingIsWritten() throws Exception {
+        String body = json(Map.of("body", "Emma walked to the village. She met Harriet there.", "summary", "A walk and a meeting."));
+        call("PUT", "/_ingest/pipeline/two", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\":"
+            + " \"two-chunks\"}}, {\"multi_granular_chunking\": {\"field\": \"summary\", \"target_index\": \"two-chunks\"}}]}");
+        call("PUT", "/_ingest/pipeline/apart", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\":"
+            + " \"two-chunks\"}}, {\"multi_granular_chunking\": {\"field\": \"summary\", \"target_index\": \"two-summaries\"}}]}");
+        for (String pipeline : List.of("two", "apart")) {
+            ResponseException e = callFailing("PUT", "/two/_doc/1?pipeline=" + pipeline, body);
+            assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("already chunked by this write (field [body] into [two-chunks])"));
+            assertTrue(e.getMessage(), e.getMessage().contains("so field [summary] into [two-"));
+        }
+        putPipeline("by-body", "{\"field\": \"body\", \"target_index\": \"two-chunks\"}");
+        putPipeline("by-summary", "{\"field\": \"summary\", \"target_index\": \"two-summaries\"}");
+        call("PUT", "/two", "{\"settings\": {\"index.default_pipeline\": \"by-body\", \"index.final_pipeline\": \"by-summary\"}}");
+        for (String write : List.of("/two/_doc/1", "/two/_doc/1?pipeline=by-body")) { // the default or the request's pipeline
+            ResponseException e = callFailing("PUT", write, body);
+            assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("index [two] chunks its documents in its final pipeline [by-summary] too,"
+                + " after pipeline [by-body]"));
+        }
+        assertEquals(0, count("two"));
+        for (String chunks : List.of("two-chunks", "two-summaries")) {
+            assertTrue(chunks, !indexExists(chunks) || count(chunks) == 0);
+        }
+        // the final pipeline alone chunks as usual
+        call("PUT", "/two/_settings", "{\"index.default_pipeline\": \"_none\"}");
+        call("PUT", "/two/_doc/1?refresh=true", body);
+        assertEquals("A walk and a meeting.", chunksOf("two-summaries", "1").get(0).get("text"));
+        assertTrue(!indexExists("two-chunks") || count("two-chunks") == 0);
+
+        // one chunking processor per document: either field, never both
+        call("PUT", "/_ingest/pipeline/either", "{\"processors\": [{\"multi_granular_chunking\": {\"field\": \"body\", \"target_index\":"
+            + " \"either-chunks\", \"ignore_missing\": true}}, {\"multi_granular_chunking\": {\"field\": \"summary\", \"target_index\":"
+            + " \"either-chunks\", \"ignore_missing\": true}}]}");
+        call("PUT", "/either/_doc/b?pipeline=either&refresh=true", json(Map.of("body", "Emma walked to the village.")));
+        call("PUT", "/either/_doc/s?pipeline=either&refresh=true", json(Map.of("summary", "A walk and a meeting.")));
+        assertEquals("Emma walked to the village.", chunksOf("either-chunks", "b").get(0).get("text"));
+        assertEquals("A walk and a meeting.", chunksOf("either-chunks", "s").get(0).get("text"));
     }
 }
