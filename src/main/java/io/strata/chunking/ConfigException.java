@@ -5,8 +5,9 @@ public final class ConfigException extends IllegalArgumentException {
     private final String field;
     private final String reason;
 
+    /** A message that starts with the field's label ({@code "[field] …"}) gives the rest as its {@link #reason()}. */
     public ConfigException(String field, String message) {
-        this(field, message, message);
+        this(field, message, message.startsWith("[" + field + "] ") ? message.substring(field.length() + 3) : message);
     }
 
     /** @param reason the message without the field's label, for adapters that name the field themselves */

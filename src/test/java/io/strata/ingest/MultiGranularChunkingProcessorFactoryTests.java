@@ -57,6 +57,16 @@ public class MultiGranularChunkingProcessorFactoryTests {
     }
 
     @Test
+    public void testCreate_badOptions_nameTheFieldOnce() {
+        // OpenSearch puts the property's name before the reason: the reason must not name it again
+        assertEquals("[granularities] must be strictly decreasing (level 1 is the coarsest child), got [0.25, 0.5]",
+            rejected(Map.of("field", "b", "target_index", "c", "granularities", List.of(0.25, 0.5))).getMessage());
+        assertEquals("[strategy.max_tokens] is supported with [format] text only, got [markdown]: use [strategy.max_words] (no chunk "
+            + "exceeds the embedding model's token limit either way)", rejected(Map.of("field", "b", "target_index", "c", "format",
+            "markdown", "strategy", Map.of("type", "recursive", "max_tokens", 128))).getMessage());
+    }
+
+    @Test
     public void testCreate_modelChoices() {
         assertEquals(ModelRef.embedded("bge-small-en-v15-q"),
             create(Map.of("field", "b", "target_index", "c", "model", "bge-small-en-v15-q")).writer().model());
