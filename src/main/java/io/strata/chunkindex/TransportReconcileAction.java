@@ -6,6 +6,7 @@ import org.opensearch.cluster.metadata.ResolvedIndices;
 import io.strata.transport.RenderedResponse;
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
+import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
@@ -57,7 +58,13 @@ public final class TransportReconcileAction extends HandledTransportAction<Recon
             Metadata state = clusterService.state().metadata();
             IndexMetadata metadata = state.index(index);
             if (metadata == null) {
-                if (state.hasAlias(index) || index.contains("*") || index.contains(",")) {
+                if (state.getIndicesLookup().get(index) instanceof IndexAbstraction alias) {
+                    // an alias or a data stream: authorisation is on the name given, so the caller names the index itself
+                    throw new IllegalArgumentException(String.format(Locale.ROOT,
+                        "[_reconcile] [index] must name one source index, got [%s], %s of %s: reconcile each by its own name",
+                        index, alias.getType().getDisplayName(), alias.getIndices().stream().map(i -> i.getIndex().getName()).sorted().toList()));
+                }
+                if (index.contains("*") || index.contains(",")) {
                     throw new IllegalArgumentException(String.format(Locale.ROOT,
                         "[_reconcile] [index] must name one source index, got [%s]", index));
                 }

@@ -120,6 +120,15 @@ public class ReconcileIT extends StrataRestTestCase {
         e = callFailing("POST", "/_plugins/_strata/_reconcile?index=rec-bad-chunks", null);
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
         assertTrue(e.getMessage(), e.getMessage().contains("[rec-bad-chunks] is a chunk index; reconcile its source index [rec-bad]"));
+
+        // an alias names its indices, so that the caller can name the one to reconcile
+        call("POST", "/_aliases", "{\"actions\": [{\"add\": {\"index\": \"rec-bad\", \"alias\": \"rec-alias\"}}]}");
+        e = callFailing("POST", "/_plugins/_strata/_reconcile?index=rec-alias", null);
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("got [rec-alias], alias of [rec-bad]: reconcile each by its own name"));
+        e = callFailing("POST", "/_plugins/_strata/_reconcile?index=rec-*", null);
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("must name one source index, got [rec-*]"));
     }
 
     /** Deletes a chunk with its own version, as Strata's versioned deletes do. */
