@@ -31,7 +31,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
-import java.util.function.Predicate;
+import java.util.function.Function;
 
 /**
  * {@code multi_granular_chunking}: splits a text field (a path: {@code doc.body} reads an object's field or a dotted key)
@@ -62,13 +62,13 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ThreadContext threadContext;
     private final StrataStats stats;
     private final ChunkIndexSetup setup;
-    /** Whether a pipeline (by id) holds a processor of this type. */
-    private final Predicate<String> chunkingPipelines;
+    /** The processors of this type in a pipeline (by id). */
+    private final Function<String, List<MultiGranularChunkingProcessor>> chunkingProcessors;
 
     MultiGranularChunkingProcessor(String tag, String description, ChunkWriter writer, boolean ignoreMissing, int maxChars,
-                                   ChunkWriter.Services services, Predicate<String> chunkingPipelines) {
+                                   ChunkWriter.Services services, Function<String, List<MultiGranularChunkingProcessor>> chunkingProcessors) {
         super(tag, description);
-        this.chunkingPipelines = chunkingPipelines;
+        this.chunkingProcessors = chunkingProcessors;
         this.writer = writer;
         this.ignoreMissing = ignoreMissing;
         this.maxChars = maxChars;
@@ -125,7 +125,10 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             String finalPipeline = setup.finalPipelineOf(concreteIndex);
             Object current = document.getIngestMetadata().get("pipeline");
-            if (finalPipeline != null && !finalPipeline.equals(current) && chunkingPipelines.test(finalPipeline)) {
+            // the final pipeline runs next on this document: refused when it would chunk it too (a processor of its that
+            // finds its field; one that skips a missing field, or fails on it, chunks nothing)
+            if (finalPipeline != null && !finalPipeline.equals(current) && chunkingProcessors.apply(finalPipeline).stream()
+                .anyMatch(p -> p.writer.valueIn(document.getSourceAndMetadata()) != null)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] chunks its documents in its final "
                     + "pipeline [%s] too, after pipeline [%s]; one [%s] processor per document (its updates, deletes and _reconcile "
                     + "follow one summary): chunk in one of the two pipelines", TYPE, concreteIndex, finalPipeline, current, TYPE));
@@ -315,7 +318,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
                 services);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services,
-                id -> !ChunkProcessors.processorsIn(ingestService, id).isEmpty());
+                id -> ChunkProcessors.processorsIn(ingestService, id));
         }
 
         /**

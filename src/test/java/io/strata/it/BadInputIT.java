@@ -103,6 +103,18 @@ public class BadInputIT extends StrataRestTestCase {
         for (String chunks : List.of("two-chunks", "two-summaries")) {
             assertTrue(chunks, !indexExists(chunks) || count(chunks) == 0);
         }
+        // processors that skip a missing field: a document holding one of the two fields is chunked once, by that one
+        putPipeline("by-body-if", "{\"field\": \"body\", \"target_index\": \"either-body\", \"ignore_missing\": true}");
+        putPipeline("by-summary-if", "{\"field\": \"summary\", \"target_index\": \"either-summary\", \"ignore_missing\": true}");
+        call("PUT", "/either2", "{\"settings\": {\"index.default_pipeline\": \"by-body-if\", \"index.final_pipeline\": \"by-summary-if\"}}");
+        call("PUT", "/either2/_doc/b?refresh=true", json(Map.of("body", "Emma walked to the village.")));
+        call("PUT", "/either2/_doc/s?refresh=true", json(Map.of("summary", "A walk and a meeting.")));
+        assertEquals("Emma walked to the village.", chunksOf("either-body", "b").get(0).get("text"));
+        assertEquals("A walk and a meeting.", chunksOf("either-summary", "s").get(0).get("text"));
+        ResponseException both = callFailing("PUT", "/either2/_doc/2", body);
+        assertEquals(both.getMessage(), 400, both.getResponse().getStatusLine().getStatusCode());
+        assertTrue(both.getMessage(), both.getMessage().contains("chunks its documents in its final pipeline [by-summary-if] too"));
+
         // the final pipeline alone chunks as usual
         call("PUT", "/two/_settings", "{\"index.default_pipeline\": \"_none\"}");
         call("PUT", "/two/_doc/1?refresh=true", body);
