@@ -48,12 +48,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     public static final String TYPE = "multi_granular_chunking";
     /** Default limit of the text length, in characters. */
     public static final int DEFAULT_MAX_CHARS = 10_000_000;
-    /**
-     * Ingest-metadata key (never stored) naming what an earlier processor of this write chunked: a document has one summary,
-     * which its updates, deletes and {@code _reconcile} follow, so a second chunking processor on the same document (two
-     * in one pipeline, or a default and a final pipeline) would leave the first one's chunks to be deleted by the next
-     * update. It is refused instead.
-     */
+    /** Ingest-metadata key (never stored): what a processor of this pipeline run chunked (see {@link #refuseASecondChunking}). */
     static final String CHUNKED_BY = "_strata_chunked";
 
     private final ChunkWriter writer;
@@ -123,22 +118,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, target));
             }
-            String finalPipeline = setup.finalPipelineOf(concreteIndex);
-            Object current = document.getIngestMetadata().get("pipeline");
-            // the final pipeline runs next on this document: refused when it would chunk it too (a processor of its that
-            // finds its field; one that skips a missing field, or fails on it, chunks nothing)
-            if (finalPipeline != null && !finalPipeline.equals(current) && chunkingProcessors.apply(finalPipeline).stream()
-                .anyMatch(p -> p.writer.valueIn(document.getSourceAndMetadata()) != null)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] chunks its documents in its final "
-                    + "pipeline [%s] too, after pipeline [%s]; one [%s] processor per document (its updates, deletes and _reconcile "
-                    + "follow one summary): chunk in one of the two pipelines", TYPE, concreteIndex, finalPipeline, current, TYPE));
-            }
-            if (document.getIngestMetadata().get(CHUNKED_BY) instanceof String earlier) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the document was already chunked by this write "
-                    + "(%s); one [%s] processor per document (its updates, deletes and _reconcile follow one summary), so field [%s]"
-                    + " into [%s] cannot be chunked too: join the texts into one field first (e.g. a [script] processor) or chunk "
-                    + "them in separate source indices", TYPE, earlier, TYPE, writer.field(), target));
-            }
+            refuseASecondChunking(document, concreteIndex, target);
             if (ledger != null) {
                 setup.checkTextStored(TYPE, concreteIndex, writer.field());
             }
@@ -210,6 +190,29 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 handler.accept(document, null);
             }, e -> failed(handler, IngestFailures.of(e), e)),
             e -> failed(handler, IngestFailures.ofModel(e), e));
+    }
+
+    /**
+     * A document has one summary, which its updates, deletes and {@code _reconcile} follow: a second chunking processor on
+     * it would leave the first one's chunks to be deleted by the next update, so it is refused — one that already ran in
+     * this pipeline run (the {@link #CHUNKED_BY} mark), or one of the index's final pipeline that runs next (OpenSearch
+     * gives the final pipeline a new ingest document, so no mark reaches it) and finds its field in the document.
+     */
+    private void refuseASecondChunking(IngestDocument document, String concreteIndex, String target) {
+        String finalPipeline = setup.finalPipelineOf(concreteIndex);
+        Object current = document.getIngestMetadata().get("pipeline");
+        if (finalPipeline != null && !finalPipeline.equals(current) && chunkingProcessors.apply(finalPipeline).stream()
+            .anyMatch(p -> p.writer.valueIn(document.getSourceAndMetadata()) != null)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] chunks its documents in its final "
+                + "pipeline [%s] too, after pipeline [%s]; one [%s] processor per document (its updates, deletes and _reconcile "
+                + "follow one summary): chunk in one of the two pipelines", TYPE, concreteIndex, finalPipeline, current, TYPE));
+        }
+        if (document.getIngestMetadata().get(CHUNKED_BY) instanceof String earlier) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the document was already chunked by this write "
+                + "(%s); one [%s] processor per document (its updates, deletes and _reconcile follow one summary), so field [%s]"
+                + " into [%s] cannot be chunked too: join the texts into one field first (e.g. a [script] processor) or chunk "
+                + "them in separate source indices", TYPE, earlier, TYPE, writer.field(), target));
+        }
     }
 
     /** Set once the document holds this processor's summary (not before: a failure handled by [on_failure] chunked nothing). */
