@@ -76,6 +76,22 @@ public final class ChunkProcessors implements ChunkWriters {
         return ingestService.getProcessorsInPipeline(pipelineId, MultiGranularChunkingProcessor.class);
     }
 
+    /**
+     * The id of the stored pipeline that holds {@code processor} (this very instance: every pipeline parses its own), or
+     * null (an inline {@code _simulate} pipeline). A processor is not told its pipeline, and a batched bulk runs pipelines
+     * without naming them in the ingest metadata, so the summary's {@code pipeline} is found this way.
+     */
+    static String pipelineOf(IngestService ingestService, MultiGranularChunkingProcessor processor) {
+        for (PipelineConfiguration config : IngestService.getPipelines(ingestService.getClusterService().state())) {
+            for (MultiGranularChunkingProcessor p : processorsIn(ingestService, config.getId())) {
+                if (p == processor) {
+                    return config.getId();
+                }
+            }
+        }
+        return null;
+    }
+
     private static boolean writes(ChunkWriter writer, String sourceIndex, Map<?, ?> summary, String target) {
         return (target == null || writer.targetFor(sourceIndex).equals(target)) && writer.agreesWith(summary);
     }

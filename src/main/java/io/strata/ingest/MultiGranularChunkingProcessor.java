@@ -31,7 +31,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
-import java.util.function.Function;
 
 /**
  * {@code multi_granular_chunking}: splits a text field (a path: {@code doc.body} reads an object's field or a dotted key)
@@ -57,13 +56,24 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ThreadContext threadContext;
     private final StrataStats stats;
     private final ChunkIndexSetup setup;
-    /** The processors of this type in a pipeline (by id). */
-    private final Function<String, List<MultiGranularChunkingProcessor>> chunkingProcessors;
+    /** The node's stored pipelines, as far as this processor needs them. */
+    private final Pipelines pipelines;
+    /** The id of the pipeline holding this processor, once found ({@link Pipelines#pipelineOf}). */
+    private volatile String pipelineId;
+
+    /** What a processor needs to know of the node's stored pipelines (it is not told which one it belongs to). */
+    interface Pipelines {
+        /** The processors of this type in pipeline {@code id}. */
+        List<MultiGranularChunkingProcessor> processorsIn(String id);
+
+        /** The id of the pipeline holding {@code processor}, or null. */
+        String pipelineOf(MultiGranularChunkingProcessor processor);
+    }
 
     MultiGranularChunkingProcessor(String tag, String description, ChunkWriter writer, boolean ignoreMissing, int maxChars,
-                                   ChunkWriter.Services services, Function<String, List<MultiGranularChunkingProcessor>> chunkingProcessors) {
+                                   ChunkWriter.Services services, Pipelines pipelines) {
         super(tag, description);
-        this.chunkingProcessors = chunkingProcessors;
+        this.pipelines = pipelines;
         this.writer = writer;
         this.ignoreMissing = ignoreMissing;
         this.maxChars = maxChars;
@@ -157,8 +167,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             sourceId = id;
             requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             progress.id(id);
-            Object pipeline = document.getIngestMetadata().get("pipeline");
-            summary = writer.summary(target, parents, sourceHash, pipeline instanceof String s ? s : null);
+            summary = writer.summary(target, parents, sourceHash, pipelineId(document));
             if (ledger == null) {
                 // _simulate: show what would be written (without vectors), write nothing
                 List<Map<String, Object>> preview = new ArrayList<>(parents.size());
@@ -201,7 +210,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private void refuseASecondChunking(IngestDocument document, String concreteIndex, String target) {
         String finalPipeline = setup.finalPipelineOf(concreteIndex);
         Object current = document.getIngestMetadata().get("pipeline");
-        if (finalPipeline != null && !finalPipeline.equals(current) && chunkingProcessors.apply(finalPipeline).stream()
+        if (finalPipeline != null && !finalPipeline.equals(current) && pipelines != null && pipelines.processorsIn(finalPipeline).stream()
             .anyMatch(p -> p.writer.valueIn(document.getSourceAndMetadata()) != null)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] chunks its documents in its final "
                 + "pipeline [%s] too, after pipeline [%s]; one [%s] processor per document (its updates, deletes and _reconcile "
@@ -213,6 +222,24 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 + " into [%s] cannot be chunked too: join the texts into one field first (e.g. a [script] processor) or chunk "
                 + "them in separate source indices", TYPE, earlier, TYPE, writer.field(), target));
         }
+    }
+
+    /**
+     * The pipeline the summary names, by which updates without a pipeline and {@code _reconcile} find this processor again:
+     * the stored pipeline holding this processor; else ({@code _simulate} of an inline pipeline) the one the ingest metadata
+     * names, if any. Not the ingest metadata first: a batched bulk names no pipeline there, and a summary without one was
+     * re-chunked by the first pipeline that agreed on field, strategy and target, whatever its θ or model.
+     */
+    private String pipelineId(IngestDocument document) {
+        String id = pipelineId;
+        if (id == null && pipelines != null) {
+            id = pipelines.pipelineOf(this);
+            pipelineId = id;
+        }
+        if (id != null) {
+            return id;
+        }
+        return document.getIngestMetadata().get("pipeline") instanceof String s ? s : null;
     }
 
     /** Set once the document holds this processor's summary (not before: a failure handled by [on_failure] chunked nothing). */
@@ -321,7 +348,17 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
                 services);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services,
-                id -> ChunkProcessors.processorsIn(ingestService, id));
+                ingestService == null ? null : new Pipelines() {
+                    @Override
+                    public List<MultiGranularChunkingProcessor> processorsIn(String id) {
+                        return ChunkProcessors.processorsIn(ingestService, id);
+                    }
+
+                    @Override
+                    public String pipelineOf(MultiGranularChunkingProcessor processor) {
+                        return ChunkProcessors.pipelineOf(ingestService, processor);
+                    }
+                });
         }
 
         /**

@@ -106,6 +106,44 @@ public class ReconcileIT extends StrataRestTestCase {
         assertEquals(Map.of("body", "No chunks for me."), plain);
     }
 
+    /**
+     * A batched bulk runs its pipeline without naming it in the ingest metadata, and the summary used to name none; a write
+     * without a pipeline then re-chunked the document with the first pipeline that agreed on field, strategy and target,
+     * whatever its θ. The summary now names the pipeline that chunked it, and the re-chunking and {@code _reconcile} use it
+     * (oracle: {@code _chunk} with that pipeline's options).
+     */
+    public void testABulkChunkedDocument_isRechunkedByItsOwnPipeline_notAnotherThatAgreesOnFieldAndTarget() throws Exception {
+        String options = "\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, \"granularities\": [0.5], "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": ";
+        for (String other : List.of("rp-0", "rp-1", "rp-2", "rp-z")) { // other pipelines before and after it, by name
+            putPipeline(other, "{" + options + "12}}");
+        }
+        putPipeline("rp-own", "{" + options + "30}}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        for (int i = 1; i <= 4; i++) {
+            docs.put("d" + i, Map.of("body", text(i, "first")));
+        }
+        assertEquals(false, bulk("rp-src", "rp-own", docs).get("errors"));
+        for (String id : docs.keySet()) {
+            Map<String, Object> summary = (Map<String, Object>) ((Map<String, Object>) call("GET", "/rp-src/_doc/" + id).get("_source"))
+                .get("strata");
+            assertEquals(id + ": " + summary, "rp-own", summary.get("pipeline"));
+        }
+        String body = text(1, "second, much longer and rewritten") + " " + text(1, "appendix");
+        Map<String, Object> edited = new LinkedHashMap<>((Map<String, Object>) call("GET", "/rp-src/_doc/d1").get("_source"));
+        edited.put("body", body);
+        call("PUT", "/rp-src/_doc/d1?pipeline=_none&refresh=true", json(edited)); // keeps the summary: re-chunked by the filter
+        List<String> expected = new ArrayList<>();
+        for (Object p : (List<Object>) call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", body, "strategy",
+            Map.of("type", "recursive", "max_words", 30), "granularities", List.of(0.5)))).get("parents")) {
+            expected.add((String) ((Map<String, Object>) p).get("text"));
+        }
+        assertEquals(expected, chunksOf("rp-src-chunks", "d1").stream().map(c -> c.get("text")).toList());
+        Map<String, Object> report = call("POST", "/_plugins/_strata/_reconcile?index=rp-src&dry_run=true");
+        assertEquals(report.toString(), 0, report.get("stale"));
+        assertEquals(report.toString(), 0, report.get("missing"));
+    }
+
     public void testReconcile_badIndex_answers4xxNamingIt() throws Exception {
         ResponseException e = callFailing("POST", "/_plugins/_strata/_reconcile", null);
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
