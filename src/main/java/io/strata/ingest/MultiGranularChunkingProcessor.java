@@ -119,6 +119,12 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, writer.field()));
             }
             text = validText(value);
+            Object summary = document.getSourceAndMetadata().get(ChunkWriter.SUMMARY_FIELD);
+            if (summary != null && !ChunkWriter.isSummary(summary)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the document's field [%s] holds data of its own, "
+                    + "but [%s] is where the document's chunk summary is kept and chunking would overwrite it: rename the field",
+                    TYPE, ChunkWriter.SUMMARY_FIELD, ChunkWriter.SUMMARY_FIELD));
+            }
             fields = sourceFields(document);
             String requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             // an alias or data stream: its write index (the document's chunk index follows the index it lands in)

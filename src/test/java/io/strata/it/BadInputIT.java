@@ -53,6 +53,9 @@ public class BadInputIT extends StrataRestTestCase {
         assertBadDocument("{\"body\": \"\"}", "field [body] is empty");
         assertBadDocument("{\"body\": \"   \\n  \"}", "field [body] is empty");
         assertBadDocument(json(Map.of("body", "word ".repeat(300))), "more than [max_chars] = 1000");
+        // the summary's field holding the document's own data: refused, not overwritten
+        assertBadDocument(json(Map.of("body", "Some text.", "strata", "my own value")), "the document's field [strata] holds data of its own");
+        assertBadDocument(json(Map.of("body", "Some text.", "strata", Map.of("team", "search"))), "chunking would overwrite it");
         assertFalse(indexExists("docs-chunks"));
         assertFalse(indexExists("docs"));
     }
