@@ -6,9 +6,11 @@ import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Section;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -91,6 +93,23 @@ public final class ChunkDocuments {
 
     public static String chunkId(String sourceId, int ordinal) {
         return sourceId + ":" + ordinal;
+    }
+
+    /** OpenSearch's limit on a document's {@code _id}, in UTF-8 bytes ({@code IndexRequest#validate}). */
+    static final int MAX_ID_BYTES = 512;
+
+    /**
+     * Fails with a 400 when the chunk ids of a source document with {@code parents} parents would exceed OpenSearch's id
+     * limit: checked before the source is written, since no later step could write its chunks.
+     */
+    public static void checkChunkIdsFit(String sourceId, int parents) {
+        int longest = chunkId(sourceId, Math.max(0, parents - 1)).getBytes(StandardCharsets.UTF_8).length;
+        if (longest > MAX_ID_BYTES) {
+            int idBytes = sourceId.getBytes(StandardCharsets.UTF_8).length;
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[_id] of %d bytes is too long for this document's chunk ids "
+                + "(<_id>:<ordinal>, up to :%d) to fit OpenSearch's %d-byte limit on ids; use an [_id] of at most %d bytes",
+                idBytes, parents - 1, MAX_ID_BYTES, idBytes - (longest - MAX_ID_BYTES)));
+        }
     }
 
     /**

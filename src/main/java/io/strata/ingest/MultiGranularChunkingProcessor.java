@@ -170,6 +170,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 id = UUIDs.base64UUID();
                 document.setFieldValue(IngestDocument.Metadata.ID.getFieldName(), id);
             }
+            ChunkDocuments.checkChunkIdsFit(id, parents.size());
             sourceId = id;
             requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
             progress.id(id);

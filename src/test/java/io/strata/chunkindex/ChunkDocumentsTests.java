@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
@@ -131,5 +132,18 @@ public class ChunkDocumentsTests {
         ChunkIndexMeta noVectors = ChunkIndexMeta.ofMapping(ChunkDocuments.mapping(null));
         assertFalse(noVectors.hasVectors());
         assertNull(noVectors.dimension());
+    }
+
+    @Test
+    public void testChunkIdsFit_OpenSearchsIdLimit_countingTheLongestOrdinalInUtf8Bytes() {
+        String id = "x".repeat(510);
+        ChunkDocuments.checkChunkIdsFit(id, 10); // "…:9": 512 bytes
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChunkDocuments.checkChunkIdsFit(id, 11));
+        assertEquals("[_id] of 510 bytes is too long for this document's chunk ids (<_id>:<ordinal>, up to :10) to fit OpenSearch's "
+            + "512-byte limit on ids; use an [_id] of at most 509 bytes", e.getMessage());
+        String wide = "é".repeat(254); // 508 bytes in UTF-8, 254 chars
+        ChunkDocuments.checkChunkIdsFit(wide, 1000); // "…:999": 512 bytes (in chars, 258)
+        assertThrows(IllegalArgumentException.class, () -> ChunkDocuments.checkChunkIdsFit(wide, 1001)); // "…:1000": 513
+        ChunkDocuments.checkChunkIdsFit("d1", 1);
     }
 }

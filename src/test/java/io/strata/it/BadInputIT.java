@@ -58,6 +58,18 @@ public class BadInputIT extends StrataRestTestCase {
         assertBadDocument(json(Map.of("body", "Some text.", "strata", Map.of("team", "search"))), "chunking would overwrite it");
         assertFalse(indexExists("docs-chunks"));
         assertFalse(indexExists("docs"));
+
+        // an _id so long that the chunk ids (<_id>:<ordinal>) would pass OpenSearch's 512-byte limit: refused before the
+        // source is written (it used to be written, and its chunks could never be)
+        putPipeline("small", "{\"field\": \"body\", \"target_index\": \"docs-chunks\", \"embed\": false, \"strategy\": "
+            + "{\"type\": \"recursive\", \"max_words\": 5}}");
+        String text = "One two three four five. ".repeat(12); // 12 parents: ordinals up to 11
+        ResponseException e = callFailing("PUT", "/docs/_doc/" + "x".repeat(510) + "?pipeline=small", json(Map.of("body", text)));
+        assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[_id] of 510 bytes is too long for this document's chunk ids"));
+        assertFalse(indexExists("docs"));
+        call("PUT", "/docs/_doc/" + "x".repeat(509) + "?pipeline=small&refresh=true", json(Map.of("body", text))); // ":11" fits
+        assertEquals(12, chunksOf("docs-chunks", "x".repeat(509)).size());
     }
 
     public void testIngest_withIgnoreMissing_indexesTheDocumentWithoutChunks() throws Exception {
