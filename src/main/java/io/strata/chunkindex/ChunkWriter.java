@@ -38,14 +38,6 @@ import java.util.Map;
 public final class ChunkWriter {
     /** The field of a source document that holds its chunking summary. */
     public static final String SUMMARY_FIELD = "strata";
-
-    /**
-     * Whether {@code value} (of {@link #SUMMARY_FIELD}) is a summary this plugin wrote (an update brings the stored one
-     * back through the pipeline) rather than the document's own data, which chunking would overwrite.
-     */
-    public static boolean isSummary(Object value) {
-        return value instanceof Map<?, ?> m && m.containsKey("target_index") && m.containsKey("parents");
-    }
     /** In {@code target_index}: the concrete index a document is written to. */
     public static final String INDEX_PLACEHOLDER = "{{_index}}";
 
@@ -256,6 +248,14 @@ public final class ChunkWriter {
         Object f = summary == null ? null : summary.get("field");
         Object s = summary == null ? null : summary.get("strategy");
         return (f == null || f.equals(field)) && (s == null || s.equals(chunker.strategy().label()));
+    }
+
+    /**
+     * Whether {@code value} (of {@link #SUMMARY_FIELD}) is a summary this plugin wrote (an update brings the stored one
+     * back through the pipeline) rather than the document's own data, which chunking would overwrite.
+     */
+    public static boolean isSummary(Object value) {
+        return value instanceof Map<?, ?> m && m.containsKey("target_index") && m.containsKey("parents");
     }
 
     /** The summary the source document carries under {@value #SUMMARY_FIELD}. */

@@ -13,7 +13,8 @@ public interface ChunkWriters {
      * The writer that chunks documents of concrete index {@code sourceIndex} into {@code target} and agrees with the
      * document's {@code summary} ({@link ChunkWriter#agreesWith}: same field, same strategy): of the pipeline the summary
      * names (summaries written by batched bulks before 2026-11-27 name none), else of the index's default or final
-     * pipeline, else the first of any pipeline; null when none does. A null {@code target}: whatever chunk index the writer writes documents of {@code sourceIndex} to.
+     * pipeline, else the first of any pipeline; null when none does. A null {@code target}: whatever chunk index the writer
+     * writes documents of {@code sourceIndex} to.
      */
     ChunkWriter resolve(String sourceIndex, Map<?, ?> summary, String target);
 

@@ -56,24 +56,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private final ThreadContext threadContext;
     private final StrataStats stats;
     private final ChunkIndexSetup setup;
-    /** The node's stored pipelines, as far as this processor needs them. */
-    private final Pipelines pipelines;
-    /** The id of the pipeline holding this processor, once found ({@link Pipelines#pipelineOf}). */
+    /** The node's ingest service, for the pipelines this processor sits in and runs before; null in unit tests. */
+    private final IngestService ingestService;
+    /** The id of the pipeline holding this processor, once found ({@link ChunkProcessors#pipelineOf}). */
     private volatile String pipelineId;
 
-    /** What a processor needs to know of the node's stored pipelines (it is not told which one it belongs to). */
-    interface Pipelines {
-        /** The processors of this type in pipeline {@code id}. */
-        List<MultiGranularChunkingProcessor> processorsIn(String id);
-
-        /** The id of the pipeline holding {@code processor}, or null. */
-        String pipelineOf(MultiGranularChunkingProcessor processor);
-    }
-
     MultiGranularChunkingProcessor(String tag, String description, ChunkWriter writer, boolean ignoreMissing, int maxChars,
-                                   ChunkWriter.Services services, Pipelines pipelines) {
+                                   ChunkWriter.Services services, IngestService ingestService) {
         super(tag, description);
-        this.pipelines = pipelines;
+        this.ingestService = ingestService;
         this.writer = writer;
         this.ignoreMissing = ignoreMissing;
         this.maxChars = maxChars;
@@ -217,7 +208,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     private void refuseASecondChunking(IngestDocument document, String concreteIndex, String target) {
         String finalPipeline = setup.finalPipelineOf(concreteIndex);
         Object current = document.getIngestMetadata().get("pipeline");
-        if (finalPipeline != null && !finalPipeline.equals(current) && pipelines != null && pipelines.processorsIn(finalPipeline).stream()
+        if (finalPipeline != null && !finalPipeline.equals(current) && ingestService != null
+            && ChunkProcessors.processorsIn(ingestService, finalPipeline).stream()
             .anyMatch(p -> p.writer.valueIn(document.getSourceAndMetadata()) != null)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] index [%s] chunks its documents in its final "
                 + "pipeline [%s] too, after pipeline [%s]; one [%s] processor per document (its updates, deletes and _reconcile "
@@ -239,8 +231,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
      */
     private String pipelineId(IngestDocument document) {
         String id = pipelineId;
-        if (id == null && pipelines != null) {
-            id = pipelines.pipelineOf(this);
+        if (id == null && ingestService != null) {
+            id = ChunkProcessors.pipelineOf(ingestService, this);
             pipelineId = id;
         }
         if (id != null) {
@@ -354,18 +346,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
                 services);
-            return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services,
-                ingestService == null ? null : new Pipelines() {
-                    @Override
-                    public List<MultiGranularChunkingProcessor> processorsIn(String id) {
-                        return ChunkProcessors.processorsIn(ingestService, id);
-                    }
-
-                    @Override
-                    public String pipelineOf(MultiGranularChunkingProcessor processor) {
-                        return ChunkProcessors.pipelineOf(ingestService, processor);
-                    }
-                });
+            return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services, ingestService);
         }
 
         /**
