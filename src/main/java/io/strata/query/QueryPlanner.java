@@ -28,6 +28,7 @@ import org.opensearch.transport.client.Client;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -82,9 +83,11 @@ final class QueryPlanner {
         MultiGranularQueryBuilder.Mode mode = query.vector() != null ? MultiGranularQueryBuilder.Mode.DENSE
             : query.match() != null ? MultiGranularQueryBuilder.Mode.LEXICAL : query.mode();
         ModelRef model = null;
+        // every searched index must be a chunk index, whatever the mode: a source index among them (`docs*` over `docs` and
+        // `docs-chunks`) would otherwise fail deep in the lexical side's nested query, with an error that names no cause
+        Map<String, ChunkIndexMeta> metas = chunkIndexMetas(searches.concreteIndices(cluster.state(), services.resolver().get()), cluster.state());
         if (query.queryText() != null && mode != MultiGranularQueryBuilder.Mode.LEXICAL) {
-            ModelRef indexModel = indexModel(searches.concreteIndices(cluster.state(), services.resolver().get()), cluster.state(),
-                mode != null || query.fusion() != null);
+            ModelRef indexModel = indexModel(metas, mode != null || query.fusion() != null);
             if (indexModel == null) {
                 mode = MultiGranularQueryBuilder.Mode.LEXICAL; // no mode asked for, and the chunk indices hold no vectors
             } else {
@@ -374,13 +377,9 @@ final class QueryPlanner {
         return index + '\u0000' + id;
     }
 
-    /**
-     * The model recorded in the mappings of the searched chunk indices (they must agree), or null when none of them holds
-     * vectors and {@code vectorsRequired} is false.
-     */
-    private static ModelRef indexModel(Index[] indices, ClusterState state, boolean vectorsRequired) {
-        Set<Object> models = new HashSet<>();
-        List<String> withoutVectors = new ArrayList<>();
+    /** The Strata metadata of each searched index; a 400 naming the first that is not a chunk index. */
+    private static Map<String, ChunkIndexMeta> chunkIndexMetas(Index[] indices, ClusterState state) {
+        Map<String, ChunkIndexMeta> metas = new LinkedHashMap<>();
         for (Index index : indices) {
             ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(index));
             if (meta == null) {
@@ -388,10 +387,23 @@ final class QueryPlanner {
                     "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
                         + "multi_granular_chunking pipeline", MultiGranularQueryBuilder.NAME, index.getName()));
             }
-            if (meta.hasVectors()) {
-                models.add(meta.model());
+            metas.put(index.getName(), meta);
+        }
+        return metas;
+    }
+
+    /**
+     * The model recorded in the mappings of the searched chunk indices (they must agree), or null when none of them holds
+     * vectors and {@code vectorsRequired} is false.
+     */
+    private static ModelRef indexModel(Map<String, ChunkIndexMeta> metas, boolean vectorsRequired) {
+        Set<Object> models = new HashSet<>();
+        List<String> withoutVectors = new ArrayList<>();
+        for (Map.Entry<String, ChunkIndexMeta> e : metas.entrySet()) {
+            if (e.getValue().hasVectors()) {
+                models.add(e.getValue().model());
             } else {
-                withoutVectors.add(index.getName());
+                withoutVectors.add(e.getKey());
             }
         }
         if (models.isEmpty() && withoutVectors.isEmpty()) {
