@@ -9,6 +9,7 @@ import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.index.IndexRequest;
 import org.opensearch.cluster.ClusterState;
+import org.opensearch.cluster.metadata.DataStream;
 import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.IndexTemplateMetadata;
@@ -303,12 +304,18 @@ public final class ChunkIndexSetup {
 
     /**
      * The concrete index a write naming {@code name} lands in, as the cluster state says now: the write index of an alias or
-     * data stream, the index itself, or {@code name} when nothing of that name exists yet (the write creates it).
+     * data stream, the index itself; when nothing of that name exists yet, the index the write creates: the first backing
+     * index of the data stream a data-stream template makes of it, else {@code name} itself.
      */
     public String concreteIndexFor(String name) {
-        IndexAbstraction found = clusterService.state().metadata().getIndicesLookup().get(name);
+        Metadata metadata = clusterService.state().metadata();
+        IndexAbstraction found = metadata.getIndicesLookup().get(name);
         if (found == null) {
-            return name;
+            // chunks named after the data stream itself went into an index that served nothing, or failed every write when
+            // the stream's template pattern matched the chunk index's name too (`logs-*` and `{{_index}}-chunks`)
+            String template = MetadataIndexTemplateService.findV2Template(metadata, name, false);
+            return template != null && metadata.templatesV2().get(template).getDataStreamTemplate() != null
+                ? DataStream.getDefaultBackingIndexName(name, 1) : name;
         }
         IndexMetadata write = found.getWriteIndex();
         return write == null ? name : write.getIndex().getName();
@@ -316,18 +323,19 @@ public final class ChunkIndexSetup {
 
     /**
      * The final pipeline of {@code concreteIndex} (its setting, or before it exists, that of the index templates that will
-     * create it, as the write resolves it); null when it has none.
+     * create it from {@code writtenAs}, the name the write gives — a data stream's for its first backing index — as the
+     * write resolves it); null when it has none.
      */
-    public String finalPipelineOf(String concreteIndex) {
+    public String finalPipelineOf(String concreteIndex, String writtenAs) {
         Metadata metadata = clusterService.state().metadata();
         IndexMetadata index = metadata.index(concreteIndex);
         Settings settings;
         if (index != null) {
             settings = index.getSettings();
         } else {
-            String v2 = MetadataIndexTemplateService.findV2Template(metadata, concreteIndex, false);
+            String v2 = MetadataIndexTemplateService.findV2Template(metadata, writtenAs, false);
             settings = v2 != null ? MetadataIndexTemplateService.resolveSettings(metadata, v2)
-                : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, concreteIndex, null));
+                : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, writtenAs, null));
         }
         String pipeline = IndexSettings.FINAL_PIPELINE.get(settings);
         return pipeline == null || IngestService.NOOP_PIPELINE_NAME.equals(pipeline) ? null : pipeline;
@@ -337,11 +345,12 @@ public final class ChunkIndexSetup {
     private final Map<String, Boolean> stored = new ConcurrentHashMap<>();
 
     /**
-     * Fails with a 400 when {@code concreteIndex}'s mapping (or, before it exists, the index templates that will create it)
+     * Fails with a 400 when {@code concreteIndex}'s mapping (or, before it exists, the index templates that will create it
+     * from {@code writtenAs}, as {@link #finalPipelineOf})
      * keeps {@code field} out of {@code _source} ({@code _source.enabled: false}, {@code excludes}, {@code includes}): chunks
      * of a text that is not stored cannot be kept in step with updates of the document nor checked by {@code _reconcile}.
      */
-    public void checkTextStored(String processor, String concreteIndex, String field) {
+    public void checkTextStored(String processor, String concreteIndex, String writtenAs, String field) {
         ClusterState state = clusterService.state();
         IndexMetadata index = state.metadata().index(concreteIndex);
         List<Map<String, Object>> mappings = new ArrayList<>();
@@ -360,14 +369,14 @@ public final class ChunkIndexSetup {
             }
         } else {
             key = null;
-            String v2 = MetadataIndexTemplateService.findV2Template(state.metadata(), concreteIndex, false);
+            String v2 = MetadataIndexTemplateService.findV2Template(state.metadata(), writtenAs, false);
             try {
                 if (v2 != null) {
-                    for (CompressedXContent m : MetadataIndexTemplateService.collectMappings(state, v2, concreteIndex)) {
+                    for (CompressedXContent m : MetadataIndexTemplateService.collectMappings(state, v2, writtenAs)) {
                         mappings.add(unwrap(XContentHelper.convertToMap(m.compressedReference(), true, MediaTypeRegistry.JSON).v2()));
                     }
                 } else {
-                    for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), concreteIndex, null)) {
+                    for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), writtenAs, null)) {
                         if (t.mappings() != null) {
                             mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON).v2()));
                         }

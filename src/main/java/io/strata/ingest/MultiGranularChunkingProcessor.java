@@ -125,9 +125,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] [target_index] [%s] is the index being written; chunks need an index of their own", TYPE, target));
             }
-            refuseASecondChunking(document, concreteIndex, target);
+            refuseASecondChunking(document, requestIndex, concreteIndex, target);
             if (ledger != null) {
-                setup.checkTextStored(TYPE, concreteIndex, writer.field());
+                setup.checkTextStored(TYPE, concreteIndex, requestIndex, writer.field());
             }
         } catch (Exception e) {
             failed(handler, IngestFailures.of(e), e);
@@ -205,8 +205,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
      * this pipeline run (the {@link #CHUNKED_BY} mark), or one of the index's final pipeline that runs next (OpenSearch
      * gives the final pipeline a new ingest document, so no mark reaches it) and finds its field in the document.
      */
-    private void refuseASecondChunking(IngestDocument document, String concreteIndex, String target) {
-        String finalPipeline = setup.finalPipelineOf(concreteIndex);
+    private void refuseASecondChunking(IngestDocument document, String requestIndex, String concreteIndex, String target) {
+        String finalPipeline = setup.finalPipelineOf(concreteIndex, requestIndex);
         Object current = document.getIngestMetadata().get("pipeline");
         if (finalPipeline != null && !finalPipeline.equals(current) && ingestService != null
             && ChunkProcessors.processorsIn(ingestService, finalPipeline).stream()
@@ -259,10 +259,16 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         }
     }
 
+    /** The JSON type of a source value, as the caller wrote it (not the Java class it was parsed into). */
+    private static String jsonType(Object value) {
+        return value instanceof List ? "array" : value instanceof Map ? "object" : value instanceof Number ? "number"
+            : value instanceof Boolean ? "boolean" : value.getClass().getSimpleName();
+    }
+
     private String validText(Object value) {
         if (!(value instanceof String text)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[%s] field [%s] must be a string, got [%s]", TYPE, writer.field(), value instanceof List ? "array" : value.getClass().getSimpleName()));
+                "[%s] field [%s] must be a string, got [%s]", TYPE, writer.field(), jsonType(value)));
         }
         if (text.isBlank()) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] field [%s] is empty", TYPE, writer.field()));

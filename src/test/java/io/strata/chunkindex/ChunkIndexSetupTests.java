@@ -9,6 +9,7 @@ import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.AliasMetadata;
+import org.opensearch.cluster.metadata.ComposableIndexTemplate;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.common.settings.Settings;
@@ -286,6 +287,16 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertEquals("new-index", setup.concreteIndexFor("new-index"));
     }
 
+    public void testConcreteIndexFor_aDataStreamTheWriteCreates_isItsFirstBackingIndex() {
+        ComposableIndexTemplate streams = new ComposableIndexTemplate(List.of("logs-*"), null, null, null, null, null,
+            new ComposableIndexTemplate.DataStreamTemplate());
+        ComposableIndexTemplate plain = new ComposableIndexTemplate(List.of("docs-*"), null, null, null, null, null, null);
+        setState(TestClusterService.state(Metadata.builder().put("streams", streams).put("plain", plain).build(), true));
+        assertEquals(".ds-logs-app-000001", setup.concreteIndexFor("logs-app"));
+        assertEquals("docs-1", setup.concreteIndexFor("docs-1"));
+        assertEquals("other", setup.concreteIndexFor("other"));
+    }
+
     public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {
         assertTrue(ChunkIndexSetup.keptInSource(Map.of(), "doc.body"));
         assertFalse(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("enabled", false)), "body"));
@@ -298,8 +309,8 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
     public void testCheckTextStored_refusesAFieldExcludedFromSource_namingItAndWhatToDo() {
         setState(state(index(SOURCE, "src-1", Map.of("_source", Map.of("excludes", List.of("body"))), Settings.EMPTY)));
         IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
-            () -> setup.checkTextStored("multi_granular_chunking", SOURCE, "body"));
+            () -> setup.checkTextStored("multi_granular_chunking", SOURCE, SOURCE, "body"));
         assertThat(e.getMessage(), containsString("field [body] is kept out of [_source] in index [docs]"));
-        setup.checkTextStored("multi_granular_chunking", SOURCE, "title");
+        setup.checkTextStored("multi_granular_chunking", SOURCE, SOURCE, "title");
     }
 }

@@ -48,7 +48,9 @@ public class BadInputIT extends StrataRestTestCase {
     public void testIngest_rejectsBadDocumentsAndWritesNothing() throws Exception {
         putPipeline("p", "{\"field\": \"body\", \"target_index\": \"docs-chunks\", \"max_chars\": 1000}");
         assertBadDocument("{\"title\": \"no body\"}", "field [body] is missing");
-        assertBadDocument("{\"body\": 42}", "field [body] must be a string, got [Integer]");
+        assertBadDocument("{\"body\": 42}", "field [body] must be a string, got [number]");
+        assertBadDocument("{\"body\": {\"text\": \"a\"}}", "field [body] must be a string, got [object]");
+        assertBadDocument("{\"body\": true}", "field [body] must be a string, got [boolean]");
         assertBadDocument("{\"body\": [\"a\", \"b\"]}", "field [body] must be a string, got [array]");
         assertBadDocument("{\"body\": \"\"}", "field [body] is empty");
         assertBadDocument("{\"body\": \"   \\n  \"}", "field [body] is empty");

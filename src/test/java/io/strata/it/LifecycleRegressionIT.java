@@ -5,8 +5,8 @@ import java.util.Map;
 
 /**
  * Lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"}), an index
- * written and deleted through its write alias with {@code index.default_pipeline}, and two pipelines whose templated
- * targets name the same chunk index.
+ * written and deleted through its write alias with {@code index.default_pipeline}, two pipelines whose templated
+ * targets name the same chunk index; and a data stream created by its first write.
  */
 @SuppressWarnings("unchecked")
 public class LifecycleRegressionIT extends StrataRestTestCase {
@@ -84,5 +84,59 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         putPipeline("reg-two-obj", "{\"field\": \"doc.body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
             + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
         assertReconcileClean("reg-two", writeObjects("reg-two", "reg-two-obj", 4));
+    }
+
+    /** The parent texts {@code _chunk} cuts from {@code text} with recursive θ = 20 words (the pipelines' options here). */
+    private static List<String> parentsOf(String text) throws Exception {
+        List<String> out = new java.util.ArrayList<>();
+        for (Object p : (List<Object>) call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text, "strategy",
+            Map.of("type", "recursive", "max_words", 20)))).get("parents")) {
+            out.add((String) ((Map<String, Object>) p).get("text"));
+        }
+        return out;
+    }
+
+    private static List<Object> chunkTexts(String chunkIndex, String sourceId) throws Exception {
+        return chunksOf(chunkIndex, sourceId).stream().map(c -> c.get("text")).toList();
+    }
+
+    /**
+     * A data stream created by its first write, with the natural {@code {{_index}}-chunks} target and a template pattern
+     * ({@code regds-*}) that the stream's own name plus {@code -chunks} matches: the pipeline used to name the chunk index
+     * after the stream, which the data-stream template refused to create as an index, so every first write failed (and with
+     * a target the pattern did not match, an empty chunk index named after the stream was left serving nothing). Chunks go
+     * beside the backing index the document lands in, from the first write on and across a rollover.
+     */
+    public void testADataStream_createdByItsFirstWrite_keepsChunksBesideEachBackingIndex() throws Exception {
+        putPipeline("reg-ds", "{\"field\": \"message\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        call("PUT", "/_index_template/reg-ds", """
+            {"index_patterns": ["regds-*"], "data_stream": {}, "template": {"settings": {"index.default_pipeline": "reg-ds"}}}""");
+        Map<String, Object> first = call("POST", "/regds-app/_doc?refresh=true",
+            json(Map.of("@timestamp", "2026-11-27T00:00:00Z", "message", text(1))));
+        assertEquals(".ds-regds-app-000001", first.get("_index"));
+        String id1 = (String) first.get("_id");
+        assertEquals(parentsOf(text(1)), chunkTexts(".ds-regds-app-000001-chunks", id1));
+        assertFalse("no chunk index named after the stream", indexExists("regds-app-chunks"));
+
+        call("POST", "/regds-app/_rollover");
+        Map<String, Object> second = call("POST", "/regds-app/_doc?refresh=true",
+            json(Map.of("@timestamp", "2026-11-27T00:01:00Z", "message", text(2))));
+        assertEquals(".ds-regds-app-000002", second.get("_index"));
+        String id2 = (String) second.get("_id");
+        assertEquals(parentsOf(text(2)), chunkTexts(".ds-regds-app-000002-chunks", id2));
+        assertEquals(List.of(), chunkTexts(".ds-regds-app-000001-chunks", id2));
+        assertReconcileClean(".ds-regds-app-000001", parentsOf(text(1)).size());
+        assertReconcileClean(".ds-regds-app-000002", parentsOf(text(2)).size());
+
+        // a document of the stream is deleted through its backing index (OpenSearch has no delete by id on a stream)
+        call("DELETE", "/.ds-regds-app-000001/_doc/" + id1 + "?refresh=true");
+        assertEquals(List.of(), chunkTexts(".ds-regds-app-000001-chunks", id1));
+        call("DELETE", "/_data_stream/regds-app");
+        // the janitor deletes them once the stream's deletion is applied (a cluster-state listener, not the delete request)
+        assertBusy(() -> {
+            assertFalse("the chunk indices went with the backing indices", indexExists(".ds-regds-app-000001-chunks"));
+            assertFalse(indexExists(".ds-regds-app-000002-chunks"));
+        });
     }
 }
