@@ -7,6 +7,7 @@ import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.ClusterStateListener;
 import org.opensearch.cluster.ClusterStateUpdateTask;
 import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.metadata.MetadataDeleteIndexService;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.Priority;
@@ -37,6 +38,9 @@ import java.util.Set;
  * index of the same name created again afterwards gets a chunk index of its own (the processor creates one once the old
  * one is gone, and refuses to write into one registered to a deleted index). Deletions the janitor does not see (it was
  * off, or the cluster manager changed in between) are left to {@code _reconcile}.
+ *
+ * <p>It also registers chunk indices restored from a snapshot to their source restored with them (a restore gives both
+ * new UUIDs; see {@link ChunkIndexRegistry#restoredSource}), whatever {@link #DELETE_WITH_SOURCE} says.
  */
 public final class ChunkIndexJanitor extends AbstractLifecycleComponent implements ClusterStateListener {
     private static final Logger logger = LogManager.getLogger(ChunkIndexJanitor.class);
@@ -75,7 +79,13 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
 
     @Override
     public void clusterChanged(ClusterChangedEvent event) {
-        if (!enabled || !event.localNodeClusterManager() || !event.metadataChanged() || event.indicesDeleted().isEmpty()) {
+        if (!event.localNodeClusterManager() || !event.metadataChanged()) {
+            return;
+        }
+        if (!event.indicesCreated().isEmpty()) {
+            moveToRestoredSources(event.state().metadata());
+        }
+        if (!enabled || event.indicesDeleted().isEmpty()) {
             return;
         }
         // the chunk indices of a deleted source are still there, registered to it (whether or not the registry applied this
@@ -89,6 +99,54 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
         if (!doomed.isEmpty()) {
             deleteChunkIndices(event.indicesDeleted(), doomed);
         }
+    }
+
+    /**
+     * Chunk indices whose source a snapshot restore brought back under a new UUID ({@link ChunkIndexRegistry#restoredSource})
+     * are registered to it again, so writes, deletes and {@code _reconcile} of the restored pair find each other. Checked
+     * on the states that create indices (a restore creates them); each move decided again on the state it replaces.
+     */
+    private void moveToRestoredSources(Metadata metadata) {
+        List<ChunkIndexRegistry.Registration> moves = new ArrayList<>();
+        for (IndexMetadata index : metadata.indices().values()) {
+            ChunkIndexRegistry.Registration move = ChunkIndexRegistry.restoredSource(index, metadata);
+            if (move != null) {
+                moves.add(move);
+            }
+        }
+        if (moves.isEmpty()) {
+            return;
+        }
+        clusterService.submitStateUpdateTask("strata: register restored chunk indices to their restored source indices",
+            new ClusterStateUpdateTask(Priority.URGENT) {
+                private final List<ChunkIndexRegistry.Registration> moved = new ArrayList<>();
+
+                @Override
+                public ClusterState execute(ClusterState current) {
+                    moved.clear();
+                    Metadata.Builder updated = Metadata.builder(current.metadata());
+                    for (ChunkIndexRegistry.Registration planned : moves) {
+                        IndexMetadata chunks = current.metadata().index(planned.chunkIndex().getName());
+                        if (chunks != null && planned.equals(ChunkIndexRegistry.restoredSource(chunks, current.metadata()))) {
+                            updated.put(ChunkIndexRegistry.registered(chunks, current.metadata().index(planned.source().getName())), false);
+                            moved.add(planned);
+                        }
+                    }
+                    return moved.isEmpty() ? current : ClusterState.builder(current).metadata(updated).build();
+                }
+
+                @Override
+                public void clusterStateProcessed(String source, ClusterState oldState, ClusterState newState) {
+                    if (!moved.isEmpty()) {
+                        logger.info("registered restored chunk indices to their restored source indices: {}", moved);
+                    }
+                }
+
+                @Override
+                public void onFailure(String source, Exception e) {
+                    logger.warn("registering restored chunk indices " + moves + " to their restored source indices failed", e);
+                }
+            });
     }
 
     /** A chunk index of one of the deleted source indices, as registered when the deletion was seen. */

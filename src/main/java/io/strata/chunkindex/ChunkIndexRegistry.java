@@ -29,6 +29,8 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
     public static final String CUSTOM_KEY = "strata";
     static final String SOURCE_INDEX = "source_index";
     static final String SOURCE_UUID = "source_index_uuid";
+    /** The source's creation date: a snapshot restore keeps it (and the name) while it gives the index a new UUID. */
+    static final String SOURCE_CREATED = "source_index_created";
 
     /** {@code chunkIndex} holds the chunks of {@code source} (both concrete, with their UUIDs). */
     public record Registration(Index chunkIndex, Index source) {}
@@ -98,9 +100,33 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
         return new Registration(index.getIndex(), new Index(custom.get(SOURCE_INDEX), custom.get(SOURCE_UUID)));
     }
 
-    /** The custom metadata that registers a chunk index to {@code source}. */
-    static Map<String, String> customData(Index source) {
-        return Map.of(SOURCE_INDEX, source.getName(), SOURCE_UUID, source.getUUID());
+    /** The custom metadata that registers a chunk index to {@code source}, created at {@code created} (epoch ms). */
+    static Map<String, String> customData(Index source, long created) {
+        return Map.of(SOURCE_INDEX, source.getName(), SOURCE_UUID, source.getUUID(), SOURCE_CREATED, Long.toString(created));
+    }
+
+    /** {@code chunks} registered to {@code source}, one metadata version on. */
+    static IndexMetadata registered(IndexMetadata chunks, IndexMetadata source) {
+        return IndexMetadata.builder(chunks).putCustom(CUSTOM_KEY, customData(source.getIndex(), source.getCreationDate()))
+            .version(chunks.getVersion() + 1).build();
+    }
+
+    /**
+     * The registration {@code chunks} should hold when its source came back from a snapshot restore, or null. A restore
+     * gives every index it brings back a new UUID, so a chunk index restored with its source stayed registered to a UUID
+     * that no longer exists: writes were refused and deletes reached no chunk. The source is recognised by what the
+     * restore keeps, its name and creation date, and only while its recorded UUID is gone (an index never changes name,
+     * so the name now holds another index); registrations written before the creation date was recorded are not moved.
+     */
+    static Registration restoredSource(IndexMetadata chunks, Metadata metadata) {
+        Registration r = registrationOf(chunks);
+        long created = r == null ? -1 : Long.parseLong(chunks.getCustomData(CUSTOM_KEY).getOrDefault(SOURCE_CREATED, "-1"));
+        IndexMetadata source = created <= 0 ? null : metadata.index(r.source().getName());
+        if (source == null || source.getIndexUUID().equals(r.source().getUUID()) || source.getCreationDate() != created
+            || registrationOf(source) != null) {
+            return null;
+        }
+        return new Registration(chunks.getIndex(), source.getIndex());
     }
 
     /** The registration of chunk index {@code name}, or null when it is not a registered chunk index. */

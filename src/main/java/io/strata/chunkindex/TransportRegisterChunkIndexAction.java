@@ -96,8 +96,7 @@ public final class TransportRegisterChunkIndexAction extends TransportClusterMan
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[target_index] [%s]: index [%s] is itself a chunk index", chunkIndex.getName(), source.getName()));
         }
-        IndexMetadata updated = IndexMetadata.builder(chunks).putCustom(ChunkIndexRegistry.CUSTOM_KEY,
-            ChunkIndexRegistry.customData(source)).version(chunks.getVersion() + 1).build();
-        return ClusterState.builder(current).metadata(Metadata.builder(current.metadata()).put(updated, false)).build();
+        return ClusterState.builder(current)
+            .metadata(Metadata.builder(current.metadata()).put(ChunkIndexRegistry.registered(chunks, sourceNow), false)).build();
     }
 }

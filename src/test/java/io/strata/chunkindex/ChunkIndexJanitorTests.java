@@ -69,7 +69,18 @@ public class ChunkIndexJanitorTests extends OpenSearchTestCase {
     static IndexMetadata chunksOf(String name, String uuid, String source, String sourceUuid) {
         IndexMetadata plain = chunkIndex(name, uuid, ChunkDocuments.mapping(null));
         return IndexMetadata.builder(plain).putCustom(ChunkIndexRegistry.CUSTOM_KEY,
-            ChunkIndexRegistry.customData(new Index(source, sourceUuid))).build();
+            ChunkIndexRegistry.customData(new Index(source, sourceUuid), -1L)).build();
+    }
+
+    /** A chunk index registered to {@code source} created at {@code created}, as the registration action records it. */
+    static IndexMetadata chunksOf(String name, String uuid, String source, String sourceUuid, long created) {
+        return IndexMetadata.builder(chunkIndex(name, uuid, ChunkDocuments.mapping(null))).putCustom(ChunkIndexRegistry.CUSTOM_KEY,
+            ChunkIndexRegistry.customData(new Index(source, sourceUuid), created)).build();
+    }
+
+    /** A source index created at {@code created} (epoch ms; a snapshot restore keeps it). */
+    static IndexMetadata sourceCreatedAt(String name, String uuid, long created) {
+        return index(name, uuid, null, Settings.builder().put(IndexMetadata.SETTING_CREATION_DATE, created).build());
     }
 
     /** The janitor sees the deletion after the registry applied the state before it. */
@@ -82,6 +93,47 @@ public class ChunkIndexJanitorTests extends OpenSearchTestCase {
     private ClusterStateUpdateTask onlyTask() {
         assertEquals("one update task", 1, clusterService.submitted.size());
         return clusterService.submitted.get(0);
+    }
+
+    // ---- a snapshot restore brings a source and its chunk index back under new UUIDs
+
+    public void testRestore_registersTheRestoredChunkIndexToTheRestoredSource_evenWithDeleteWithSourceOff() throws Exception {
+        // registered on the old cluster to docs (src-1, created at 1000); restored: docs is src-2, still created at 1000
+        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000),
+            sourceCreatedAt("other", "o-1", 1000));
+        janitor(false).clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+
+        ClusterState next = onlyTask().execute(restored);
+        ChunkIndexRegistry.Registration now = ChunkIndexRegistry.registrationOf(next.metadata().index(CHUNKS));
+        assertEquals(new Index(SOURCE, "src-2"), now.source());
+        assertNull("moved once", ChunkIndexRegistry.restoredSource(next.metadata().index(CHUNKS), next.metadata()));
+        assertEquals("1000", next.metadata().index(CHUNKS).getCustomData(ChunkIndexRegistry.CUSTOM_KEY)
+            .get(ChunkIndexRegistry.SOURCE_CREATED));
+    }
+
+    public void testRestore_movesNothing_forAnotherIndexOfTheSameName_anUnrecordedDate_orAnUnchangedSource() {
+        ClusterState[] states = {
+            // a new index of the same name (created later): not the source the chunks were cut from
+            state(sourceCreatedAt(SOURCE, "src-2", 2000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)),
+            // a registration written before creation dates were recorded
+            state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1")),
+            // the chunk index restored alone next to its living source
+            state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)),
+            // the source's name now held by a chunk index
+            state(chunksOf(SOURCE, "src-2", "x", "x-1", 5), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)) };
+        ChunkIndexJanitor janitor = janitor(true);
+        for (ClusterState restored : states) {
+            janitor.clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+        }
+        assertEquals(List.of(), clusterService.submitted);
+    }
+
+    public void testRestore_decidesAgainOnTheStateItReplaces() throws Exception {
+        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000));
+        janitor(true).clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+        // the source deleted again before the task ran: nothing to move
+        ClusterState sourceGone = state(chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000));
+        assertSame(sourceGone, onlyTask().execute(sourceGone));
     }
 
     // ---- a source index is deleted

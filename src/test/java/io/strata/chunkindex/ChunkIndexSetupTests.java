@@ -128,7 +128,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
 
     public void testEnsureIndex_onItsOwnRegisteredChunkIndex_writesNothing() {
         setState(state(index(SOURCE, "src-1"), IndexMetadata.builder(chunkIndex(CHUNKS, "c-1", ChunkDocuments.mapping(E5)))
-            .putCustom(ChunkIndexRegistry.CUSTOM_KEY, ChunkIndexRegistry.customData(new Index(SOURCE, "src-1"))).build()));
+            .putCustom(ChunkIndexRegistry.CUSTOM_KEY, ChunkIndexRegistry.customData(new Index(SOURCE, "src-1"), -1L)).build()));
 
         ensure(E5).assertSucceeded();
         ensure(E5).assertSucceeded();
