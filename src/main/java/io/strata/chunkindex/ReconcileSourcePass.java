@@ -24,7 +24,7 @@ import java.util.function.Supplier;
 
 /**
  * The source side of {@code _reconcile}: every source document with a summary is <b>missing</b> chunks when one of
- * {@code 0..parents-1} is absent (realtime), else <b>stale</b> when its text (read at the processor's field path, objects
+ * {@code 0..parents-1} is absent (realtime) or its summary names another source index's chunk index (a clone's), else <b>stale</b> when its text (read at the processor's field path, objects
  * and dotted keys alike) no longer hashes to the summary's {@code source_hash}, or a chunk carries another
  * {@code source_hash}. A page's drifted documents are collected first and then fixed one by one ({@link Rechunker}: the
  * document read again, realtime with its routing, its chunks rewritten with its {@code _seq_no}, its summary stored if it
@@ -39,13 +39,16 @@ final class ReconcileSourcePass {
     private final ChunkStore store;
     private final Rechunker rechunker;
     private final Supplier<ChunkWriters> writers;
+    private final ChunkIndexRegistry registry;
 
-    ReconcileSourcePass(Client client, ShardPages pages, ChunkStore store, Rechunker rechunker, Supplier<ChunkWriters> writers) {
+    ReconcileSourcePass(Client client, ShardPages pages, ChunkStore store, Rechunker rechunker, Supplier<ChunkWriters> writers,
+                        ChunkIndexRegistry registry) {
         this.client = client;
         this.pages = pages;
         this.store = store;
         this.rechunker = rechunker;
         this.writers = writers;
+        this.registry = registry;
     }
 
     /** What the pass knows about one source document of a page. */
@@ -59,11 +62,18 @@ final class ReconcileSourcePass {
         /** Hash of the text as stored now; null when the processor is unknown or the text is gone. */
         final String currentHash;
         final String text;
+        /**
+         * Its summary names a chunk index registered to another source index: a document of a clone, shrink or split, which
+         * copied the original's documents with their summaries. That index's chunks are the original's; this one has none.
+         */
+        final boolean elsewhere;
         int present;
         boolean mismatch;
 
-        SourceDoc(String id, String routing, String target, int parents, String summaryHash, ChunkWriter writer, String text) {
+        SourceDoc(String id, String routing, String target, int parents, String summaryHash, ChunkWriter writer, String text,
+                  boolean elsewhere) {
             this.id = id;
+            this.elsewhere = elsewhere;
             this.routing = routing;
             this.target = target;
             this.parents = parents;
@@ -107,13 +117,19 @@ final class ReconcileSourcePass {
                 continue;
             }
             report.checked.incrementAndGet();
-            ChunkWriter writer = resolve(source.getName(), summary, target, resolved);
+            ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
+            boolean elsewhere = owner != null && !owner.source().getUUID().equals(source.getUUID());
+            // a clone's document is rewritten by the writer of this index, into whichever chunk index it writes this index's to
+            ChunkWriter writer = resolve(source.getName(), summary, elsewhere ? null : target, resolved);
             String text = writer == null ? null : writer.textIn(stored);
             String hash = summary.get(ChunkDocuments.SOURCE_HASH) instanceof String h ? h : null;
             DocumentField routing = hit.field("_routing");
             SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
-                summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text);
+                summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere);
             docs.put(doc.id, doc);
+            if (doc.elsewhere) {
+                continue; // missing here, whatever the other index holds: not probed
+            }
             FetchSourceContext fields = new FetchSourceContext(true, hash != null
                 ? new String[] { ChunkDocuments.SOURCE_HASH }
                 : new String[] { ChunkDocuments.SOURCE_HASH, ChunkDocuments.TEXT, ChunkDocuments.START, ChunkDocuments.END }, null);
@@ -124,7 +140,7 @@ final class ReconcileSourcePass {
         probe(docs, items, 0, ActionListener.wrap(v -> {
             List<SourceDoc> drifted = new ArrayList<>();
             for (SourceDoc doc : docs.values()) {
-                if (doc.present < doc.parents) {
+                if (doc.elsewhere || doc.present < doc.parents) {
                     report.missing.incrementAndGet();
                     drifted.add(doc);
                 } else if (doc.stale()) {
@@ -217,7 +233,9 @@ final class ReconcileSourcePass {
      */
     private void rewrite(ChunkStore.StoredSource stored, Index source, SourceDoc doc, boolean repair, WriteChecks checks,
                          ActionListener<Rechunker.Outcome> done) {
-        rechunker.rechunk(stored, source, List.of(doc.target), checks, repair, ActionListener.wrap(outcome -> {
+        // never the other source index's chunk index: its chunks of this id are that index's document's
+        List<String> targets = doc.elsewhere ? List.of() : List.of(doc.target);
+        rechunker.rechunk(stored, source, targets, checks, repair, ActionListener.wrap(outcome -> {
             if (outcome == Rechunker.Outcome.DONE) {
                 done.onResponse(outcome);
                 return;

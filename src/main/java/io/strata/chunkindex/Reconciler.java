@@ -56,7 +56,7 @@ public final class Reconciler {
         this.writers = writers;
         ShardPages pages = new ShardPages(client, clusterService);
         this.chunkPass = new ReconcileChunkPass(client, pages);
-        this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers);
+        this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers, setup.registry());
     }
 
     public void reconcile(String sourceIndex, boolean dryRun, ActionListener<ReconcileReport> listener) {

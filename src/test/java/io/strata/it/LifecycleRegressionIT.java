@@ -6,7 +6,7 @@ import java.util.Map;
 /**
  * Lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"}), an index
  * written and deleted through its write alias with {@code index.default_pipeline}, two pipelines whose templated
- * targets name the same chunk index; and a data stream created by its first write.
+ * targets name the same chunk index; a data stream created by its first write, a pair restored from a snapshot, and a clone.
  */
 @SuppressWarnings("unchecked")
 public class LifecycleRegressionIT extends StrataRestTestCase {
@@ -138,5 +138,74 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
             assertFalse("the chunk indices went with the backing indices", indexExists(".ds-regds-app-000001-chunks"));
             assertFalse(indexExists(".ds-regds-app-000002-chunks"));
         });
+    }
+
+    /**
+     * A source index and its chunk index restored from a snapshot (a backup brought back, or a move to a new cluster): the
+     * restore gives both new UUIDs, and the chunk index stayed registered to the old one, so every write was refused ("holds
+     * the chunks of index [regsnap] ..., which no longer exists"), a delete left its chunks and {@code _reconcile} saw no
+     * chunk index. The restored pair now works as the original did.
+     */
+    public void testASnapshotRestoredPair_keepsItsChunksInStep_forWritesDeletesAndReconcile() throws Exception {
+        putPipeline("reg-snap", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        call("PUT", "/regsnap", "{\"settings\": {\"index.default_pipeline\": \"reg-snap\"}}");
+        call("PUT", "/regsnap/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        call("PUT", "/regsnap/_doc/b?refresh=true", json(Map.of("body", text(2))));
+        // bin/strata-node gives every node the same path.repo; the location is relative to it
+        call("PUT", "/_snapshot/reg-repo", "{\"type\": \"fs\", \"settings\": {\"location\": \"reg-repo\"}}");
+        call("PUT", "/_snapshot/reg-repo/s1?wait_for_completion=true",
+            "{\"indices\": \"regsnap,regsnap-chunks\", \"include_global_state\": false}");
+        call("DELETE", "/regsnap");
+        assertBusy(() -> assertFalse(indexExists("regsnap-chunks")));
+        call("POST", "/_snapshot/reg-repo/s1/_restore?wait_for_completion=true", "{\"indices\": \"regsnap,regsnap-chunks\"}");
+        call("GET", "/_cluster/health/regsnap,regsnap-chunks?wait_for_status=yellow&timeout=60s");
+        assertEquals(parentsOf(text(1)), chunkTexts("regsnap-chunks", "a"));
+
+        // oracle: after each step the chunk index holds _chunk's parents of the stored text, and nothing else
+        call("PUT", "/regsnap/_doc/b?refresh=true", json(Map.of("body", text(3))));
+        assertEquals(parentsOf(text(3)), chunkTexts("regsnap-chunks", "b"));
+        call("DELETE", "/regsnap/_doc/a?refresh=true");
+        assertEquals(List.of(), chunkTexts("regsnap-chunks", "a"));
+        assertReconcileClean("regsnap", parentsOf(text(3)).size());
+        // still one pair: deleting the restored source takes its chunk index with it
+        call("DELETE", "/regsnap");
+        assertBusy(() -> assertFalse(indexExists("regsnap-chunks")));
+    }
+
+    /**
+     * A clone (as a shrink or a split) copies the original's documents with their summaries, which name the original's
+     * chunk index: the clone had no chunks of its own, and {@code _reconcile} of the clone found nothing missing (it
+     * probed the original's chunks), so deleting the original left the clone without chunks. Now {@code _reconcile} of the
+     * clone counts those documents missing and writes their chunks into the clone's own chunk index, never touching the
+     * original's.
+     */
+    public void testReconcileOfAClone_givesItItsOwnChunks_andLeavesTheOriginals() throws Exception {
+        putPipeline("reg-clone", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        call("PUT", "/regcl", "{\"settings\": {\"index.default_pipeline\": \"reg-clone\", \"number_of_shards\": 1}}");
+        for (int i = 1; i <= 3; i++) {
+            call("PUT", "/regcl/_doc/d" + i + "?refresh=true", json(Map.of("body", text(i))));
+        }
+        int originals = count("regcl-chunks");
+        call("PUT", "/regcl/_settings", "{\"index.blocks.write\": true}");
+        call("POST", "/regcl/_clone/regcl2", "{\"settings\": {\"index.blocks.write\": false}}");
+        call("GET", "/_cluster/health/regcl2?wait_for_status=yellow&timeout=60s");
+
+        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=regcl2&dry_run=true");
+        assertEquals(dry.toString(), 3, ((Number) dry.get("missing")).intValue());
+        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=regcl2");
+        assertEquals(fix.toString(), 3, ((Number) fix.get("fixed")).intValue());
+        for (int i = 1; i <= 3; i++) {
+            assertEquals(parentsOf(text(i)), chunkTexts("regcl2-chunks", "d" + i));
+            assertEquals("the original's chunks stay", parentsOf(text(i)), chunkTexts("regcl-chunks", "d" + i));
+        }
+        assertEquals(originals, count("regcl-chunks"));
+        assertReconcileClean("regcl2", originals);
+
+        // the clone no longer leans on the original: delete it, and the clone keeps its chunks
+        call("DELETE", "/regcl");
+        assertBusy(() -> assertFalse(indexExists("regcl-chunks")));
+        assertReconcileClean("regcl2", originals);
     }
 }
