@@ -341,26 +341,28 @@ public final class ChunkIndexSetup {
         return pipeline == null || IngestService.NOOP_PIPELINE_NAME.equals(pipeline) ? null : pipeline;
     }
 
-    /** "index uuid|mapping version|field" → whether the field is kept in {@code _source}: mappings are parsed once each. */
-    private final Map<String, Boolean> stored = new ConcurrentHashMap<>();
+    /** "index uuid|mapping version|field" → what the mapping refuses ("" for nothing): mappings are parsed once each. */
+    private final Map<String, String> mappingProblems = new ConcurrentHashMap<>();
 
     /**
      * Fails with a 400 when {@code concreteIndex}'s mapping (or, before it exists, the index templates that will create it
-     * from {@code writtenAs}, as {@link #finalPipelineOf})
-     * keeps {@code field} out of {@code _source} ({@code _source.enabled: false}, {@code excludes}, {@code includes}): chunks
-     * of a text that is not stored cannot be kept in step with updates of the document nor checked by {@code _reconcile}.
+     * from {@code writtenAs}, as {@link #finalPipelineOf}) cannot hold what chunking needs: {@code field} kept out of
+     * {@code _source} ({@code _source.enabled: false}, {@code excludes}, {@code includes}: chunks of a text that is not
+     * stored cannot be kept in step with updates of the document nor checked by {@code _reconcile}), or a strict mapping
+     * ({@code "dynamic": "strict"}) without the summary's field, which OpenSearch would refuse with an error that names
+     * neither Strata nor the remedy.
      */
-    public void checkTextStored(String processor, String concreteIndex, String writtenAs, String field) {
+    public void checkSourceMapping(String processor, String concreteIndex, String writtenAs, String field) {
         ClusterState state = clusterService.state();
         IndexMetadata index = state.metadata().index(concreteIndex);
         List<Map<String, Object>> mappings = new ArrayList<>();
         String key;
         if (index != null) {
             key = index.getIndexUUID() + "|" + index.getMappingVersion() + "|" + field;
-            Boolean known = stored.get(key);
+            String known = mappingProblems.get(key);
             if (known != null) {
-                if (!known) {
-                    throw notStored(processor, concreteIndex, field);
+                if (!known.isEmpty()) {
+                    throw new IllegalArgumentException("[" + processor + "] " + known);
                 }
                 return;
             }
@@ -386,16 +388,38 @@ public final class ChunkIndexSetup {
                 return; // the write itself reports a template it cannot apply
             }
         }
+        String problem = mappingProblem(mappings, concreteIndex, field);
+        if (key != null) {
+            mappingProblems.put(key, problem == null ? "" : problem);
+        }
+        if (problem != null) {
+            throw new IllegalArgumentException("[" + processor + "] " + problem);
+        }
+    }
+
+    /** What {@code mappings} (an index's, or the templates' in the order they apply) refuse of chunking; null: nothing. */
+    static String mappingProblem(List<Map<String, Object>> mappings, String index, String field) {
         boolean kept = true;
+        Object dynamic = null;
+        boolean summaryMapped = false;
         for (Map<String, Object> mapping : mappings) {
             kept &= keptInSource(mapping, field);
-        }
-        if (key != null) {
-            stored.put(key, kept);
+            dynamic = mapping.get("dynamic") != null ? mapping.get("dynamic") : dynamic;
+            summaryMapped |= mapping.get("properties") instanceof Map<?, ?> properties && properties.containsKey(ChunkWriter.SUMMARY_FIELD);
         }
         if (!kept) {
-            throw notStored(processor, concreteIndex, field);
+            return String.format(Locale.ROOT, "field [%s] is kept out of [_source] in index [%s] (its mapping's _source "
+                + "enabled/includes/excludes); chunks of a text that is not stored cannot be kept in step with updates nor checked "
+                + "by _reconcile. Keep the field in _source (leave it out of search responses with _source filtering instead)",
+                field, index);
         }
+        if ("strict".equals(String.valueOf(dynamic)) && !summaryMapped) {
+            return String.format(Locale.ROOT, "index [%s] has a strict mapping (\"dynamic\": \"strict\") without field [%s], "
+                + "where each document's chunk summary is kept; add it to the mapping, stored but not indexed: "
+                + "{\"properties\": {\"%s\": {\"type\": \"object\", \"enabled\": false}}}", index, ChunkWriter.SUMMARY_FIELD,
+                ChunkWriter.SUMMARY_FIELD);
+        }
+        return null;
     }
 
     @SuppressWarnings("unchecked")
@@ -426,12 +450,5 @@ public final class ChunkIndexSetup {
             return l.stream().map(String::valueOf).toArray(String[]::new);
         }
         return value instanceof String s ? new String[] { s } : new String[0];
-    }
-
-    private static IllegalArgumentException notStored(String processor, String index, String field) {
-        return new IllegalArgumentException(String.format(Locale.ROOT,
-            "[%s] field [%s] is kept out of [_source] in index [%s] (its mapping's _source enabled/includes/excludes); chunks of a "
-                + "text that is not stored cannot be kept in step with updates nor checked by _reconcile. Keep the field in _source "
-                + "(leave it out of search responses with _source filtering instead)", processor, field, index));
     }
 }

@@ -103,7 +103,9 @@ final class ReconcileSourcePass {
             }
         }
         Map<String, Object> resolved = new HashMap<>();
-        pages.forEach(source.getName(), QueryBuilders.existsQuery(SUMMARY + ".target_index"), includes.toArray(String[]::new),
+        // every document, not an exists query on the summary: a mapping with "dynamic": false (or the summary mapped with
+        // "enabled": false, as a strict mapping needs) does not index it, and such a query found no document to check
+        pages.forEach(source.getName(), QueryBuilders.matchAllQuery(), includes.toArray(String[]::new),
             Reconciler.SOURCE_PAGE, (hits, l) -> checkPage(report, source, hits, resolved, checks, l), listener);
     }
 

@@ -127,7 +127,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             refuseASecondChunking(document, requestIndex, concreteIndex, target);
             if (ledger != null) {
-                setup.checkTextStored(TYPE, concreteIndex, requestIndex, writer.field());
+                setup.checkSourceMapping(TYPE, concreteIndex, requestIndex, writer.field());
             }
         } catch (Exception e) {
             failed(handler, IngestFailures.of(e), e);

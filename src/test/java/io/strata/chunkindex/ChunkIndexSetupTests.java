@@ -306,11 +306,23 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertFalse(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("includes", List.of("title"))), "body"));
     }
 
-    public void testCheckTextStored_refusesAFieldExcludedFromSource_namingItAndWhatToDo() {
+    public void testMappingProblem_aStrictMappingWithoutTheSummaryField_isNamedWithTheMappingToAdd() {
+        Map<String, Object> strict = Map.of("dynamic", "strict", "properties", Map.of("body", Map.of("type", "text")));
+        String problem = ChunkIndexSetup.mappingProblem(List.of(strict), "docs", "body");
+        assertThat(problem, containsString("index [docs] has a strict mapping"));
+        assertThat(problem, containsString("{\"properties\": {\"strata\": {\"type\": \"object\", \"enabled\": false}}}"));
+        // the summary mapped (here by a later template), or a mapping that is not strict: nothing to refuse
+        assertNull(ChunkIndexSetup.mappingProblem(List.of(strict, Map.of("properties", Map.of("strata", Map.of("type", "object",
+            "enabled", false)))), "docs", "body"));
+        assertNull(ChunkIndexSetup.mappingProblem(List.of(Map.of("dynamic", false)), "docs", "body"));
+        assertNull(ChunkIndexSetup.mappingProblem(List.of(strict, Map.of("dynamic", true)), "docs", "body"));
+    }
+
+    public void testCheckSourceMapping_refusesAFieldExcludedFromSource_namingItAndWhatToDo() {
         setState(state(index(SOURCE, "src-1", Map.of("_source", Map.of("excludes", List.of("body"))), Settings.EMPTY)));
         IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
-            () -> setup.checkTextStored("multi_granular_chunking", SOURCE, SOURCE, "body"));
+            () -> setup.checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "body"));
         assertThat(e.getMessage(), containsString("field [body] is kept out of [_source] in index [docs]"));
-        setup.checkTextStored("multi_granular_chunking", SOURCE, SOURCE, "title");
+        setup.checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "title");
     }
 }

@@ -1,12 +1,14 @@
 package io.strata.it;
 
+import org.opensearch.client.ResponseException;
+
 import java.util.List;
 import java.util.Map;
 
 /**
  * Lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"}), an index
  * written and deleted through its write alias with {@code index.default_pipeline}, two pipelines whose templated
- * targets name the same chunk index; a data stream created by its first write, a pair restored from a snapshot, and a clone.
+ * targets name the same chunk index; a data stream created by its first write, a pair restored from a snapshot, a clone, and strict or non-dynamic mappings.
  */
 @SuppressWarnings("unchecked")
 public class LifecycleRegressionIT extends StrataRestTestCase {
@@ -207,5 +209,42 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         call("DELETE", "/regcl");
         assertBusy(() -> assertFalse(indexExists("regcl-chunks")));
         assertReconcileClean("regcl2", originals);
+    }
+
+    /**
+     * Production mappings are often strict ({@code "dynamic": "strict"}) or not dynamic ({@code "dynamic": false}). Strict:
+     * every write failed with OpenSearch's "dynamic introduction of [strata] ... is not allowed", which names neither Strata
+     * nor the remedy; now a 400 that gives the mapping to add, and with it the index works. Not dynamic: the summary is kept
+     * in {@code _source} but not indexed, and {@code _reconcile} looked for documents by an exists query on it, so it checked
+     * none and reported nothing missing while chunks were gone.
+     */
+    public void testStrictAndNonDynamicMappings_writeWithTheSummaryMapped_andReconcileChecksEveryDocument() throws Exception {
+        putPipeline("reg-map", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        call("PUT", "/regstrict", """
+            {"settings": {"index.default_pipeline": "reg-map"},
+             "mappings": {"dynamic": "strict", "properties": {"body": {"type": "text"}}}}""");
+        ResponseException refused = callFailing("PUT", "/regstrict/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(400, refused.getResponse().getStatusLine().getStatusCode());
+        assertTrue(refused.getMessage(), refused.getMessage().contains("has a strict mapping (\\\"dynamic\\\": \\\"strict\\\") without field [strata]"));
+        assertEquals("nothing written", 0, count("regstrict"));
+        call("PUT", "/regstrict/_mapping", "{\"properties\": {\"strata\": {\"type\": \"object\", \"enabled\": false}}}");
+
+        call("PUT", "/regnodyn", """
+            {"settings": {"index.default_pipeline": "reg-map"},
+             "mappings": {"dynamic": false, "properties": {"body": {"type": "text"}}}}""");
+        for (String index : List.of("regstrict", "regnodyn")) {
+            call("PUT", "/" + index + "/_doc/a?refresh=true", json(Map.of("body", text(1))));
+            call("PUT", "/" + index + "/_doc/b?refresh=true", json(Map.of("body", text(2))));
+            assertEquals(parentsOf(text(1)), chunkTexts(index + "-chunks", "a"));
+            // a chunk lost behind the pipeline's back: _reconcile must find the document and bring it back
+            call("DELETE", "/" + index + "-chunks/_doc/a:0?refresh=true");
+            Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=" + index + "&dry_run=true");
+            assertEquals(dry.toString(), 2, ((Number) dry.get("checked")).intValue());
+            assertEquals(dry.toString(), 1, ((Number) dry.get("missing")).intValue());
+            call("POST", "/_plugins/_strata/_reconcile?index=" + index);
+            assertEquals(parentsOf(text(1)), chunkTexts(index + "-chunks", "a"));
+            assertReconcileClean(index, parentsOf(text(1)).size() + parentsOf(text(2)).size());
+        }
     }
 }
