@@ -12,6 +12,7 @@ import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.DataStream;
 import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.metadata.IndexTemplateMetadata;
 import org.opensearch.cluster.metadata.MetadataIndexTemplateService;
 import org.opensearch.common.compress.CompressedXContent;
@@ -50,15 +51,27 @@ public final class ChunkIndexSetup {
     private final Client client;
     private final ClusterService clusterService;
     private final ChunkIndexRegistry registry;
+    private final Supplier<IndexNameExpressionResolver> dateMath;
     /** "target|model" → the {@link #stamp} of the last successful check. */
     private final Map<String, String> ready = new ConcurrentHashMap<>();
     /** Callers waiting for an index check in progress, by "target|model". */
     private final Map<String, List<Waiter>> inFlight = new ConcurrentHashMap<>();
 
-    public ChunkIndexSetup(Client client, ClusterService clusterService, ChunkIndexRegistry registry) {
+    /**
+     * @param dateMath resolves an index name's date math ({@code <logs-{now/d}>}) as a write does; a supplier, since the
+     *                 node's resolver may not exist yet when the ingest processors are built
+     */
+    public ChunkIndexSetup(Client client, ClusterService clusterService, ChunkIndexRegistry registry,
+                           Supplier<IndexNameExpressionResolver> dateMath) {
         this.client = client;
         this.clusterService = clusterService;
         this.registry = registry;
+        this.dateMath = dateMath;
+    }
+
+    /** {@code name} as a write resolves it: its date math ({@code <logs-{now/d}>} → {@code logs-2026.11.27}) evaluated now. */
+    public String resolvedName(String name) {
+        return name != null && name.startsWith("<") && name.endsWith(">") ? dateMath.get().resolveDateMathExpression(name) : name;
     }
 
     public ChunkIndexRegistry registry() {

@@ -117,7 +117,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     TYPE, ChunkWriter.SUMMARY_FIELD, ChunkWriter.SUMMARY_FIELD));
             }
             fields = sourceFields(document);
-            String requestIndex = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName());
+            // the name as the write resolves it (date math: `{{_index}}` of `<logs-{now/d}>` was not an index name)
+            String requestIndex = setup.resolvedName(
+                (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName()));
             // an alias or data stream: its write index (the document's chunk index follows the index it lands in)
             concreteIndex = setup.concreteIndexFor(requestIndex);
             target = writer.targetFor(concreteIndex);

@@ -240,7 +240,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private synchronized ChunkLifecycleFilter.Components chunkComponents(Client client, ClusterService clusterService) {
         if (chunkComponents.get() == null) {
             ChunkStore store = new ChunkStore(client, stats);
-            ChunkIndexSetup setup = new ChunkIndexSetup(client, clusterService, registry);
+            ChunkIndexSetup setup = new ChunkIndexSetup(client, clusterService, registry, resolver::get);
             ChunkCommit commit = new ChunkCommit(store, Slicing.of(settings));
             Rechunker rechunker = new Rechunker(setup, commit, this::chunkWriters, client, stats);
             chunkComponents.set(new ChunkLifecycleFilter.Components(setup, commit, rechunker, store));

@@ -60,7 +60,8 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         clusterService = new TestClusterService(Settings.EMPTY, threadPool);
         client = new InMemoryClient(threadPool, clusterService);
         registry = new ChunkIndexRegistry();
-        setup = new ChunkIndexSetup(client, clusterService, registry);
+        setup = new ChunkIndexSetup(client, clusterService, registry,
+            () -> new org.opensearch.cluster.metadata.IndexNameExpressionResolver(threadPool.getThreadContext()));
     }
 
     @Override
@@ -285,6 +286,14 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertEquals("logs-000002", setup.concreteIndexFor("logs"));
         assertEquals("logs-000001", setup.concreteIndexFor("logs-000001"));
         assertEquals("new-index", setup.concreteIndexFor("new-index"));
+    }
+
+    public void testResolvedName_evaluatesDateMath_andLeavesOtherNames() {
+        String today = java.time.format.DateTimeFormatter.ofPattern("uuuu.MM.dd", java.util.Locale.ROOT)
+            .format(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC));
+        assertEquals("logs-" + today, setup.resolvedName("<logs-{now/d}>"));
+        assertEquals("logs", setup.resolvedName("logs"));
+        assertNull(setup.resolvedName(null));
     }
 
     public void testConcreteIndexFor_aDataStreamTheWriteCreates_isItsFirstBackingIndex() {

@@ -67,7 +67,8 @@ public class ReconcilerTests extends OpenSearchTestCase {
                 return writer == null ? List.of() : List.of(writer);
             }
         };
-        setup = new ChunkIndexSetup(client, clusterService, registry);
+        setup = new ChunkIndexSetup(client, clusterService, registry,
+            () -> new org.opensearch.cluster.metadata.IndexNameExpressionResolver(threadPool.getThreadContext()));
         store = new ChunkStore(client, new StrataStats());
         Rechunker rechunker = new Rechunker(setup, new ChunkCommit(store, Slicing.DEFAULTS), () -> writers, client, new StrataStats());
         reconciler = new Reconciler(client, clusterService, setup, store, rechunker, () -> writers);

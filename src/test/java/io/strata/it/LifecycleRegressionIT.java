@@ -8,7 +8,7 @@ import java.util.Map;
 /**
  * Lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"}), an index
  * written and deleted through its write alias with {@code index.default_pipeline}, two pipelines whose templated
- * targets name the same chunk index; a data stream created by its first write, a pair restored from a snapshot, a clone, and strict or non-dynamic mappings.
+ * targets name the same chunk index; a data stream created by its first write, a pair restored from a snapshot, a clone, strict or non-dynamic mappings, and a date-math index name.
  */
 @SuppressWarnings("unchecked")
 public class LifecycleRegressionIT extends StrataRestTestCase {
@@ -246,5 +246,24 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
             assertEquals(parentsOf(text(1)), chunkTexts(index + "-chunks", "a"));
             assertReconcileClean(index, parentsOf(text(1)).size() + parentsOf(text(2)).size());
         }
+    }
+
+    /**
+     * A write naming its index by date math ({@code <regdm-{now/d}>}) through a chunking pipeline: {@code {{_index}}} was the
+     * unresolved expression, so the write failed with "Invalid index name [<regdm-{now/d}>-chunks]". The chunks now go
+     * beside the index the write lands in, and an update and a delete through the same name follow them.
+     */
+    public void testADateMathIndexName_chunksBesideTheIndexItResolvesTo() throws Exception {
+        putPipeline("reg-dm", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        String dateMath = java.net.URLEncoder.encode("<regdm-{now/d}>", java.nio.charset.StandardCharsets.UTF_8);
+        Map<String, Object> written = call("PUT", "/" + dateMath + "/_doc/a?pipeline=reg-dm&refresh=true", json(Map.of("body", text(1))));
+        String index = (String) written.get("_index");
+        assertTrue(index, index.startsWith("regdm-"));
+        assertEquals(parentsOf(text(1)), chunkTexts(index + "-chunks", "a"));
+        call("PUT", "/" + dateMath + "/_doc/a?pipeline=reg-dm&refresh=true", json(Map.of("body", text(2))));
+        assertEquals(parentsOf(text(2)), chunkTexts(index + "-chunks", "a"));
+        call("DELETE", "/" + dateMath + "/_doc/a?refresh=true");
+        assertEquals(List.of(), chunkTexts(index + "-chunks", "a"));
     }
 }
