@@ -83,7 +83,7 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
             return;
         }
         if (!event.indicesCreated().isEmpty()) {
-            moveToRestoredSources(event.state().metadata());
+            moveToRestoredSources(event.state().metadata(), Set.copyOf(event.indicesCreated()));
         }
         if (!enabled || event.indicesDeleted().isEmpty()) {
             return;
@@ -102,15 +102,16 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
     }
 
     /**
-     * Chunk indices whose source a snapshot restore brought back under a new UUID ({@link ChunkIndexRegistry#restoredSource})
-     * are registered to it again, so writes, deletes and {@code _reconcile} of the restored pair find each other. Checked
-     * on the states that create indices (a restore creates them); each move decided again on the state it replaces.
+     * A chunk index and its source that a snapshot restore brought back together, in the state that created both ({@code
+     * created}: a restore creates all its indices in one cluster-state update), get the chunk index registered to the restored source ({@link ChunkIndexRegistry#restoredSource}), so
+     * writes, deletes and {@code _reconcile} of the restored pair find each other. Each move is decided again on the state
+     * it replaces.
      */
-    private void moveToRestoredSources(Metadata metadata) {
+    private void moveToRestoredSources(Metadata metadata, Set<String> created) {
         List<ChunkIndexRegistry.Registration> moves = new ArrayList<>();
-        for (IndexMetadata index : metadata.indices().values()) {
-            ChunkIndexRegistry.Registration move = ChunkIndexRegistry.restoredSource(index, metadata);
-            if (move != null) {
+        for (String name : created) {
+            ChunkIndexRegistry.Registration move = ChunkIndexRegistry.restoredSource(metadata.index(name), metadata);
+            if (move != null && created.contains(move.source().getName())) {
                 moves.add(move);
             }
         }

@@ -100,9 +100,10 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
         return new Registration(index.getIndex(), new Index(custom.get(SOURCE_INDEX), custom.get(SOURCE_UUID)));
     }
 
-    /** The custom metadata that registers a chunk index to {@code source}, created at {@code created} (epoch ms). */
+    /** The custom metadata that registers a chunk index to {@code source}, created at {@code created} (epoch ms; ≤ 0: unknown). */
     static Map<String, String> customData(Index source, long created) {
-        return Map.of(SOURCE_INDEX, source.getName(), SOURCE_UUID, source.getUUID(), SOURCE_CREATED, Long.toString(created));
+        return created > 0 ? Map.of(SOURCE_INDEX, source.getName(), SOURCE_UUID, source.getUUID(), SOURCE_CREATED, Long.toString(created))
+            : Map.of(SOURCE_INDEX, source.getName(), SOURCE_UUID, source.getUUID());
     }
 
     /** {@code chunks} registered to {@code source}, one metadata version on. */
@@ -112,21 +113,23 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
     }
 
     /**
-     * The registration {@code chunks} should hold when its source came back from a snapshot restore, or null. A restore
+     * The registration {@code chunks} should hold if it and its source came back from a snapshot restore, or null. A restore
      * gives every index it brings back a new UUID, so a chunk index restored with its source stayed registered to a UUID
      * that no longer exists: writes were refused and deletes reached no chunk. The source is recognised by what the
-     * restore keeps, its name and creation date, and only while its recorded UUID is gone (an index never changes name,
-     * so the name now holds another index); registrations written before the creation date was recorded are not moved.
+     * restore keeps: its name (while its recorded UUID is gone: an index never changes name, so the name now holds another
+     * index) and its creation date, where the registration recorded it (registrations before 2026-11-27 did not). Whether
+     * both came back in one restore is the caller's to check ({@link ChunkIndexJanitor}): a creation date can be given to a
+     * new index, so it alone does not prove the index is the one restored.
      */
     static Registration restoredSource(IndexMetadata chunks, Metadata metadata) {
         Registration r = registrationOf(chunks);
-        long created = r == null ? -1 : Long.parseLong(chunks.getCustomData(CUSTOM_KEY).getOrDefault(SOURCE_CREATED, "-1"));
-        IndexMetadata source = created <= 0 ? null : metadata.index(r.source().getName());
-        if (source == null || source.getIndexUUID().equals(r.source().getUUID()) || source.getCreationDate() != created
-            || registrationOf(source) != null) {
+        IndexMetadata source = r == null ? null : metadata.index(r.source().getName());
+        if (source == null || source.getIndexUUID().equals(r.source().getUUID()) || registrationOf(source) != null) {
             return null;
         }
-        return new Registration(chunks.getIndex(), source.getIndex());
+        String created = chunks.getCustomData(CUSTOM_KEY).get(SOURCE_CREATED);
+        return created != null && Long.parseLong(created) != source.getCreationDate() ? null
+            : new Registration(chunks.getIndex(), source.getIndex());
     }
 
     /** The registration of chunk index {@code name}, or null when it is not a registered chunk index. */

@@ -111,20 +111,30 @@ public class ChunkIndexJanitorTests extends OpenSearchTestCase {
             .get(ChunkIndexRegistry.SOURCE_CREATED));
     }
 
-    public void testRestore_movesNothing_forAnotherIndexOfTheSameName_anUnrecordedDate_orAnUnchangedSource() {
-        ClusterState[] states = {
-            // a new index of the same name (created later): not the source the chunks were cut from
+    public void testRestore_ofARegistrationWithoutARecordedDate_movesWhenBothCameBackTogether() throws Exception {
+        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1"));
+        janitor(true).clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+        ClusterState next = onlyTask().execute(restored);
+        assertEquals(new Index(SOURCE, "src-2"), ChunkIndexRegistry.registrationOf(next.metadata().index(CHUNKS)).source());
+    }
+
+    public void testRestore_movesNothing_forAnotherIndexOfTheSameName_anUnchangedSource_orASourceNotRestoredWithIt() {
+        ChunkIndexJanitor janitor = janitor(true);
+        ClusterState[] restores = {
+            // the source's name held by an index created at another time: not the source the chunks were cut from
             state(sourceCreatedAt(SOURCE, "src-2", 2000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)),
-            // a registration written before creation dates were recorded
-            state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1")),
-            // the chunk index restored alone next to its living source
+            // the chunk index restored next to its living source
             state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)),
             // the source's name now held by a chunk index
             state(chunksOf(SOURCE, "src-2", "x", "x-1", 5), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)) };
-        ChunkIndexJanitor janitor = janitor(true);
-        for (ClusterState restored : states) {
+        for (ClusterState restored : restores) {
             janitor.clusterChanged(new ClusterChangedEvent("restore", restored, state()));
         }
+        // an index given the source's name and creation date (a user may set index.creation_date), then the chunk index
+        // restored alone: they did not come back together
+        ClusterState before = state(sourceCreatedAt(SOURCE, "src-2", 1000));
+        janitor.clusterChanged(new ClusterChangedEvent("restore", state(sourceCreatedAt(SOURCE, "src-2", 1000),
+            chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)), before));
         assertEquals(List.of(), clusterService.submitted);
     }
 
