@@ -83,9 +83,10 @@ final class QueryPlanner {
         MultiGranularQueryBuilder.Mode mode = query.vector() != null ? MultiGranularQueryBuilder.Mode.DENSE
             : query.match() != null ? MultiGranularQueryBuilder.Mode.LEXICAL : query.mode();
         ModelRef model = null;
-        // every searched index must be a chunk index, whatever the mode: a source index among them (`docs*` over `docs` and
-        // `docs-chunks`) would otherwise fail deep in the lexical side's nested query, with an error that names no cause
-        Map<String, ChunkIndexMeta> metas = chunkIndexMetas(searches.concreteIndices(cluster.state(), services.resolver().get()), cluster.state());
+        // every searched index must be a chunk index: a source index among them (`docs*` over `docs` and `docs-chunks`) made
+        // the lexical side fail deep in its nested query, with an error that names no cause (a vector's shard query names it)
+        Map<String, ChunkIndexMeta> metas = query.vector() != null ? Map.of()
+            : chunkIndexMetas(searches.concreteIndices(cluster.state(), services.resolver().get()), cluster.state());
         if (query.queryText() != null && mode != MultiGranularQueryBuilder.Mode.LEXICAL) {
             ModelRef indexModel = indexModel(metas, mode != null || query.fusion() != null);
             if (indexModel == null) {

@@ -251,11 +251,12 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
         assertBadQuery("plain", "{\"multi_granular\": {\"query_text\": \"x\"}}", "index [plain] is not a Strata chunk index");
         // every mode, also when the source index comes with its chunk index (`q*`, `docs*`): the lexical side used to fail
         // deep in its nested query ("failed to find nested object under path [children]")
-        for (String q : List.of("{\"query_text\": \"x\", \"mode\": \"lexical\"}", "{\"match\": \"x\"}", "{\"vector\": [1, 2]}",
+        for (String q : List.of("{\"query_text\": \"x\", \"mode\": \"lexical\"}", "{\"match\": \"x\"}",
             "{\"query_text\": \"x\", \"mode\": \"dense\"}")) {
             assertBadQuery("plain", "{\"multi_granular\": " + q + "}", "index [plain] is not a Strata chunk index");
             assertBadQuery("q-chunks,plain", "{\"multi_granular\": " + q + "}", "index [plain] is not a Strata chunk index");
         }
+        assertBadQuery("plain", "{\"multi_granular\": {\"vector\": [1, 2]}}", "index [plain] is not a Strata chunk index");
         assertBadQuery("q-chunks", "{\"multi_granular\": {\"vector\": [1, 2], \"model\": \"bge-small-en-v15-q\"}}",
             "[model] and [model_id] go with [query_text] only");
     }
