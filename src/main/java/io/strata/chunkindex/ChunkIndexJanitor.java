@@ -39,8 +39,8 @@ import java.util.Set;
  * one is gone, and refuses to write into one registered to a deleted index). Deletions the janitor does not see (it was
  * off, or the cluster manager changed in between) are left to {@code _reconcile}.
  *
- * <p>It also registers chunk indices restored from a snapshot to their source restored with them (a restore gives both
- * new UUIDs; see {@link ChunkIndexRegistry#restoredSource}), whatever {@link #DELETE_WITH_SOURCE} says.
+ * <p>It also settles the registrations of chunk indices restored from a snapshot (a restore gives every index a new UUID
+ * and copies the registration; see {@link ChunkIndexRegistry#afterRestore}), whatever {@link #DELETE_WITH_SOURCE} says.
  */
 public final class ChunkIndexJanitor extends AbstractLifecycleComponent implements ClusterStateListener {
     private static final Logger logger = LogManager.getLogger(ChunkIndexJanitor.class);
@@ -83,7 +83,7 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
             return;
         }
         if (!event.indicesCreated().isEmpty()) {
-            moveToRestoredSources(event.state().metadata(), Set.copyOf(event.indicesCreated()));
+            settleRestored(event.state().metadata(), Set.copyOf(event.indicesCreated()));
         }
         if (!enabled || event.indicesDeleted().isEmpty()) {
             return;
@@ -102,50 +102,51 @@ public final class ChunkIndexJanitor extends AbstractLifecycleComponent implemen
     }
 
     /**
-     * A chunk index and its source that a snapshot restore brought back together, in the state that created both ({@code
-     * created}: a restore creates all its indices in one cluster-state update), get the chunk index registered to the restored source ({@link ChunkIndexRegistry#restoredSource}), so
-     * writes, deletes and {@code _reconcile} of the restored pair find each other. Each move is decided again on the state
-     * it replaces.
+     * Chunk indices a snapshot restore created (it creates all its indices in one cluster-state update: {@code created})
+     * carry the registration they had when snapshotted; each is registered to its source restored with it, or, restored as
+     * a copy next to its live source, unregistered ({@link ChunkIndexRegistry#afterRestore}), so that writes, deletes and
+     * {@code _reconcile} of the restored pair find each other and those of the live pair leave the copy alone. Each change
+     * is decided again on the state it replaces.
      */
-    private void moveToRestoredSources(Metadata metadata, Set<String> created) {
-        List<ChunkIndexRegistry.Registration> moves = new ArrayList<>();
+    private void settleRestored(Metadata metadata, Set<String> created) {
+        List<ChunkIndexRegistry.Restored> changes = new ArrayList<>();
         for (String name : created) {
-            ChunkIndexRegistry.Registration move = ChunkIndexRegistry.restoredSource(metadata.index(name), metadata);
-            if (move != null && created.contains(move.source().getName())) {
-                moves.add(move);
+            ChunkIndexRegistry.Restored change = ChunkIndexRegistry.afterRestore(metadata.index(name), metadata, created);
+            if (change != null) {
+                changes.add(change);
             }
         }
-        if (moves.isEmpty()) {
+        if (changes.isEmpty()) {
             return;
         }
-        clusterService.submitStateUpdateTask("strata: register restored chunk indices to their restored source indices",
+        clusterService.submitStateUpdateTask("strata: register restored chunk indices",
             new ClusterStateUpdateTask(Priority.URGENT) {
-                private final List<ChunkIndexRegistry.Registration> moved = new ArrayList<>();
+                private final List<ChunkIndexRegistry.Restored> applied = new ArrayList<>();
 
                 @Override
                 public ClusterState execute(ClusterState current) {
-                    moved.clear();
+                    applied.clear();
                     Metadata.Builder updated = Metadata.builder(current.metadata());
-                    for (ChunkIndexRegistry.Registration planned : moves) {
+                    for (ChunkIndexRegistry.Restored planned : changes) {
                         IndexMetadata chunks = current.metadata().index(planned.chunkIndex().getName());
-                        if (chunks != null && planned.equals(ChunkIndexRegistry.restoredSource(chunks, current.metadata()))) {
-                            updated.put(ChunkIndexRegistry.registered(chunks, current.metadata().index(planned.source().getName())), false);
-                            moved.add(planned);
+                        if (chunks != null && planned.equals(ChunkIndexRegistry.afterRestore(chunks, current.metadata(), created))) {
+                            updated.put(ChunkIndexRegistry.apply(chunks, planned, current.metadata()), false);
+                            applied.add(planned);
                         }
                     }
-                    return moved.isEmpty() ? current : ClusterState.builder(current).metadata(updated).build();
+                    return applied.isEmpty() ? current : ClusterState.builder(current).metadata(updated).build();
                 }
 
                 @Override
                 public void clusterStateProcessed(String source, ClusterState oldState, ClusterState newState) {
-                    if (!moved.isEmpty()) {
-                        logger.info("registered restored chunk indices to their restored source indices: {}", moved);
+                    if (!applied.isEmpty()) {
+                        logger.info("restored chunk indices registered to their restored sources (none: a copy) {}", applied);
                     }
                 }
 
                 @Override
                 public void onFailure(String source, Exception e) {
-                    logger.warn("registering restored chunk indices " + moves + " to their restored source indices failed", e);
+                    logger.warn("registering restored chunk indices " + changes + " failed", e);
                 }
             });
     }

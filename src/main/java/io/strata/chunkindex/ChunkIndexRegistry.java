@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Which chunk index serves which concrete source index: Strata's own record, kept in the chunk index's
@@ -113,23 +114,64 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
     }
 
     /**
-     * The registration {@code chunks} should hold if it and its source came back from a snapshot restore, or null. A restore
-     * gives every index it brings back a new UUID, so a chunk index restored with its source stayed registered to a UUID
-     * that no longer exists: writes were refused and deletes reached no chunk. The source is recognised by what the
-     * restore keeps: its name (while its recorded UUID is gone: an index never changes name, so the name now holds another
-     * index) and its creation date, where the registration recorded it (registrations before 2026-11-27 did not). Whether
-     * both came back in one restore is the caller's to check ({@link ChunkIndexJanitor}): a creation date can be given to a
-     * new index, so it alone does not prove the index is the one restored.
+     * What a snapshot restore means for the registration of {@code chunks}, an index it just created ({@code created}: the
+     * indices that restore created, in one cluster-state update). A restore copies the registration with the index and
+     * gives every index it creates a new UUID, so the copy named a UUID that is gone (writes were refused, deletes reached
+     * no chunk) or, restored under another name next to the live pair, the live source's: writes to the live source then
+     * deleted the copy's chunks, and its delete or {@code _reconcile} would have taken the copy.
+     * <ul>
+     *   <li>its source came back in the same restore — by name, or renamed, by the creation date the registration
+     *       recorded (registrations before 2026-11-27 recorded none: by name only): registered to that restored source;</li>
+     *   <li>else, while the registered source is the live one: not registered at all ({@code source} null): a copy, not
+     *       the live index's chunk index.</li>
+     * </ul>
+     * Null: nothing to change. Only a restore's own created indices count: a creation date can be given to any new index.
      */
-    static Registration restoredSource(IndexMetadata chunks, Metadata metadata) {
+    static Restored afterRestore(IndexMetadata chunks, Metadata metadata, Set<String> created) {
         Registration r = registrationOf(chunks);
-        IndexMetadata source = r == null ? null : metadata.index(r.source().getName());
-        if (source == null || source.getIndexUUID().equals(r.source().getUUID()) || registrationOf(source) != null) {
+        if (r == null || !created.contains(chunks.getIndex().getName())) {
             return null;
         }
-        String created = chunks.getCustomData(CUSTOM_KEY).get(SOURCE_CREATED);
-        return created != null && Long.parseLong(created) != source.getCreationDate() ? null
-            : new Registration(chunks.getIndex(), source.getIndex());
+        String date = chunks.getCustomData(CUSTOM_KEY).get(SOURCE_CREATED);
+        List<IndexMetadata> counterparts = new ArrayList<>();
+        for (String name : created) {
+            IndexMetadata source = metadata.index(name);
+            if (source != null && !name.equals(chunks.getIndex().getName()) && registrationOf(source) == null
+                && (date != null ? source.getCreationDate() == Long.parseLong(date) : name.equals(r.source().getName()))) {
+                counterparts.add(source);
+            }
+        }
+        if (counterparts.size() > 1) { // created in the same millisecond: the one of the recorded name, if any
+            counterparts.removeIf(source -> !source.getIndex().getName().equals(r.source().getName()));
+        }
+        if (counterparts.size() == 1) {
+            Index source = counterparts.get(0).getIndex();
+            return source.equals(r.source()) ? null : new Restored(chunks.getIndex(), source);
+        }
+        IndexMetadata live = metadata.index(r.source().getName());
+        return live != null && live.getIndexUUID().equals(r.source().getUUID()) ? new Restored(chunks.getIndex(), null) : null;
+    }
+
+    /**
+     * The name {@code chunkIndex} was created under, when a restore renamed it ({@code index.provided_name} survives a
+     * restore): the summaries of the documents restored with it still name that one. Null when it was not renamed.
+     */
+    public static String restoredFrom(IndexMetadata chunkIndex) {
+        String provided = chunkIndex == null ? null : chunkIndex.getSettings().get(IndexMetadata.SETTING_INDEX_PROVIDED_NAME);
+        return provided == null || provided.startsWith("<") || provided.equals(chunkIndex.getIndex().getName()) ? null : provided;
+    }
+
+    /** A restored chunk index and the source it is registered to from now on; null: none (no longer a registered chunk index). */
+    record Restored(Index chunkIndex, Index source) {}
+
+    /** {@code chunks} as {@code restored} says: registered to its restored source, or no longer registered. */
+    static IndexMetadata apply(IndexMetadata chunks, Restored restored, Metadata metadata) {
+        if (restored.source() != null) {
+            return registered(chunks, metadata.index(restored.source().getName()));
+        }
+        IndexMetadata.Builder builder = IndexMetadata.builder(chunks).version(chunks.getVersion() + 1);
+        builder.removeCustom(CUSTOM_KEY);
+        return builder.build();
     }
 
     /** The registration of chunk index {@code name}, or null when it is not a registered chunk index. */

@@ -26,10 +26,10 @@ import java.util.Set;
 
 /**
  * The chunk side of {@code _reconcile}: every chunk document of one chunk index is an <b>orphan</b> when its source
- * document is gone or no longer carries a summary naming this chunk index, a <b>duplicate</b> when its ordinal is at or
- * beyond the summary's {@code parents}. A page's candidates (found with a search of their sources) are confirmed with a
- * realtime read of those sources, with their routing, and deleted with the chunk's own version as read ({@code
- * external_gte}): a chunk rewritten since by a newer write is not touched.
+ * document is gone or no longer carries a summary naming this chunk index (or the name a restore renamed it from), a
+ * <b>duplicate</b> when its ordinal is at or beyond the summary's {@code parents}. A page's candidates (found with a
+ * search of their sources) are confirmed with a realtime read of those sources, with their routing, and deleted with the
+ * chunk's own version as read ({@code external_gte}): a chunk rewritten since by a newer write is not touched.
  */
 final class ReconcileChunkPass {
     private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
@@ -42,10 +42,12 @@ final class ReconcileChunkPass {
         this.pages = pages;
     }
 
-    void run(ReconcileReport report, String chunkIndex, ActionListener<Void> listener) {
+    /** @param before the name the chunk index had before a restore renamed it (summaries restored with it name that), or null */
+    void run(ReconcileReport report, String chunkIndex, String before, ActionListener<Void> listener) {
+        Set<String> names = before == null ? Set.of(chunkIndex) : Set.of(chunkIndex, before);
         pages.forEach(chunkIndex, QueryBuilders.matchAllQuery(),
             new String[] { ChunkDocuments.SOURCE_ID, ChunkDocuments.ORDINAL, ChunkDocuments.SOURCE_ROUTING }, Reconciler.CHUNK_PAGE,
-            (hits, l) -> checkPage(report, chunkIndex, hits, l), listener);
+            (hits, l) -> checkPage(report, chunkIndex, names, hits, l), listener);
     }
 
     /** A chunk document as a page shows it. */
@@ -59,7 +61,7 @@ final class ReconcileChunkPass {
         }
     }
 
-    private void checkPage(ReconcileReport report, String chunkIndex, SearchHit[] hits, ActionListener<Void> listener) {
+    private void checkPage(ReconcileReport report, String chunkIndex, Set<String> names, SearchHit[] hits, ActionListener<Void> listener) {
         List<Chunk> chunks = new ArrayList<>(hits.length);
         Set<String> sourceIds = new LinkedHashSet<>();
         for (SearchHit hit : hits) {
@@ -73,18 +75,19 @@ final class ReconcileChunkPass {
         client.search(search, ActionListener.wrap(response -> {
             Map<String, Map<?, ?>> summaries = new HashMap<>();
             for (SearchHit hit : response.getHits().getHits()) {
-                Map<?, ?> s = summaryFor(hit.getSourceAsMap(), chunkIndex);
+                Map<?, ?> s = summaryFor(hit.getSourceAsMap(), names);
                 if (s != null) {
                     summaries.put(hit.getId(), s);
                 }
             }
             List<Chunk> candidates = chunks.stream().filter(c -> drift(c, summaries.get(c.sourceId())) != null).toList();
-            confirm(report, chunkIndex, candidates, listener);
+            confirm(report, chunkIndex, names, candidates, listener);
         }, listener::onFailure));
     }
 
     /** Candidates confirmed against their sources as stored now (realtime, with routing), counted, and deleted. */
-    private void confirm(ReconcileReport report, String chunkIndex, List<Chunk> candidates, ActionListener<Void> listener) {
+    private void confirm(ReconcileReport report, String chunkIndex, Set<String> names, List<Chunk> candidates,
+                         ActionListener<Void> listener) {
         if (candidates.isEmpty()) {
             listener.onResponse(null);
             return;
@@ -102,7 +105,7 @@ final class ReconcileChunkPass {
                     throw item.getFailure().getFailure();
                 }
                 if (item.getResponse().isExists()) {
-                    Map<?, ?> s = summaryFor(item.getResponse().getSourceAsMap(), chunkIndex);
+                    Map<?, ?> s = summaryFor(item.getResponse().getSourceAsMap(), names);
                     if (s != null) {
                         summaries.put(item.getId(), s);
                     }
@@ -131,8 +134,10 @@ final class ReconcileChunkPass {
         return c.ordinal() >= (summary.get("parents") instanceof Number n ? n.intValue() : 0) ? "duplicate" : null;
     }
 
-    private static Map<?, ?> summaryFor(Map<String, Object> source, String chunkIndex) {
-        return source != null && source.get(SUMMARY) instanceof Map<?, ?> s && chunkIndex.equals(s.get("target_index")) ? s : null;
+    /** The summary of {@code source} when it names this chunk index (under one of its {@code names}), else null. */
+    private static Map<?, ?> summaryFor(Map<String, Object> source, Set<String> names) {
+        return source != null && source.get(SUMMARY) instanceof Map<?, ?> s && s.get("target_index") instanceof String t
+            && names.contains(t) ? s : null;
     }
 
     /** Deletes with each chunk's version as read: a chunk written again since (a newer version) stays. */

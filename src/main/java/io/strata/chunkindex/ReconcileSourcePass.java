@@ -24,12 +24,13 @@ import java.util.function.Supplier;
 
 /**
  * The source side of {@code _reconcile}: every source document with a summary is <b>missing</b> chunks when one of
- * {@code 0..parents-1} is absent (realtime) or its summary names another source index's chunk index (a clone's), else <b>stale</b> when its text (read at the processor's field path, objects
- * and dotted keys alike) no longer hashes to the summary's {@code source_hash}, or a chunk carries another
- * {@code source_hash}. A page's drifted documents are collected first and then fixed one by one ({@link Rechunker}: the
- * document read again, realtime with its routing, its chunks rewritten with its {@code _seq_no}, its summary stored if it
- * changed, guarded by that sequence number). Chunks written before {@code source_hash} existed are compared by content:
- * each parent's text must equal the source text at its offsets.
+ * {@code 0..parents-1} is absent (realtime) or its summary names another source index's chunk index (a clone's), else
+ * <b>stale</b> when its text (read at the processor's field path, objects and dotted keys alike) no longer hashes to the
+ * summary's {@code source_hash}, or a chunk carries another {@code source_hash}. A page's drifted documents are collected
+ * first and then fixed one by one ({@link Rechunker}: the document read again, realtime with its routing, its chunks
+ * rewritten with its {@code _seq_no}, its summary stored if it changed, guarded by that sequence number). Chunks written
+ * before {@code source_hash} existed are compared by content: each parent's text must equal the source text at its
+ * offsets. A summary naming a chunk index that a restore renamed reads as naming it under its new name.
  */
 final class ReconcileSourcePass {
     private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
@@ -94,7 +95,8 @@ final class ReconcileSourcePass {
         }
     }
 
-    void run(ReconcileReport report, Index source, WriteChecks checks, ActionListener<Void> listener) {
+    /** @param renamed chunk indices a restore renamed, by the name their documents' summaries still give them */
+    void run(ReconcileReport report, Index source, WriteChecks checks, Map<String, String> renamed, ActionListener<Void> listener) {
         Set<String> includes = new TreeSet<>(Set.of(SUMMARY));
         ChunkWriters lookup = writers.get();
         if (lookup != null) {
@@ -106,18 +108,19 @@ final class ReconcileSourcePass {
         // every document, not an exists query on the summary: a mapping with "dynamic": false (or the summary mapped with
         // "enabled": false, as a strict mapping needs) does not index it, and such a query found no document to check
         pages.forEach(source.getName(), QueryBuilders.matchAllQuery(), includes.toArray(String[]::new),
-            Reconciler.SOURCE_PAGE, (hits, l) -> checkPage(report, source, hits, resolved, checks, l), listener);
+            Reconciler.SOURCE_PAGE, (hits, l) -> checkPage(report, source, hits, resolved, renamed, checks, l), listener);
     }
 
-    private void checkPage(ReconcileReport report, Index source, SearchHit[] hits, Map<String, Object> resolved, WriteChecks checks,
-                           ActionListener<Void> listener) {
+    private void checkPage(ReconcileReport report, Index source, SearchHit[] hits, Map<String, Object> resolved,
+                           Map<String, String> renamed, WriteChecks checks, ActionListener<Void> listener) {
         Map<String, SourceDoc> docs = new LinkedHashMap<>();
         List<MultiGetRequest.Item> items = new ArrayList<>();
         for (SearchHit hit : hits) {
             Map<String, Object> stored = hit.getSourceAsMap();
-            if (!(stored.get(SUMMARY) instanceof Map<?, ?> summary) || !(summary.get("target_index") instanceof String target)) {
+            if (!(stored.get(SUMMARY) instanceof Map<?, ?> summary) || !(summary.get("target_index") instanceof String named)) {
                 continue;
             }
+            String target = renamed.getOrDefault(named, named);
             report.checked.incrementAndGet();
             ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
             boolean elsewhere = owner != null && !owner.source().getUUID().equals(source.getUUID());

@@ -14,9 +14,11 @@ import org.opensearch.search.builder.SearchSourceBuilder;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 
@@ -71,14 +73,22 @@ public final class Reconciler {
         List<String> legacy = legacyChunkIndices(metadata, source);
         chunkIndices.addAll(legacy);
         ReconcileReport report = new ReconcileReport(sourceIndex, List.copyOf(chunkIndices), dryRun);
+        // a pair restored under new names: its documents' summaries name the chunk indices as they were called before
+        Map<String, String> renamed = new HashMap<>();
+        for (String chunkIndex : chunkIndices) {
+            String before = ChunkIndexRegistry.restoredFrom(metadata.index(chunkIndex));
+            if (before != null) {
+                renamed.put(before, chunkIndex);
+            }
+        }
         WriteChecks checks = new WriteChecks(setup);
         List<String> all = new ArrayList<>(chunkIndices);
         all.add(sourceIndex);
         // searches see refreshed documents only: make every acknowledged write visible first
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(
-                v -> chunkIndices(report, report.chunkIndices.iterator(), ActionListener.wrap(
-                    w -> sourcePass.run(report, source.getIndex(), checks, ActionListener.wrap(x -> listener.onResponse(report),
+                v -> chunkIndices(report, report.chunkIndices.iterator(), renamed, ActionListener.wrap(
+                    w -> sourcePass.run(report, source.getIndex(), checks, renamed, ActionListener.wrap(x -> listener.onResponse(report),
                         listener::onFailure)),
                     listener::onFailure)),
                 listener::onFailure)),
@@ -121,12 +131,16 @@ public final class Reconciler {
         }));
     }
 
-    private void chunkIndices(ReconcileReport report, Iterator<String> chunkIndices, ActionListener<Void> listener) {
+    private void chunkIndices(ReconcileReport report, Iterator<String> chunkIndices, Map<String, String> renamed,
+                              ActionListener<Void> listener) {
         if (!chunkIndices.hasNext()) {
             listener.onResponse(null);
             return;
         }
-        chunkPass.run(report, chunkIndices.next(), ActionListener.wrap(v -> chunkIndices(report, chunkIndices, listener),
+        String chunkIndex = chunkIndices.next();
+        String before = renamed.entrySet().stream().filter(e -> e.getValue().equals(chunkIndex)).map(Map.Entry::getKey).findFirst()
+            .orElse(null);
+        chunkPass.run(report, chunkIndex, before, ActionListener.wrap(v -> chunkIndices(report, chunkIndices, renamed, listener),
             listener::onFailure));
     }
 

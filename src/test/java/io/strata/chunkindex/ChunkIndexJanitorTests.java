@@ -97,50 +97,73 @@ public class ChunkIndexJanitorTests extends OpenSearchTestCase {
 
     // ---- a snapshot restore brings a source and its chunk index back under new UUIDs
 
-    public void testRestore_registersTheRestoredChunkIndexToTheRestoredSource_evenWithDeleteWithSourceOff() throws Exception {
+    /** The janitor sees the state a restore created {@code restored}'s indices in, after {@code before}. */
+    private void restore(ChunkIndexJanitor janitor, ClusterState before, ClusterState restored) {
+        janitor.clusterChanged(new ClusterChangedEvent("restore", restored, before));
+    }
+
+    private static ChunkIndexRegistry.Registration registrationIn(ClusterState state, String index) {
+        return ChunkIndexRegistry.registrationOf(state.metadata().index(index));
+    }
+
+    public void testRestore_ofAPair_registersTheChunkIndexToTheRestoredSource_evenWithDeleteWithSourceOff() throws Exception {
         // registered on the old cluster to docs (src-1, created at 1000); restored: docs is src-2, still created at 1000
         ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000),
             sourceCreatedAt("other", "o-1", 1000));
-        janitor(false).clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+        restore(janitor(false), state(), restored);
 
         ClusterState next = onlyTask().execute(restored);
-        ChunkIndexRegistry.Registration now = ChunkIndexRegistry.registrationOf(next.metadata().index(CHUNKS));
-        assertEquals(new Index(SOURCE, "src-2"), now.source());
-        assertNull("moved once", ChunkIndexRegistry.restoredSource(next.metadata().index(CHUNKS), next.metadata()));
+        assertEquals(new Index(SOURCE, "src-2"), registrationIn(next, CHUNKS).source());
         assertEquals("1000", next.metadata().index(CHUNKS).getCustomData(ChunkIndexRegistry.CUSTOM_KEY)
             .get(ChunkIndexRegistry.SOURCE_CREATED));
+        assertNull("settled once", ChunkIndexRegistry.afterRestore(next.metadata().index(CHUNKS), next.metadata(), Set.of(SOURCE, CHUNKS)));
     }
 
-    public void testRestore_ofARegistrationWithoutARecordedDate_movesWhenBothCameBackTogether() throws Exception {
-        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1"));
-        janitor(true).clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+    public void testRestore_ofARenamedPairNextToTheLivePair_registersTheCopyToTheCopy_andLeavesTheLivePairAlone() throws Exception {
+        // rename_pattern "(.+)" → "restored_$1": both copies carry the live pair's registration (src-1)
+        ClusterState before = state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1", 1000));
+        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1", 1000),
+            sourceCreatedAt("restored_docs", "r-1", 1000), chunksOf("restored_docs-chunks", "rc-1", SOURCE, "src-1", 1000));
+        restore(janitor(true), before, restored);
+
         ClusterState next = onlyTask().execute(restored);
-        assertEquals(new Index(SOURCE, "src-2"), ChunkIndexRegistry.registrationOf(next.metadata().index(CHUNKS)).source());
+        assertEquals(new Index("restored_docs", "r-1"), registrationIn(next, "restored_docs-chunks").source());
+        assertEquals(new Index(SOURCE, "src-1"), registrationIn(next, CHUNKS).source());
     }
 
-    public void testRestore_movesNothing_forAnotherIndexOfTheSameName_anUnchangedSource_orASourceNotRestoredWithIt() {
+    public void testRestore_ofAChunkIndexAloneNextToItsLiveSource_unregistersTheCopy() throws Exception {
+        ClusterState before = state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1", 1000));
+        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-1", SOURCE, "src-1", 1000),
+            chunksOf("copy-chunks", "cc-1", SOURCE, "src-1", 1000));
+        restore(janitor(true), before, restored);
+
+        ClusterState next = onlyTask().execute(restored);
+        assertNull("a copy is no chunk index of the live source", registrationIn(next, "copy-chunks"));
+        assertEquals(new Index(SOURCE, "src-1"), registrationIn(next, CHUNKS).source());
+    }
+
+    public void testRestore_ofARegistrationWithoutARecordedDate_matchesTheSourceByName() throws Exception {
+        ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1"));
+        restore(janitor(true), state(), restored);
+        assertEquals(new Index(SOURCE, "src-2"), registrationIn(onlyTask().execute(restored), CHUNKS).source());
+    }
+
+    public void testRestore_changesNothing_forASourceOfAnotherDate_aSourceNotRestoredWithIt_orAChunkIndexAsSource() {
         ChunkIndexJanitor janitor = janitor(true);
-        ClusterState[] restores = {
-            // the source's name held by an index created at another time: not the source the chunks were cut from
-            state(sourceCreatedAt(SOURCE, "src-2", 2000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)),
-            // the chunk index restored next to its living source
-            state(sourceCreatedAt(SOURCE, "src-1", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)),
-            // the source's name now held by a chunk index
-            state(chunksOf(SOURCE, "src-2", "x", "x-1", 5), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)) };
-        for (ClusterState restored : restores) {
-            janitor.clusterChanged(new ClusterChangedEvent("restore", restored, state()));
-        }
-        // an index given the source's name and creation date (a user may set index.creation_date), then the chunk index
-        // restored alone: they did not come back together
+        // the source's name held by an index created at another time: not the source the chunks were cut from (and gone)
+        restore(janitor, state(), state(sourceCreatedAt(SOURCE, "src-2", 2000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)));
+        // the source's name now held by a chunk index
+        restore(janitor, state(), state(chunksOf(SOURCE, "src-2", "x", "x-1", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)));
+        // an index given the source's name and creation date (a user may set index.creation_date) before the chunk index
+        // was restored alone: they did not come back together
         ClusterState before = state(sourceCreatedAt(SOURCE, "src-2", 1000));
-        janitor.clusterChanged(new ClusterChangedEvent("restore", state(sourceCreatedAt(SOURCE, "src-2", 1000),
-            chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)), before));
+        restore(janitor, before, state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000)));
         assertEquals(List.of(), clusterService.submitted);
     }
 
     public void testRestore_decidesAgainOnTheStateItReplaces() throws Exception {
         ClusterState restored = state(sourceCreatedAt(SOURCE, "src-2", 1000), chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000));
-        janitor(true).clusterChanged(new ClusterChangedEvent("restore", restored, state()));
+        restore(janitor(true), state(), restored);
         // the source deleted again before the task ran: nothing to move
         ClusterState sourceGone = state(chunksOf(CHUNKS, "chunks-2", SOURCE, "src-1", 1000));
         assertSame(sourceGone, onlyTask().execute(sourceGone));

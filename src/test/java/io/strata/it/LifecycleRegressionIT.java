@@ -22,6 +22,25 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         return b.toString().strip();
     }
 
+    /** A processor chunking {@code body} into {@code {{_index}}-chunks}, θ 20 words (what {@link #parentsOf} cuts), no vectors. */
+    private static final String BODY_INTO_INDEX_CHUNKS = "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", "
+        + "\"embed\": false, \"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}";
+
+    /** Index {@code index} with a pipeline of {@link #BODY_INTO_INDEX_CHUNKS} as its default, and documents a and b (texts 1, 2). */
+    private static void pipedPair(String index) throws Exception {
+        putPipeline(index + "-pipeline", BODY_INTO_INDEX_CHUNKS);
+        call("PUT", "/" + index, "{\"settings\": {\"index.default_pipeline\": \"" + index + "-pipeline\"}}");
+        call("PUT", "/" + index + "/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        call("PUT", "/" + index + "/_doc/b?refresh=true", json(Map.of("body", text(2))));
+    }
+
+    /** Snapshot {@code s1} of {@code index} and its chunk index, in a repository under the nodes' shared path.repo. */
+    private static void snapshotPair(String repository, String index) throws Exception {
+        call("PUT", "/_snapshot/" + repository, "{\"type\": \"fs\", \"settings\": {\"location\": \"" + repository + "\"}}");
+        call("PUT", "/_snapshot/" + repository + "/s1?wait_for_completion=true",
+            "{\"indices\": \"" + index + "," + index + "-chunks\", \"include_global_state\": false}");
+    }
+
     /** Bulk-writes {@code n} documents with the text in {@code doc.body} through {@code pipeline}; the chunks written. */
     private static int writeObjects(String index, String pipeline, int n) throws Exception {
         StringBuilder body = new StringBuilder();
@@ -149,15 +168,8 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
      * chunk index. The restored pair now works as the original did.
      */
     public void testASnapshotRestoredPair_keepsItsChunksInStep_forWritesDeletesAndReconcile() throws Exception {
-        putPipeline("reg-snap", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
-            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
-        call("PUT", "/regsnap", "{\"settings\": {\"index.default_pipeline\": \"reg-snap\"}}");
-        call("PUT", "/regsnap/_doc/a?refresh=true", json(Map.of("body", text(1))));
-        call("PUT", "/regsnap/_doc/b?refresh=true", json(Map.of("body", text(2))));
-        // bin/strata-node gives every node the same path.repo; the location is relative to it
-        call("PUT", "/_snapshot/reg-repo", "{\"type\": \"fs\", \"settings\": {\"location\": \"reg-repo\"}}");
-        call("PUT", "/_snapshot/reg-repo/s1?wait_for_completion=true",
-            "{\"indices\": \"regsnap,regsnap-chunks\", \"include_global_state\": false}");
+        pipedPair("regsnap");
+        snapshotPair("reg-repo", "regsnap");
         call("DELETE", "/regsnap");
         assertBusy(() -> assertFalse(indexExists("regsnap-chunks")));
         call("POST", "/_snapshot/reg-repo/s1/_restore?wait_for_completion=true", "{\"indices\": \"regsnap,regsnap-chunks\"}");
@@ -183,8 +195,7 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
      * original's.
      */
     public void testReconcileOfAClone_givesItItsOwnChunks_andLeavesTheOriginals() throws Exception {
-        putPipeline("reg-clone", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
-            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        putPipeline("reg-clone", BODY_INTO_INDEX_CHUNKS);
         call("PUT", "/regcl", "{\"settings\": {\"index.default_pipeline\": \"reg-clone\", \"number_of_shards\": 1}}");
         for (int i = 1; i <= 3; i++) {
             call("PUT", "/regcl/_doc/d" + i + "?refresh=true", json(Map.of("body", text(i))));
@@ -219,8 +230,7 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
      * none and reported nothing missing while chunks were gone.
      */
     public void testStrictAndNonDynamicMappings_writeWithTheSummaryMapped_andReconcileChecksEveryDocument() throws Exception {
-        putPipeline("reg-map", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
-            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        putPipeline("reg-map", BODY_INTO_INDEX_CHUNKS);
         call("PUT", "/regstrict", """
             {"settings": {"index.default_pipeline": "reg-map"},
              "mappings": {"dynamic": "strict", "properties": {"body": {"type": "text"}}}}""");
@@ -254,8 +264,7 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
      * beside the index the write lands in, and an update and a delete through the same name follow them.
      */
     public void testADateMathIndexName_chunksBesideTheIndexItResolvesTo() throws Exception {
-        putPipeline("reg-dm", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
-            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
+        putPipeline("reg-dm", BODY_INTO_INDEX_CHUNKS);
         String dateMath = java.net.URLEncoder.encode("<regdm-{now/d}>", java.nio.charset.StandardCharsets.UTF_8);
         Map<String, Object> written = call("PUT", "/" + dateMath + "/_doc/a?pipeline=reg-dm&refresh=true", json(Map.of("body", text(1))));
         String index = (String) written.get("_index");
@@ -265,5 +274,34 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         assertEquals(parentsOf(text(2)), chunkTexts(index + "-chunks", "a"));
         call("DELETE", "/" + dateMath + "/_doc/a?refresh=true");
         assertEquals(List.of(), chunkTexts(index + "-chunks", "a"));
+    }
+
+    /**
+     * A pair restored under new names next to the live pair (rename_pattern, the usual way to inspect a backup): the copy
+     * of the chunk index carried the live source's registration, so a write to the live source deleted the copy's chunks,
+     * and {@code _reconcile} of the live source counted the copy's chunks as its orphans. Each pair now keeps to itself.
+     */
+    public void testARenamedRestoreNextToTheLivePair_keepsEachPairToItself() throws Exception {
+        pipedPair("regren");
+        snapshotPair("reg-ren-repo", "regren");
+        call("POST", "/_snapshot/reg-ren-repo/s1/_restore?wait_for_completion=true",
+            "{\"indices\": \"regren,regren-chunks\", \"rename_pattern\": \"regren(.*)\", \"rename_replacement\": \"regcopy$1\"}");
+        call("GET", "/_cluster/health/regcopy,regcopy-chunks?wait_for_status=yellow&timeout=60s");
+
+        // oracle: each pair holds _chunk's parents of its own stored text
+        call("PUT", "/regren/_doc/a?refresh=true", json(Map.of("body", text(3))));
+        assertEquals(parentsOf(text(3)), chunkTexts("regren-chunks", "a"));
+        assertEquals("the copy keeps its chunks", parentsOf(text(1)), chunkTexts("regcopy-chunks", "a"));
+        call("PUT", "/regcopy/_doc/b?refresh=true", json(Map.of("body", text(4))));
+        assertEquals(parentsOf(text(4)), chunkTexts("regcopy-chunks", "b"));
+        assertEquals(parentsOf(text(2)), chunkTexts("regren-chunks", "b"));
+        Map<String, Object> live = call("POST", "/_plugins/_strata/_reconcile?index=regren&dry_run=true");
+        assertEquals(live.toString(), List.of("regren-chunks"), live.get("chunk_indices"));
+        assertReconcileClean("regren", parentsOf(text(3)).size() + parentsOf(text(2)).size());
+        assertReconcileClean("regcopy", parentsOf(text(1)).size() + parentsOf(text(4)).size());
+
+        call("DELETE", "/regcopy");
+        assertBusy(() -> assertFalse(indexExists("regcopy-chunks")));
+        assertEquals(parentsOf(text(3)), chunkTexts("regren-chunks", "a"));
     }
 }
