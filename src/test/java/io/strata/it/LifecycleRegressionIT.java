@@ -8,7 +8,9 @@ import java.util.Map;
 /**
  * Lifecycle failures of issue 25, as a user meets them: the text inside an object ({@code "field": "doc.body"}), an index
  * written and deleted through its write alias with {@code index.default_pipeline}, two pipelines whose templated
- * targets name the same chunk index; a data stream created by its first write, a pair restored from a snapshot, a clone, strict or non-dynamic mappings, and a date-math index name.
+ * targets name the same chunk index; and (found by probing, 2026-11-27) a data stream created by its first write, pairs restored
+ * from a snapshot (under their names, and renamed next to the live pair), a clone, strict or non-dynamic mappings and a
+ * date-math index name.
  */
 @SuppressWarnings("unchecked")
 public class LifecycleRegressionIT extends StrataRestTestCase {
@@ -236,7 +238,8 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
              "mappings": {"dynamic": "strict", "properties": {"body": {"type": "text"}}}}""");
         ResponseException refused = callFailing("PUT", "/regstrict/_doc/a?refresh=true", json(Map.of("body", text(1))));
         assertEquals(400, refused.getResponse().getStatusLine().getStatusCode());
-        assertTrue(refused.getMessage(), refused.getMessage().contains("has a strict mapping (\\\"dynamic\\\": \\\"strict\\\") without field [strata]"));
+        assertTrue(refused.getMessage(),
+            refused.getMessage().contains("has a strict mapping (\\\"dynamic\\\": \\\"strict\\\") without field [strata]"));
         assertEquals("nothing written", 0, count("regstrict"));
         call("PUT", "/regstrict/_mapping", "{\"properties\": {\"strata\": {\"type\": \"object\", \"enabled\": false}}}");
 
