@@ -32,9 +32,11 @@ import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -203,7 +205,16 @@ public final class ChunkIndexSetup {
     private void check(String target, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
-            CreateIndexRequest create = new CreateIndexRequest(target).mapping(ChunkDocuments.mapping(model))
+            Map<String, Object> mapping;
+            try {
+                mapping = mappingOver(ChunkDocuments.mapping(model), templateMappings(clusterService.state(), target), target);
+            } catch (IllegalArgumentException e) {
+                listener.onFailure(e);
+                return;
+            } catch (Exception e) {
+                mapping = ChunkDocuments.mapping(model); // a template the create itself will report
+            }
+            CreateIndexRequest create = new CreateIndexRequest(target).mapping(mapping)
                 .settings(Settings.builder().put("index.knn", true));
             client.admin().indices().create(create, ActionListener.wrap(r -> {
                 markReady(target, key);
@@ -239,7 +250,14 @@ public final class ChunkIndexSetup {
         }
         // chunk indices made before context_header existed get its mapping, else it would be mapped dynamically
         if (chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata)) {
-            PutMappingRequest put = new PutMappingRequest(target).source(ChunkDocuments.mapping(model));
+            PutMappingRequest put;
+            try {
+                put = new PutMappingRequest(target).source(mappingOver(ChunkDocuments.mapping(model),
+                    metadata == null || metadata.mapping() == null ? List.of() : List.of(metadata.mapping().sourceAsMap()), target));
+            } catch (IllegalArgumentException e) {
+                listener.onFailure(e);
+                return;
+            }
             client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
                 markReady(target, key);
                 listener.onResponse(null);
@@ -384,19 +402,8 @@ public final class ChunkIndexSetup {
             }
         } else {
             key = null;
-            String v2 = MetadataIndexTemplateService.findV2Template(state.metadata(), writtenAs, false);
             try {
-                if (v2 != null) {
-                    for (CompressedXContent m : MetadataIndexTemplateService.collectMappings(state, v2, writtenAs)) {
-                        mappings.add(unwrap(XContentHelper.convertToMap(m.compressedReference(), true, MediaTypeRegistry.JSON).v2()));
-                    }
-                } else {
-                    for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), writtenAs, null)) {
-                        if (t.mappings() != null) {
-                            mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON).v2()));
-                        }
-                    }
-                }
+                mappings.addAll(templateMappings(state, writtenAs));
             } catch (Exception e) {
                 return; // the write itself reports a template it cannot apply
             }
@@ -433,6 +440,78 @@ public final class ChunkIndexSetup {
                 ChunkWriter.SUMMARY_FIELD);
         }
         return null;
+    }
+
+    /** The mappings the index templates give a new index named {@code name}, in the order they apply. */
+    private static List<Map<String, Object>> templateMappings(ClusterState state, String name) throws Exception {
+        List<Map<String, Object>> mappings = new ArrayList<>();
+        String v2 = MetadataIndexTemplateService.findV2Template(state.metadata(), name, false);
+        if (v2 != null) {
+            for (CompressedXContent m : MetadataIndexTemplateService.collectMappings(state, v2, name)) {
+                mappings.add(unwrap(XContentHelper.convertToMap(m.compressedReference(), true, MediaTypeRegistry.JSON).v2()));
+            }
+        } else {
+            for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), name, null)) {
+                if (t.mappings() != null) {
+                    mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON).v2()));
+                }
+            }
+        }
+        return mappings;
+    }
+
+    /**
+     * The chunk mapping {@code ours} with the definitions that {@code existing} (the chunk index's own mapping, or the
+     * mappings of the templates that create it, in order) gives its fields, where the type agrees: an analyzer on the text
+     * fields, graph parameters on the vectors. A chunk index made by hand or by a template for another language or another
+     * graph keeps them (a put of our plain definitions failed on the conflict before, and a template's analyzer was
+     * overridden). A field of another type, or vectors of another dimension, is a 400 naming the field.
+     */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> mappingOver(Map<String, Object> ours, List<Map<String, Object>> existing, String target) {
+        Map<String, Object> given = new LinkedHashMap<>();
+        for (Map<String, Object> mapping : existing) {
+            if (mapping.get("properties") instanceof Map<?, ?> props) {
+                given.putAll((Map<String, Object>) props); // a later template's definition of a field replaces an earlier one
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>(ours);
+        out.put("properties", propertiesOver((Map<String, Object>) ours.get("properties"), given, target, ""));
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> propertiesOver(Map<String, Object> ours, Map<String, Object> given, String target, String path) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> field : ours.entrySet()) {
+            Map<String, Object> mine = (Map<String, Object>) field.getValue();
+            Object theirs = given.get(field.getKey());
+            if (!(theirs instanceof Map<?, ?> t)) {
+                out.put(field.getKey(), mine);
+                continue;
+            }
+            String name = path + field.getKey();
+            Object type = t.get("type") != null ? t.get("type") : t.get("properties") != null ? "object" : null;
+            if (!Objects.equals(type, mine.get("type")) || (mine.get("dimension") != null
+                && !String.valueOf(mine.get("dimension")).equals(String.valueOf(t.get("dimension"))))) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] maps [%s] as %s; chunk documents "
+                    + "need it as %s (parameters such as an analyzer or graph settings may be your own)", target, name,
+                    describeField(t), describeField(mine)));
+            }
+            if (mine.get("properties") instanceof Map<?, ?> nested) {
+                Map<String, Object> merged = new LinkedHashMap<>(mine);
+                merged.put("properties", propertiesOver((Map<String, Object>) nested,
+                    t.get("properties") instanceof Map<?, ?> tp ? (Map<String, Object>) tp : Map.of(), target, name + "."));
+                out.put(field.getKey(), merged);
+            } else {
+                out.put(field.getKey(), t);
+            }
+        }
+        return out;
+    }
+
+    private static String describeField(Map<?, ?> field) {
+        return "[" + field.get("type") + "]" + (field.get("dimension") != null ? " of " + field.get("dimension") + " dimensions" : "");
     }
 
     @SuppressWarnings("unchecked")

@@ -315,6 +315,37 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertFalse(ChunkIndexSetup.keptInSource(Map.of("_source", Map.of("includes", List.of("title"))), "body"));
     }
 
+    @SuppressWarnings("unchecked")
+    public void testMappingOver_keepsTheIndexsOwnAnalyzersAndGraphParameters_andRefusesAnotherType() {
+        Map<String, Object> ours = ChunkDocuments.mapping(E5);
+        Map<String, Object> english = Map.of("type", "text", "analyzer", "whitespace");
+        Map<String, Object> graph = Map.of("type", "knn_vector", "dimension", 384, "method", Map.of("name", "hnsw", "engine", "lucene",
+            "parameters", Map.of("m", 32)));
+        Map<String, Object> given = Map.of("properties", Map.of("text", english, "embedding", graph, "tenant", Map.of("type", "keyword"),
+            "children", Map.of("type", "nested", "properties", Map.of("text", english))));
+        Map<String, Object> merged = ChunkIndexSetup.mappingOver(ours, List.of(given), "c");
+        Map<String, Object> props = (Map<String, Object>) merged.get("properties");
+        assertEquals(english, props.get("text"));
+        assertEquals(graph, props.get("embedding"));
+        assertEquals(english, ((Map<String, Object>) ((Map<String, Object>) props.get("children")).get("properties")).get("text"));
+        assertEquals("ours where the index says nothing", Map.of("type", "keyword"), props.get("source_id"));
+        assertFalse("only our fields are put", props.containsKey("tenant"));
+        assertEquals(ours.get("_meta"), merged.get("_meta"));
+        // a later template's definition replaces an earlier one's
+        Map<String, Object> later = Map.of("properties", Map.of("text", Map.of("type", "text", "analyzer", "simple")));
+        assertEquals("simple", ((Map<String, Object>) ((Map<String, Object>) ChunkIndexSetup.mappingOver(ours, List.of(given, later), "c")
+            .get("properties")).get("text")).get("analyzer"));
+
+        IllegalArgumentException keyword = expectThrows(IllegalArgumentException.class, () -> ChunkIndexSetup.mappingOver(ours,
+            List.of(Map.of("properties", Map.of("children", Map.of("type", "nested", "properties", Map.of("text", Map.of("type", "keyword")))))),
+            "c"));
+        assertThat(keyword.getMessage(), containsString("[target_index] [c] maps [children.text] as [keyword]; chunk documents need it as [text]"));
+        IllegalArgumentException dims = expectThrows(IllegalArgumentException.class, () -> ChunkIndexSetup.mappingOver(ours,
+            List.of(Map.of("properties", Map.of("embedding", Map.of("type", "knn_vector", "dimension", 768)))), "c"));
+        assertThat(dims.getMessage(), containsString("maps [embedding] as [knn_vector] of 768 dimensions; chunk documents need it as "
+            + "[knn_vector] of 384 dimensions"));
+    }
+
     public void testMappingProblem_aStrictMappingWithoutTheSummaryField_isNamedWithTheMappingToAdd() {
         Map<String, Object> strict = Map.of("dynamic", "strict", "properties", Map.of("body", Map.of("type", "text")));
         String problem = ChunkIndexSetup.mappingProblem(List.of(strict), "docs", "body");

@@ -307,4 +307,39 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         assertBusy(() -> assertFalse(indexExists("regcopy-chunks")));
         assertEquals(parentsOf(text(3)), chunkTexts("regren-chunks", "a"));
     }
+
+    /** The ids of the parents a lexical {@code multi_granular} query for {@code words} finds in {@code chunkIndex}. */
+    private static List<Object> lexicalHits(String chunkIndex, String words) throws Exception {
+        Map<String, Object> r = call("POST", "/" + chunkIndex + "/_search",
+            json(Map.of("query", Map.of("multi_granular", Map.of("match", words, "k", 10)))));
+        return ((List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")).stream().map(h -> ((Map<String, Object>) h).get("_id"))
+            .toList();
+    }
+
+    /**
+     * A chunk index made by hand, or by an index template, with its own analyzer on the text fields (a language's, for the
+     * lexical side): the processor put its plain definitions over them, which failed every write on the mapping conflict
+     * ("Cannot update parameter [analyzer]"), and a template's analyzer was silently overridden. Now the index's (or the
+     * template's) definitions are kept where the type agrees, and the lexical side searches with them: under a
+     * whitespace analyzer, which does not lowercase, "Emma" finds the parents and "emma" none.
+     */
+    public void testAChunkIndexWithItsOwnAnalyzer_byHandOrByTemplate_keepsIt() throws Exception {
+        String whitespace = "{\"type\": \"text\", \"analyzer\": \"whitespace\"}";
+        String textFields = "{\"properties\": {\"text\": " + whitespace + ", \"children\": {\"type\": \"nested\", "
+            + "\"properties\": {\"text\": " + whitespace + "}}}}";
+        call("PUT", "/reghand-chunks", "{\"settings\": {\"index.knn\": true}, \"mappings\": " + textFields + "}");
+        call("PUT", "/_index_template/reg-analyzer", "{\"index_patterns\": [\"regtpl-chunks\"], \"template\": {\"mappings\": "
+            + textFields + "}}");
+        for (String index : List.of("reghand", "regtpl")) {
+            pipedPair(index);
+            assertEquals(parentsOf(text(1)), chunkTexts(index + "-chunks", "a"));
+            Map<String, Object> props = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET",
+                "/" + index + "-chunks/_mapping").get(index + "-chunks")).get("mappings")).get("properties");
+            assertEquals(props.toString(), "whitespace", ((Map<String, Object>) props.get("text")).get("analyzer"));
+            assertEquals(props.toString(), "whitespace", ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>)
+                props.get("children")).get("properties")).get("text")).get("analyzer"));
+            assertEquals(index, count(index + "-chunks"), lexicalHits(index + "-chunks", "Emma").size()); // every parent names her
+            assertEquals(index, List.of(), lexicalHits(index + "-chunks", "emma"));
+        }
+    }
 }
