@@ -207,10 +207,7 @@ public final class ChunkIndexSetup {
         if (metadata == null) {
             Map<String, Object> mapping;
             try {
-                mapping = mappingOver(ChunkDocuments.mapping(model), templateMappings(clusterService.state(), target), target);
-            } catch (IllegalArgumentException e) {
-                listener.onFailure(e);
-                return;
+                mapping = mappingOver(ChunkDocuments.mapping(model), templateMappings(clusterService.state(), target), target, true);
             } catch (Exception e) {
                 mapping = ChunkDocuments.mapping(model); // a template the create itself will report
             }
@@ -453,7 +450,8 @@ public final class ChunkIndexSetup {
         } else {
             for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), name, null)) {
                 if (t.mappings() != null) {
-                    mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON).v2()));
+                    mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON)
+                        .v2()));
                 }
             }
         }
@@ -465,10 +463,17 @@ public final class ChunkIndexSetup {
      * mappings of the templates that create it, in order) gives its fields, where the type agrees: an analyzer on the text
      * fields, graph parameters on the vectors. A chunk index made by hand or by a template for another language or another
      * graph keeps them (a put of our plain definitions failed on the conflict before, and a template's analyzer was
-     * overridden). A field of another type, or vectors of another dimension, is a 400 naming the field.
+     * overridden). A field of another type, or vectors of another dimension: a 400 naming the field when {@code existing}
+     * is the index's own ({@code templates} false: a mapping cannot change a field's type); our definition when it comes
+     * from templates, which the create request overrides as it always did (a broad template with a {@code text} keyword
+     * must not stop chunking).
      */
-    @SuppressWarnings("unchecked")
     static Map<String, Object> mappingOver(Map<String, Object> ours, List<Map<String, Object>> existing, String target) {
+        return mappingOver(ours, existing, target, false);
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> mappingOver(Map<String, Object> ours, List<Map<String, Object>> existing, String target, boolean templates) {
         Map<String, Object> given = new LinkedHashMap<>();
         for (Map<String, Object> mapping : existing) {
             if (mapping.get("properties") instanceof Map<?, ?> props) {
@@ -476,12 +481,13 @@ public final class ChunkIndexSetup {
             }
         }
         Map<String, Object> out = new LinkedHashMap<>(ours);
-        out.put("properties", propertiesOver((Map<String, Object>) ours.get("properties"), given, target, ""));
+        out.put("properties", propertiesOver((Map<String, Object>) ours.get("properties"), given, target, "", templates));
         return out;
     }
 
     @SuppressWarnings("unchecked")
-    private static Map<String, Object> propertiesOver(Map<String, Object> ours, Map<String, Object> given, String target, String path) {
+    private static Map<String, Object> propertiesOver(Map<String, Object> ours, Map<String, Object> given, String target, String path,
+                                                      boolean templates) {
         Map<String, Object> out = new LinkedHashMap<>();
         for (Map.Entry<String, Object> field : ours.entrySet()) {
             Map<String, Object> mine = (Map<String, Object>) field.getValue();
@@ -494,6 +500,10 @@ public final class ChunkIndexSetup {
             Object type = t.get("type") != null ? t.get("type") : t.get("properties") != null ? "object" : null;
             if (!Objects.equals(type, mine.get("type")) || (mine.get("dimension") != null
                 && !String.valueOf(mine.get("dimension")).equals(String.valueOf(t.get("dimension"))))) {
+                if (templates) {
+                    out.put(field.getKey(), mine);
+                    continue;
+                }
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] maps [%s] as %s; chunk documents "
                     + "need it as %s (parameters such as an analyzer or graph settings may be your own)", target, name,
                     describeField(t), describeField(mine)));
@@ -501,7 +511,7 @@ public final class ChunkIndexSetup {
             if (mine.get("properties") instanceof Map<?, ?> nested) {
                 Map<String, Object> merged = new LinkedHashMap<>(mine);
                 merged.put("properties", propertiesOver((Map<String, Object>) nested,
-                    t.get("properties") instanceof Map<?, ?> tp ? (Map<String, Object>) tp : Map.of(), target, name + "."));
+                    t.get("properties") instanceof Map<?, ?> tp ? (Map<String, Object>) tp : Map.of(), target, name + ".", templates));
                 out.put(field.getKey(), merged);
             } else {
                 out.put(field.getKey(), t);

@@ -336,10 +336,16 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertEquals("simple", ((Map<String, Object>) ((Map<String, Object>) ChunkIndexSetup.mappingOver(ours, List.of(given, later), "c")
             .get("properties")).get("text")).get("analyzer"));
 
-        IllegalArgumentException keyword = expectThrows(IllegalArgumentException.class, () -> ChunkIndexSetup.mappingOver(ours,
-            List.of(Map.of("properties", Map.of("children", Map.of("type", "nested", "properties", Map.of("text", Map.of("type", "keyword")))))),
-            "c"));
-        assertThat(keyword.getMessage(), containsString("[target_index] [c] maps [children.text] as [keyword]; chunk documents need it as [text]"));
+        Map<String, Object> keywordChildren = Map.of("properties", Map.of("children", Map.of("type", "nested", "properties",
+            Map.of("text", Map.of("type", "keyword")))));
+        IllegalArgumentException keyword = expectThrows(IllegalArgumentException.class,
+            () -> ChunkIndexSetup.mappingOver(ours, List.of(keywordChildren), "c"));
+        assertThat(keyword.getMessage(),
+            containsString("[target_index] [c] maps [children.text] as [keyword]; chunk documents need it as [text]"));
+        // from templates, another type is overridden by ours, as the create request always did
+        Map<String, Object> broad = Map.of("properties", Map.of("text", Map.of("type", "keyword")));
+        assertEquals(Map.of("type", "text"), ((Map<String, Object>) ChunkIndexSetup.mappingOver(ours, List.of(broad), "c", true)
+            .get("properties")).get("text"));
         IllegalArgumentException dims = expectThrows(IllegalArgumentException.class, () -> ChunkIndexSetup.mappingOver(ours,
             List.of(Map.of("properties", Map.of("embedding", Map.of("type", "knn_vector", "dimension", 768)))), "c"));
         assertThat(dims.getMessage(), containsString("maps [embedding] as [knn_vector] of 768 dimensions; chunk documents need it as "
