@@ -13,12 +13,7 @@ import org.opensearch.cluster.metadata.DataStream;
 import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
-import org.opensearch.cluster.metadata.IndexTemplateMetadata;
 import org.opensearch.cluster.metadata.MetadataIndexTemplateService;
-import org.opensearch.common.compress.CompressedXContent;
-import org.opensearch.common.xcontent.XContentHelper;
-import org.opensearch.common.xcontent.support.XContentMapValues;
-import org.opensearch.core.xcontent.MediaTypeRegistry;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
@@ -32,11 +27,9 @@ import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -207,7 +200,8 @@ public final class ChunkIndexSetup {
         if (metadata == null) {
             Map<String, Object> mapping;
             try {
-                mapping = mappingOver(ChunkDocuments.mapping(model), templateMappings(clusterService.state(), target), target, true);
+                List<Map<String, Object>> templates = ChunkIndexMappings.ofTemplates(clusterService.state(), target);
+                mapping = ChunkIndexMappings.over(ChunkDocuments.mapping(model), templates, target, true);
             } catch (Exception e) {
                 mapping = ChunkDocuments.mapping(model); // a template the create itself will report
             }
@@ -249,8 +243,8 @@ public final class ChunkIndexSetup {
         if (chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata)) {
             PutMappingRequest put;
             try {
-                put = new PutMappingRequest(target).source(mappingOver(ChunkDocuments.mapping(model),
-                    metadata == null || metadata.mapping() == null ? List.of() : List.of(metadata.mapping().sourceAsMap()), target));
+                put = new PutMappingRequest(target).source(ChunkIndexMappings.over(ChunkDocuments.mapping(model),
+                    metadata == null || metadata.mapping() == null ? List.of() : List.of(metadata.mapping().sourceAsMap()), target, false));
             } catch (IllegalArgumentException e) {
                 listener.onFailure(e);
                 return;
@@ -400,157 +394,17 @@ public final class ChunkIndexSetup {
         } else {
             key = null;
             try {
-                mappings.addAll(templateMappings(state, writtenAs));
+                mappings.addAll(ChunkIndexMappings.ofTemplates(state, writtenAs));
             } catch (Exception e) {
                 return; // the write itself reports a template it cannot apply
             }
         }
-        String problem = mappingProblem(mappings, concreteIndex, field);
+        String problem = ChunkIndexMappings.problem(mappings, concreteIndex, field);
         if (key != null) {
             mappingProblems.put(key, problem == null ? "" : problem);
         }
         if (problem != null) {
             throw new IllegalArgumentException("[" + processor + "] " + problem);
         }
-    }
-
-    /** What {@code mappings} (an index's, or the templates' in the order they apply) refuse of chunking; null: nothing. */
-    static String mappingProblem(List<Map<String, Object>> mappings, String index, String field) {
-        boolean kept = true;
-        Object dynamic = null;
-        boolean summaryMapped = false;
-        for (Map<String, Object> mapping : mappings) {
-            kept &= keptInSource(mapping, field);
-            dynamic = mapping.get("dynamic") != null ? mapping.get("dynamic") : dynamic;
-            summaryMapped |= mapping.get("properties") instanceof Map<?, ?> properties && properties.containsKey(ChunkWriter.SUMMARY_FIELD);
-        }
-        if (!kept) {
-            return String.format(Locale.ROOT, "field [%s] is kept out of [_source] in index [%s] (its mapping's _source "
-                + "enabled/includes/excludes); chunks of a text that is not stored cannot be kept in step with updates nor checked "
-                + "by _reconcile. Keep the field in _source (leave it out of search responses with _source filtering instead)",
-                field, index);
-        }
-        if ("strict".equals(String.valueOf(dynamic)) && !summaryMapped) {
-            return String.format(Locale.ROOT, "index [%s] has a strict mapping (\"dynamic\": \"strict\") without field [%s], "
-                + "where each document's chunk summary is kept; add it to the mapping, stored but not indexed: "
-                + "{\"properties\": {\"%s\": {\"type\": \"object\", \"enabled\": false}}}", index, ChunkWriter.SUMMARY_FIELD,
-                ChunkWriter.SUMMARY_FIELD);
-        }
-        return null;
-    }
-
-    /** The mappings the index templates give a new index named {@code name}, in the order they apply. */
-    private static List<Map<String, Object>> templateMappings(ClusterState state, String name) throws Exception {
-        List<Map<String, Object>> mappings = new ArrayList<>();
-        String v2 = MetadataIndexTemplateService.findV2Template(state.metadata(), name, false);
-        if (v2 != null) {
-            for (CompressedXContent m : MetadataIndexTemplateService.collectMappings(state, v2, name)) {
-                mappings.add(unwrap(XContentHelper.convertToMap(m.compressedReference(), true, MediaTypeRegistry.JSON).v2()));
-            }
-        } else {
-            for (IndexTemplateMetadata t : MetadataIndexTemplateService.findV1Templates(state.metadata(), name, null)) {
-                if (t.mappings() != null) {
-                    mappings.add(unwrap(XContentHelper.convertToMap(t.mappings().compressedReference(), true, MediaTypeRegistry.JSON)
-                        .v2()));
-                }
-            }
-        }
-        return mappings;
-    }
-
-    /**
-     * The chunk mapping {@code ours} with the definitions that {@code existing} (the chunk index's own mapping, or the
-     * mappings of the templates that create it, in order) gives its fields, where the type agrees: an analyzer on the text
-     * fields, graph parameters on the vectors. A chunk index made by hand or by a template for another language or another
-     * graph keeps them (a put of our plain definitions failed on the conflict before, and a template's analyzer was
-     * overridden). A field of another type, or vectors of another dimension: a 400 naming the field when {@code existing}
-     * is the index's own ({@code templates} false: a mapping cannot change a field's type); our definition when it comes
-     * from templates, which the create request overrides as it always did (a broad template with a {@code text} keyword
-     * must not stop chunking).
-     */
-    static Map<String, Object> mappingOver(Map<String, Object> ours, List<Map<String, Object>> existing, String target) {
-        return mappingOver(ours, existing, target, false);
-    }
-
-    @SuppressWarnings("unchecked")
-    static Map<String, Object> mappingOver(Map<String, Object> ours, List<Map<String, Object>> existing, String target, boolean templates) {
-        Map<String, Object> given = new LinkedHashMap<>();
-        for (Map<String, Object> mapping : existing) {
-            if (mapping.get("properties") instanceof Map<?, ?> props) {
-                given.putAll((Map<String, Object>) props); // a later template's definition of a field replaces an earlier one
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>(ours);
-        out.put("properties", propertiesOver((Map<String, Object>) ours.get("properties"), given, target, "", templates));
-        return out;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> propertiesOver(Map<String, Object> ours, Map<String, Object> given, String target, String path,
-                                                      boolean templates) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> field : ours.entrySet()) {
-            Map<String, Object> mine = (Map<String, Object>) field.getValue();
-            Object theirs = given.get(field.getKey());
-            if (!(theirs instanceof Map<?, ?> t)) {
-                out.put(field.getKey(), mine);
-                continue;
-            }
-            String name = path + field.getKey();
-            Object type = t.get("type") != null ? t.get("type") : t.get("properties") != null ? "object" : null;
-            if (!Objects.equals(type, mine.get("type")) || (mine.get("dimension") != null
-                && !String.valueOf(mine.get("dimension")).equals(String.valueOf(t.get("dimension"))))) {
-                if (templates) {
-                    out.put(field.getKey(), mine);
-                    continue;
-                }
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] maps [%s] as %s; chunk documents "
-                    + "need it as %s (parameters such as an analyzer or graph settings may be your own)", target, name,
-                    describeField(t), describeField(mine)));
-            }
-            if (mine.get("properties") instanceof Map<?, ?> nested) {
-                Map<String, Object> merged = new LinkedHashMap<>(mine);
-                merged.put("properties", propertiesOver((Map<String, Object>) nested,
-                    t.get("properties") instanceof Map<?, ?> tp ? (Map<String, Object>) tp : Map.of(), target, name + ".", templates));
-                out.put(field.getKey(), merged);
-            } else {
-                out.put(field.getKey(), t);
-            }
-        }
-        return out;
-    }
-
-    private static String describeField(Map<?, ?> field) {
-        return "[" + field.get("type") + "]" + (field.get("dimension") != null ? " of " + field.get("dimension") + " dimensions" : "");
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> unwrap(Map<String, Object> mapping) {
-        return mapping.size() == 1 && mapping.get("_doc") instanceof Map<?, ?> inner ? (Map<String, Object>) inner : mapping;
-    }
-
-    /** Whether a mapping's {@code _source} settings keep {@code field}, decided by OpenSearch's own source filtering. */
-    static boolean keptInSource(Map<String, Object> mapping, String field) {
-        if (!(mapping.get("_source") instanceof Map<?, ?> source)) {
-            return true;
-        }
-        if (Boolean.FALSE.equals(source.get("enabled")) || "false".equals(String.valueOf(source.get("enabled")))) {
-            return false;
-        }
-        String[] includes = strings(source.get("includes"));
-        String[] excludes = strings(source.get("excludes"));
-        if (includes.length == 0 && excludes.length == 0) {
-            return true;
-        }
-        Map<String, Object> probe = new java.util.HashMap<>();
-        probe.put(field, "x");
-        return XContentMapValues.extractValue(field, XContentMapValues.filter(probe, includes, excludes)) != null;
-    }
-
-    private static String[] strings(Object value) {
-        if (value instanceof List<?> l) {
-            return l.stream().map(String::valueOf).toArray(String[]::new);
-        }
-        return value instanceof String s ? new String[] { s } : new String[0];
     }
 }
