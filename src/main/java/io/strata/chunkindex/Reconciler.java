@@ -87,7 +87,7 @@ public final class Reconciler {
         // searches see refreshed documents only: make every acknowledged write visible first
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(
-                v -> chunkIndices(report, report.chunkIndices.iterator(), renamed, ActionListener.wrap(
+                v -> chunkIndices(report, report.chunkIndices.iterator(), ActionListener.wrap(
                     w -> sourcePass.run(report, source.getIndex(), checks, renamed, ActionListener.wrap(x -> listener.onResponse(report),
                         listener::onFailure)),
                     listener::onFailure)),
@@ -131,16 +131,14 @@ public final class Reconciler {
         }));
     }
 
-    private void chunkIndices(ReconcileReport report, Iterator<String> chunkIndices, Map<String, String> renamed,
-                              ActionListener<Void> listener) {
+    private void chunkIndices(ReconcileReport report, Iterator<String> chunkIndices, ActionListener<Void> listener) {
         if (!chunkIndices.hasNext()) {
             listener.onResponse(null);
             return;
         }
         String chunkIndex = chunkIndices.next();
-        String before = renamed.entrySet().stream().filter(e -> e.getValue().equals(chunkIndex)).map(Map.Entry::getKey).findFirst()
-            .orElse(null);
-        chunkPass.run(report, chunkIndex, before, ActionListener.wrap(v -> chunkIndices(report, chunkIndices, renamed, listener),
+        String before = ChunkIndexRegistry.restoredFrom(clusterService.state().metadata().index(chunkIndex));
+        chunkPass.run(report, chunkIndex, before, ActionListener.wrap(v -> chunkIndices(report, chunkIndices, listener),
             listener::onFailure));
     }
 
