@@ -75,9 +75,13 @@ final class QueryPlanner {
     static MultiGranularQueryBuilder plan(MultiGranularQueryBuilder query, QueryCoordinatorContext coordinator, QueryRewriteContext context,
                                           QueryServices services) {
         IndicesRequest request = coordinator.getSearchRequest();
+        ClusterService cluster = services.clusterService().get();
+        if (request instanceof SearchRequest search
+            && !ClusterScope.plannedHere(search, () -> ClusterScope.remoteClusterNames(cluster.getSettings(), cluster.state()))) {
+            return query; // OpenSearch forwards the whole request to the one remote cluster it reads, whose coordinator plans it
+        }
         QueryBuilder root = rootQuery(request);
         QueryBuilder restriction = root == null && !(request instanceof SearchRequest) ? null : Restrictions.of(root, query);
-        ClusterService cluster = services.clusterService().get();
         SubSearches searches = SubSearches.of(request, SearchTaskFilter.current(services.threadContext().get()),
             cluster.localNode() == null ? null : cluster.localNode().getId(), context.getWriteableRegistry());
         MultiGranularQueryBuilder.Mode mode = query.vector() != null ? MultiGranularQueryBuilder.Mode.DENSE

@@ -5,6 +5,7 @@ import io.strata.context.Seed;
 import io.strata.context.SourceText;
 import org.opensearch.common.document.DocumentField;
 import org.opensearch.search.SearchHit;
+import org.opensearch.transport.RemoteClusterAware;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -76,9 +77,9 @@ final class HitChunks {
             }
             if (ordinal < 0) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
-                    + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, hit.getIndex()));
+                    + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, indexOf(hit)));
             }
-            hits.add(new Hit(hit.getIndex(), id, id.substring(0, colon), ordinal, hit.getScore(), matched(hit), evidence(hit),
+            hits.add(new Hit(indexOf(hit), id, id.substring(0, colon), ordinal, hit.getScore(), matched(hit), evidence(hit),
                 sentences(hit)));
         }
         return new HitChunks(hits, neighbours);
@@ -144,6 +145,14 @@ final class HitChunks {
         return out;
     }
 
+    /**
+     * The hit's index as the searching cluster names it: {@code cluster:index} for a remote cluster's hit (cross-cluster
+     * search), so citations and the lookup name the index that was searched, not a local one of the same name.
+     */
+    static String indexOf(SearchHit hit) {
+        return RemoteClusterAware.buildRemoteIndexName(hit.getClusterAlias(), hit.getIndex());
+    }
+
     String[] indices() {
         return indices.toArray(String[]::new);
     }
@@ -180,20 +189,20 @@ final class HitChunks {
             if (source == null || !(source.get(ChunkDocuments.TEXT) instanceof String stored)
                 || !(source.get(ChunkDocuments.START) instanceof Number start) || !(source.get(ChunkDocuments.END) instanceof Number end)
                 || !(source.get(ChunkDocuments.ORDINAL) instanceof Number ordinal)
-                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(hit.getIndex() + "/" + sourceId)) {
+                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(indexOf(hit) + "/" + sourceId)) {
                 continue; // text the caller may not see (field-level security), or a document an id query matched in another index
             }
             String text = ChunkDocuments.sourcePart(stored, start.intValue(), end.intValue()); // not a table piece's header
             if (text == null) {
                 continue;
             }
-            String document = document(hit.getIndex(), sourceId);
+            String document = document(indexOf(hit), sourceId);
             SourceText doc = documents.computeIfAbsent(document, d -> {
-                citations.add(new Citation(d, hit.getIndex(), (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));
+                citations.add(new Citation(d, indexOf(hit), (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));
                 return new SourceText();
             });
             doc.addParent(ordinal.intValue(), start.intValue(), text, finest(source, start.intValue(), text.length()));
-            parentSpans.put(hit.getIndex() + "/" + hit.getId(), new int[] {start.intValue(), start.intValue() + text.length()});
+            parentSpans.put(indexOf(hit) + "/" + hit.getId(), new int[] {start.intValue(), start.intValue() + text.length()});
         }
         List<Seed> seeds = new ArrayList<>(hits.size());
         for (int rank = 0; rank < hits.size(); rank++) {

@@ -128,6 +128,11 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
     private String indexTokenizer(SearchHit[] hits) {
         Set<String> models = new LinkedHashSet<>();
         for (SearchHit hit : hits) {
+            if (hit.getClusterAlias() != null) { // this node's metadata describes its own indices, maybe one of the same name
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] comes from index [%s] of remote cluster "
+                    + "[%s], whose model this node cannot read; name the model whose tokenizer counts the budget in [tokenizer]",
+                    TYPE, hit.getId(), HitChunks.indexOf(hit), hit.getClusterAlias()));
+            }
             IndexMetadata index = services.clusterService().get().state().metadata().index(hit.getIndex());
             ChunkIndexMeta meta = index == null ? null : ChunkIndexMeta.of(index);
             if (meta == null) {
