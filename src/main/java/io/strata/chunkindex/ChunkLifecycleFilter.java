@@ -6,6 +6,7 @@ import org.opensearch.action.ActionRequest;
 import org.opensearch.action.DocWriteRequest;
 import org.opensearch.action.DocWriteResponse;
 import org.opensearch.action.bulk.BulkAction;
+import org.opensearch.action.bulk.BulkShardRequest;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.bulk.BulkResponse;
@@ -97,6 +98,11 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 listener::onFailure), context);
             chain.proceed(task, action, request, after);
             return;
+        }
+        if (StoredTextCheck.isShardBulk(action) && context != null && context.getTransient(ChunkLedger.TRANSIENT) instanceof ChunkLedger ledger
+            && !ledger.isOwnWrites() && !ledger.isEmpty()) {
+            // the pipelines have run: a document stored without the text its chunks were cut from is refused here
+            StoredTextCheck.abortChanged((BulkShardRequest) request, ledger);
         }
         if (!BulkAction.NAME.equals(action) || context == null || c == null || context.getTransient(ChunkLedger.TRANSIENT) != null) {
             // not a bulk, or Strata's own writes (chunks, summaries) inside an outer bulk or a reconcile

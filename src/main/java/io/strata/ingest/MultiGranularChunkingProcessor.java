@@ -315,6 +315,13 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new ConfigException(unknown, "unknown option [" + unknown + "]; supported: " + c.known());
             }
             String field = c.requiredString("field", "the source field holding the text");
+            if (field.equals(IngestDocument.INGEST_KEY) || field.startsWith(IngestDocument.INGEST_KEY + ".")) {
+                // inside a foreach ([_ingest._value]) it would chunk each element as the whole document, each replacing the
+                // last one's chunks and summary: a document has one chunked text
+                throw c.error("field", "must name a field of the document, not ingest metadata, got [" + field + "]: a document "
+                    + "has one chunked text, so the processor cannot run per element in a [foreach]; join the elements into one "
+                    + "field first (a [join] processor) and chunk that");
+            }
             String targetIndex = c.requiredString("target_index", "the index the chunk documents go to");
             String templateProblem = ChunkWriter.templateProblem(targetIndex);
             if (templateProblem != null) {

@@ -154,4 +154,15 @@ public class MultiGranularChunkingProcessorFactoryTests {
             assertTrue(e.getMessage(), e.getMessage().contains("required property is missing"));
         }
     }
+
+    @Test
+    public void testCreate_ingestMetadataAsTheField_isRejected_soAForeachCannotChunkEachElementAsTheWholeDocument() {
+        for (String field : List.of("_ingest._value", "_ingest")) {
+            OpenSearchParseException e = rejected(Map.of("field", field, "target_index", "c"));
+            assertEquals("field", e.getMetadata("opensearch.property_name").get(0));
+            assertTrue(e.getMessage(), e.getMessage().startsWith("[field] must name a field of the document, not ingest metadata, got ["
+                + field + "]") && e.getMessage().contains("[foreach]") && e.getMessage().contains("[join]"));
+        }
+        assertEquals("_ingestion_text", create(Map.of("field", "_ingestion_text", "target_index", "c")).writer().field());
+    }
 }

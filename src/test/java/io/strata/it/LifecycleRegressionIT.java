@@ -2,6 +2,7 @@ package io.strata.it;
 
 import org.opensearch.client.ResponseException;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -107,6 +108,65 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         putPipeline("reg-two-obj", "{\"field\": \"doc.body\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
             + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 20}}");
         assertReconcileClean("reg-two", writeObjects("reg-two", "reg-two-obj", 4));
+    }
+
+    /**
+     * Processors after the chunking one, as pipeline authors combine them (ingest-common's): a {@code rename} or {@code remove}
+     * of the chunked field (to store the text once, in the chunks), a {@code script} rewriting it, one dropping the summary.
+     * Such a document used to be stored with chunks of a text it no longer held: its next {@code _update} failed on the missing
+     * field, and {@code _reconcile} counted it stale and deleted its chunks. It is refused before anything is written, only
+     * that item of a bulk; a {@code drop} or {@code fail} after the chunking processor leaves no chunks, and a chunking
+     * processor called through a {@code pipeline} processor keeps its document's chunks in step (rewritten, deleted).
+     */
+    public void testProcessorsAfterTheChunkingOne_thatChangeTheStoredText_areRefusedPerItem_beforeAnythingIsWritten() throws Exception {
+        Map<String, String> after = new LinkedHashMap<>();
+        after.put("rename", "{\"rename\": {\"field\": \"body\", \"target_field\": \"content\", \"if\": \"ctx.tag == 'x'\"}}");
+        after.put("remove", "{\"remove\": {\"field\": \"body\", \"if\": \"ctx.tag == 'x'\"}}");
+        after.put("script", "{\"script\": {\"source\": \"if (ctx.tag == 'x') { ctx.body = ctx.body.toLowerCase() }\"}}");
+        after.put("summary", "{\"remove\": {\"field\": \"strata\", \"if\": \"ctx.tag == 'x'\"}}");
+        for (var e : after.entrySet()) {
+            String index = "reg-after-" + e.getKey();
+            call("PUT", "/_ingest/pipeline/" + index, "{\"processors\": [{\"multi_granular_chunking\": " + BODY_INTO_INDEX_CHUNKS
+                + "}, " + e.getValue() + "]}");
+            call("PUT", "/" + index, "{\"settings\": {\"index.default_pipeline\": \"" + index + "\"}}");
+            Map<String, Object> r = bulk(index, index, new LinkedHashMap<>(Map.of("changed", Map.of("body", text(1), "tag", "x"),
+                "kept", Map.of("body", text(2), "tag", "y"))));
+            Map<String, Map<String, Object>> items = new java.util.HashMap<>();
+            for (Object item : (List<Object>) r.get("items")) {
+                Map<String, Object> written = (Map<String, Object>) ((Map<String, Object>) item).get("index");
+                items.put((String) written.get("_id"), written);
+            }
+            assertEquals(e.getKey() + ": " + items, 400, items.get("changed").get("status"));
+            String reason = String.valueOf(((Map<String, Object>) items.get("changed").get("error")).get("reason"));
+            assertTrue(reason, reason.contains("chunked field [body] of document [changed]")
+                && reason.contains("a processor after it in the pipeline changed the document"));
+            assertEquals(e.getKey(), 201, items.get("kept").get("status"));
+            assertEquals(e.getKey() + ": only the kept document is stored", 1, count(index));
+            assertEquals(e.getKey(), List.of(), chunkTexts(index + "-chunks", "changed"));
+            assertEquals(e.getKey(), parentsOf(text(2)), chunkTexts(index + "-chunks", "kept"));
+            assertReconcileClean(index, parentsOf(text(2)).size());
+        }
+        // drop and fail after the chunking processor: the document is not stored, and neither are its chunks
+        for (String stop : List.of("{\"drop\": {\"if\": \"ctx.tag == 'x'\"}}", "{\"fail\": {\"message\": \"no\", \"if\": \"ctx.tag == 'x'\"}}")) {
+            String index = stop.contains("drop") ? "reg-after-drop" : "reg-after-fail";
+            call("PUT", "/_ingest/pipeline/" + index, "{\"processors\": [{\"multi_granular_chunking\": " + BODY_INTO_INDEX_CHUNKS
+                + "}, " + stop + "]}");
+            bulk(index, index, new LinkedHashMap<>(Map.of("changed", Map.of("body", text(1), "tag", "x"),
+                "kept", Map.of("body", text(2), "tag", "y"))));
+            assertEquals(index, List.of(), chunkTexts(index + "-chunks", "changed"));
+            assertEquals(index, parentsOf(text(2)), chunkTexts(index + "-chunks", "kept"));
+        }
+        // through a pipeline processor: written, rewritten and deleted in step
+        putPipeline("reg-inner", BODY_INTO_INDEX_CHUNKS);
+        call("PUT", "/_ingest/pipeline/reg-outer", "{\"processors\": [{\"set\": {\"field\": \"seen\", \"value\": true}}, "
+            + "{\"pipeline\": {\"name\": \"reg-inner\"}}]}");
+        call("PUT", "/reg-nested", "{\"settings\": {\"index.default_pipeline\": \"reg-outer\"}}");
+        call("PUT", "/reg-nested/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(parentsOf(text(1)), chunkTexts("reg-nested-chunks", "a"));
+        call("PUT", "/reg-nested/_doc/a?refresh=true", json(Map.of("body", text(3))));
+        assertEquals(parentsOf(text(3)), chunkTexts("reg-nested-chunks", "a"));
+        call("DELETE", "/reg-nested/_doc/a?refresh=true");
+        assertEquals(List.of(), chunkTexts("reg-nested-chunks", "a"));
     }
 
     /** The parent texts {@code _chunk} cuts from {@code text} with recursive θ = 20 words (the pipelines' options here). */

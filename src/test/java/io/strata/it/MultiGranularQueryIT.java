@@ -170,6 +170,39 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
             + "\"num_candidates\": 1000}}", 5), bruteForce("q1-chunks", q, Set.of(0, 1, 2)), 5);
     }
 
+    /**
+     * {@code indices_boost} over two chunk indices multiplies the scores of the k parents the query chose, as a scoring
+     * wrapper ({@code function_score}) does: oracle, the same search without it, its hits re-scored and re-ordered.
+     */
+    public void testIndicesBoost_multipliesTheScoresOfTheKChosenParents_likeAScoringWrapper() throws Exception {
+        ingest();
+        Map<String, Object> mappings = (Map<String, Object>) ((Map<String, Object>) call("GET", "/q-chunks/_mapping").get("q-chunks"))
+            .get("mappings");
+        call("PUT", "/q2-chunks", json(Map.of("settings", Map.of("number_of_shards", 1, "index.knn", true), "mappings", mappings)));
+        call("POST", "/_reindex?refresh=true", "{\"source\": {\"index\": \"q-chunks\", \"query\": {\"terms\": {\"chapter\": [1, 2, 3]}}}, "
+            + "\"dest\": {\"index\": \"q2-chunks\"}}");
+        for (String mode : List.of("dense", "lexical", "hybrid")) {
+            String query = "\"query\": {\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"mode\": \"" + mode + "\", \"k\": 10}}";
+            Map<String, Object> plain = call("POST", "/q-chunks,q2-chunks/_search", "{\"size\": 10, " + query + "}");
+            Map<String, Object> boosted = call("POST", "/q-chunks,q2-chunks/_search", "{\"size\": 10, "
+                + "\"indices_boost\": [{\"q2-chunks\": 2.5}], " + query + "}");
+            List<List<Object>> expected = new ArrayList<>();
+            for (Object h : (List<Object>) ((Map<String, Object>) plain.get("hits")).get("hits")) {
+                Map<String, Object> hit = (Map<String, Object>) h;
+                double boost = "q2-chunks".equals(hit.get("_index")) ? 2.5 : 1;
+                expected.add(List.of(hit.get("_index"), hit.get("_id"), ((Number) hit.get("_score")).doubleValue() * boost));
+            }
+            assertTrue(mode + ": both indices among the k", expected.stream().map(e -> e.get(0)).distinct().count() == 2);
+            expected.sort(Comparator.comparing(e -> -(Double) e.get(2)));
+            List<Map<String, Object>> got = (List<Map<String, Object>>) ((Map<String, Object>) boosted.get("hits")).get("hits");
+            assertEquals(mode, expected.size(), got.size());
+            for (int i = 0; i < got.size(); i++) {
+                assertEquals(mode + " rank " + i, expected.get(i).subList(0, 2), List.of(got.get(i).get("_index"), got.get(i).get("_id")));
+                assertEquals(mode + " rank " + i, (Double) expected.get(i).get(2), ((Number) got.get(i).get("_score")).doubleValue(), 1e-4);
+            }
+        }
+    }
+
     public void testFilter_excludingMostParents_stillReturnsKMatchingParentsExactly() throws Exception {
         ingest();
         float[] q = queryVector(QUESTION);
