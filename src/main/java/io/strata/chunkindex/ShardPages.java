@@ -7,6 +7,7 @@ import org.opensearch.core.action.ActionListener;
 import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.search.SearchHit;
 import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.sort.SortBuilders;
 import org.opensearch.search.sort.SortOrder;
 import org.opensearch.transport.client.Client;
 
@@ -44,7 +45,9 @@ final class ShardPages {
             listener.onResponse(null);
             return;
         }
-        SearchSourceBuilder source = new SearchSourceBuilder().size(size).query(query).sort("_seq_no", SortOrder.ASC).version(true)
+        SearchSourceBuilder source = new SearchSourceBuilder().size(size).query(query)
+            // an index without any mapping yet (nothing ever written) has no _seq_no to sort on: it pages as empty
+            .sort(SortBuilders.fieldSort("_seq_no").order(SortOrder.ASC).unmappedType("long")).version(true)
             .seqNoAndPrimaryTerm(true).fetchSource(includes, null);
         if (after >= 0) {
             source.searchAfter(new Object[] { after });

@@ -6,6 +6,7 @@ import org.opensearch.action.bulk.TransportShardBulkAction;
 import org.opensearch.action.index.IndexRequest;
 import org.opensearch.common.xcontent.XContentHelper;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -21,8 +22,9 @@ import java.util.Set;
  * with a 400 that says what happened: nothing is half-written, and the pipeline author learns to chunk the field as it
  * will be stored.
  *
- * A processor after it that changes the document's {@code _id} is refused alike (the chunks are named after the id, and
- * the bulk filter matches them to the stored item by it: they were lost, the document stored without them).
+ * A processor after it that changes the document's {@code _id} or {@code _index} (a {@code set}, a {@code date_index_name})
+ * is refused alike: the chunks are named after the id and go to the chunk index of the index, and the bulk filter matches
+ * them to the stored item by both, so they were lost and the document stored without them.
  *
  * <p>Runs where the bulk's shard requests are sent ({@code indices:data/write/bulk[s]} on the coordinating node, after every
  * pipeline ran), for the items the chunking processors prepared chunks for.
@@ -44,10 +46,14 @@ final class StoredTextCheck {
             if (item == null || !(item.request() instanceof IndexRequest indexed) || indexed.id() == null || indexed.source() == null) {
                 continue;
             }
-            List<ChunkLedger.Entry> entries = ledger.entriesFor(indexed.id()).stream().filter(e -> sameIndex(e, item)).toList();
+            List<ChunkLedger.Entry> byId = ledger.entriesFor(indexed.id());
+            List<ChunkLedger.Entry> entries = byId.stream().filter(e -> sameIndex(e, item)).toList();
             if (entries.isEmpty()) {
-                if (!renamed.isEmpty()) {
-                    abortIfRenamed(item, indexed, renamed);
+                // prepared for this id in another index (a later processor may have changed its _index), or for another id
+                List<ChunkLedger.Entry> moved = new ArrayList<>(byId);
+                moved.addAll(renamed);
+                if (!moved.isEmpty()) {
+                    abortIfMoved(item, indexed, moved);
                 }
                 continue;
             }
@@ -71,20 +77,29 @@ final class StoredTextCheck {
     }
 
     /**
-     * Aborts {@code item} when its summary is the one a chunking processor of this bulk wrote for a document of another
-     * {@code _id}: a processor after it changed the id, and the chunks (named {@code <_id>:<ordinal>}) would be lost.
+     * Aborts {@code item} when its summary is the one a chunking processor of this bulk wrote for the document under another
+     * {@code _id} or {@code _index}: a processor after it changed them. The chunks are named after the id ({@code
+     * <_id>:<ordinal>}) and their chunk index chosen from the index; the bulk filter matches them to the stored item by both,
+     * so they were lost and the document stored without them.
      */
-    private static void abortIfRenamed(BulkItemRequest item, IndexRequest indexed, List<ChunkLedger.Entry> renamed) {
+    private static void abortIfMoved(BulkItemRequest item, IndexRequest indexed, List<ChunkLedger.Entry> candidates) {
         Object summary = sourceOf(indexed).get(ChunkWriter.SUMMARY_FIELD);
         Object hash = summary instanceof Map<?, ?> s ? s.get(ChunkDocuments.SOURCE_HASH) : null;
-        for (ChunkLedger.Entry e : renamed) {
-            if (sameIndex(e, item) && e.chunks().sourceHash().equals(hash)) {
-                item.abort(item.index(), new IllegalArgumentException(String.format(Locale.ROOT, "[multi_granular_chunking] chunked "
-                    + "field [%s] of document [%s], but a processor after it in the pipeline changed its _id to [%s]: its chunks are "
-                    + "named after the _id (<_id>:<ordinal>); set the _id before the chunking processor", e.chunks().writer().field(),
-                    e.id(), indexed.id())));
-                return;
+        for (ChunkLedger.Entry e : candidates) {
+            if (!e.chunks().sourceHash().equals(hash)) {
+                continue;
             }
+            boolean idChanged = !e.id().equals(indexed.id());
+            if (idChanged && !sameIndex(e, item)) {
+                continue; // another index's document of the same text
+            }
+            String change = idChanged ? String.format(Locale.ROOT, "its _id to [%s]: its chunks are named after the _id (<_id>:<ordinal>)",
+                indexed.id()) : String.format(Locale.ROOT, "its _index from [%s] to [%s]: its chunk index is chosen from the index it "
+                + "goes to", e.index(), item.index());
+            item.abort(item.index(), new IllegalArgumentException(String.format(Locale.ROOT, "[multi_granular_chunking] chunked field "
+                + "[%s] of document [%s], but a processor after it in the pipeline changed %s; set it before the chunking processor",
+                e.chunks().writer().field(), e.id(), change)));
+            return;
         }
     }
 

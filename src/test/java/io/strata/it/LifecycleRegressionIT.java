@@ -146,6 +146,29 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
             assertEquals(e.getKey(), parentsOf(text(2)), chunkTexts(index + "-chunks", "kept"));
             assertReconcileClean(index, parentsOf(text(2)).size());
         }
+        // a later processor changing the _id or the _index: the chunks were lost (matched to the stored item by both)
+        for (String[] c : List.of(
+            new String[] {"id", "{\"set\": {\"field\": \"_id\", \"value\": \"renamed\", \"if\": \"ctx.tag == 'x'\"}}",
+                "changed its _id to [renamed]"},
+            new String[] {"index", "{\"set\": {\"field\": \"_index\", \"value\": \"reg-after-moved\", \"if\": \"ctx.tag == 'x'\"}}",
+                "changed its _index from [reg-after-index] to [reg-after-moved]"})) {
+            String index = "reg-after-" + c[0];
+            call("PUT", "/_ingest/pipeline/" + index, "{\"processors\": [{\"multi_granular_chunking\": " + BODY_INTO_INDEX_CHUNKS
+                + "}, " + c[1] + "]}");
+            Map<String, Object> r = bulk(index, index, new LinkedHashMap<>(Map.of("changed", Map.of("body", text(1), "tag", "x"),
+                "kept", Map.of("body", text(2), "tag", "y"))));
+            List<Map<String, Object>> items = ((List<Object>) r.get("items")).stream()
+                .map(i -> (Map<String, Object>) ((Map<String, Object>) i).get("index")).toList();
+            Map<String, Object> changed = items.stream().filter(i -> !"kept".equals(i.get("_id"))).findFirst().orElseThrow();
+            assertEquals(c[0] + ": " + items, 400, changed.get("status"));
+            String reason = String.valueOf(((Map<String, Object>) changed.get("error")).get("reason"));
+            assertTrue(reason, reason.contains("chunked field [body] of document [changed]") && reason.contains(c[2]));
+            assertEquals(c[0], 1, count(index));
+            assertEquals(c[0], parentsOf(text(2)), chunkTexts(index + "-chunks", "kept"));
+        }
+        // _reconcile of an index nothing was ever written to (no mapping yet): nothing to check, not a 400
+        call("PUT", "/reg-after-empty", "{}");
+        assertEquals(0, ((Number) call("POST", "/_plugins/_strata/_reconcile?index=reg-after-empty&dry_run=true").get("checked")).intValue());
         // drop and fail after the chunking processor: the document is not stored, and neither are its chunks
         for (String stop : List.of("{\"drop\": {\"if\": \"ctx.tag == 'x'\"}}", "{\"fail\": {\"message\": \"no\", \"if\": \"ctx.tag == 'x'\"}}")) {
             String index = stop.contains("drop") ? "reg-after-drop" : "reg-after-fail";
