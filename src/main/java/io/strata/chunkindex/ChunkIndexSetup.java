@@ -205,8 +205,11 @@ public final class ChunkIndexSetup {
             } catch (Exception e) {
                 mapping = ChunkDocuments.mapping(model); // a template the create itself will report
             }
+            // no pipeline ever runs on chunk documents, whatever a template matching the name gives (a `docs-*` template
+            // with a chunking default pipeline also matches `docs-1-chunks`: every chunk write ran the chunking processor)
             CreateIndexRequest create = new CreateIndexRequest(target).mapping(mapping)
-                .settings(Settings.builder().put("index.knn", true));
+                .settings(Settings.builder().put("index.knn", true).put(IndexSettings.DEFAULT_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME)
+                    .put(IndexSettings.FINAL_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME));
             client.admin().indices().create(create, ActionListener.wrap(r -> {
                 markReady(target, key);
                 listener.onResponse(null);
@@ -231,6 +234,14 @@ public final class ChunkIndexSetup {
             listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
                 "[target_index] [%s] holds vectors of %s; this pipeline embeds with %s. Use another target index or the same model",
                 target, describe(existingModel), wantedModel == null ? "no model" : describe(wantedModel))));
+            return;
+        }
+        String finalPipeline = metadata == null ? null : IndexSettings.FINAL_PIPELINE.get(metadata.getSettings());
+        if (finalPipeline != null && !IngestService.NOOP_PIPELINE_NAME.equals(finalPipeline)) {
+            // a default pipeline is skipped by every chunk write ("_none"); a final one cannot be
+            listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] has [%s] [%s], which would "
+                + "run on every chunk document Strata writes (they are stored as written); set it to [%s] on the chunk index",
+                target, IndexSettings.FINAL_PIPELINE.getKey(), finalPipeline, IngestService.NOOP_PIPELINE_NAME)));
             return;
         }
         if (model != null && metadata != null && !metadata.getSettings().getAsBoolean("index.knn", false)) {
@@ -288,7 +299,7 @@ public final class ChunkIndexSetup {
      */
     public void checkWritable(String target, ActionListener<Void> listener) {
         BulkRequest probe = new BulkRequest().add(new IndexRequest(target).id(WRITE_CHECK_ID).source(Map.of())
-            .setIfSeqNo(Long.MAX_VALUE - 1).setIfPrimaryTerm(Long.MAX_VALUE));
+            .setPipeline(IngestService.NOOP_PIPELINE_NAME).setIfSeqNo(Long.MAX_VALUE - 1).setIfPrimaryTerm(Long.MAX_VALUE));
         client.bulk(probe, ActionListener.wrap(response -> {
             BulkItemResponse item = response.getItems()[0];
             if (!item.isFailed() || ExceptionsHelper.unwrapCause(item.getFailure().getCause()) instanceof VersionConflictEngineException) {

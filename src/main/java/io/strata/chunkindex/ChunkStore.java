@@ -14,6 +14,7 @@ import org.opensearch.action.index.IndexRequest;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.index.IndexNotFoundException;
 import org.opensearch.index.VersionType;
+import org.opensearch.ingest.IngestService;
 import org.opensearch.index.engine.DocumentMissingException;
 import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.search.fetch.subphase.FetchSourceContext;
@@ -49,7 +50,9 @@ public final class ChunkStore implements VersionedChunks {
                       ActionListener<List<ItemResult>> listener) {
         BulkRequest bulk = new BulkRequest();
         for (Map.Entry<String, Map<String, Object>> doc : docs) {
-            bulk.add(new IndexRequest(index).id(doc.getKey()).source(doc.getValue()).version(version).versionType(VersionType.EXTERNAL_GTE));
+            // stored as written: a default pipeline the chunk index has (a matching template's) does not run
+            bulk.add(new IndexRequest(index).id(doc.getKey()).source(doc.getValue()).version(version).versionType(VersionType.EXTERNAL_GTE)
+                .setPipeline(IngestService.NOOP_PIPELINE_NAME));
         }
         execute(bulk, true, listener);
     }

@@ -192,6 +192,36 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         assertEquals(List.of(), chunkTexts("reg-nested-chunks", "a"));
     }
 
+    /**
+     * An index template whose pattern matches the source indices and, through the natural {@code {{_index}}-chunks} name,
+     * their chunk indices too ({@code regtpl-*}), with the chunking pipeline as default: the chunk index inherited it, every
+     * chunk write ran the chunking processor on a chunk document and failed ("field [body] is missing"), so nothing could
+     * be written. Chunk indices are now created with pipelines off and chunk writes skip a default pipeline; a final
+     * pipeline on a chunk index (which no write can skip) is a 400 naming the setting.
+     */
+    public void testATemplateMatchingTheChunkIndexToo_withAChunkingDefaultPipeline_chunkWritesRunNoPipeline() throws Exception {
+        putPipeline("regtpl", BODY_INTO_INDEX_CHUNKS);
+        call("PUT", "/_index_template/regtpl", "{\"index_patterns\": [\"regtpl-*\"], \"template\": {\"settings\": "
+            + "{\"index.default_pipeline\": \"regtpl\"}}}");
+        call("PUT", "/regtpl-1/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(parentsOf(text(1)), chunkTexts("regtpl-1-chunks", "a"));
+        Map<String, Object> settings = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call("GET",
+            "/regtpl-1-chunks/_settings").get("regtpl-1-chunks")).get("settings")).get("index");
+        assertEquals("_none", settings.get("default_pipeline"));
+        call("PUT", "/regtpl-1/_doc/a?refresh=true", json(Map.of("body", text(2))));
+        assertEquals(parentsOf(text(2)), chunkTexts("regtpl-1-chunks", "a"));
+        assertReconcileClean("regtpl-1", parentsOf(text(2)).size());
+        // a chunk index made by hand before the first write: its default pipeline is skipped, a final one refused
+        call("PUT", "/regtpl-2-chunks", "{\"settings\": {\"index.default_pipeline\": \"regtpl\"}}");
+        call("PUT", "/regtpl-2/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(parentsOf(text(1)), chunkTexts("regtpl-2-chunks", "a"));
+        call("PUT", "/regtpl-3-chunks", "{\"settings\": {\"index.final_pipeline\": \"regtpl\"}}");
+        ResponseException e = callFailing("PUT", "/regtpl-3/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[target_index] [regtpl-3-chunks] has [index.final_pipeline] [regtpl]"));
+        assertFalse("nothing written", indexExists("regtpl-3") && count("regtpl-3") > 0);
+    }
+
     /** The parent texts {@code _chunk} cuts from {@code text} with recursive θ = 20 words (the pipelines' options here). */
     private static List<String> parentsOf(String text) throws Exception {
         List<String> out = new java.util.ArrayList<>();
