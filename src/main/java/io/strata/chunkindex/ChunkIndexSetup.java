@@ -12,6 +12,7 @@ import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.DataStream;
 import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.AliasMetadata;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.metadata.MetadataIndexTemplateService;
 import org.opensearch.cluster.metadata.Metadata;
@@ -30,6 +31,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -126,7 +129,7 @@ public final class ChunkIndexSetup {
             }
         });
         try {
-            check(target, model, key, all);
+            check(target, sourceIndex, model, key, all);
         } catch (Exception e) {
             all.onFailure(e);
         }
@@ -195,9 +198,14 @@ public final class ChunkIndexSetup {
         return List.copyOf(waiting);
     }
 
-    private void check(String target, ModelInfo model, String key, ActionListener<Void> listener) {
+    private void check(String target, String sourceIndex, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
+            String shared = sharedTemplateAliases(clusterService.state().metadata(), target, sourceIndex);
+            if (shared != null) {
+                listener.onFailure(new IllegalArgumentException(shared));
+                return;
+            }
             Map<String, Object> mapping;
             try {
                 List<Map<String, Object>> templates = ChunkIndexMappings.ofTemplates(clusterService.state(), target);
@@ -352,6 +360,37 @@ public final class ChunkIndexSetup {
         }
         IndexMetadata write = found.getWriteIndex();
         return write == null ? name : write.getIndex().getName();
+    }
+
+    /**
+     * What is wrong with the aliases index templates would give chunk index {@code target} when it is created: those its
+     * source index has too (one template's pattern matching both, e.g. {@code docs-*} with an alias for every document
+     * index), through which plain searches of the documents would return chunk documents; null when there are none.
+     */
+    static String sharedTemplateAliases(Metadata metadata, String target, String sourceIndex) {
+        Set<String> ofChunks = templateAliases(metadata, target);
+        if (ofChunks.isEmpty()) {
+            return null;
+        }
+        IndexMetadata source = metadata.index(sourceIndex);
+        Set<String> ofSource = new TreeSet<>(source != null ? source.getAliases().keySet() : templateAliases(metadata, sourceIndex));
+        ofSource.retainAll(ofChunks);
+        if (ofSource.isEmpty()) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "[target_index] [%s] would get the aliases %s of its source index [%s] from the index "
+            + "templates matching both names: searches of those aliases would return chunk documents among the documents. Name "
+            + "the chunk index outside the templates' patterns (e.g. [target_index] [chunks-{{_index}}]), or create it first "
+            + "without those aliases", target, ofSource, sourceIndex);
+    }
+
+    private static Set<String> templateAliases(Metadata metadata, String name) {
+        String v2 = MetadataIndexTemplateService.findV2Template(metadata, name, false);
+        List<Map<String, AliasMetadata>> aliases = v2 != null ? MetadataIndexTemplateService.resolveAliases(metadata, v2)
+            : MetadataIndexTemplateService.resolveAliases(MetadataIndexTemplateService.findV1Templates(metadata, name, null));
+        Set<String> out = new TreeSet<>();
+        aliases.forEach(a -> out.addAll(a.keySet()));
+        return out;
     }
 
     /**

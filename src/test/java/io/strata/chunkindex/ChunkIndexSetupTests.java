@@ -306,6 +306,28 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertEquals("other", setup.concreteIndexFor("other"));
     }
 
+    public void testSharedTemplateAliases_anAliasATemplateGivesTheSourceIndexAndItsChunkIndex_isRefused_aChunksOnlyOneIsNot() {
+        org.opensearch.cluster.metadata.Template withAlias = new org.opensearch.cluster.metadata.Template(null, null,
+            Map.of("docs-all", AliasMetadata.builder("docs-all").build()));
+        Metadata both = Metadata.builder().put("docs", new ComposableIndexTemplate(List.of("docs-*"), withAlias, null, null, null,
+            null, null)).build();
+        String problem = ChunkIndexSetup.sharedTemplateAliases(both, "docs-1-chunks", "docs-1");
+        assertThat(problem, containsString("[target_index] [docs-1-chunks] would get the aliases [docs-all] of its source index "
+            + "[docs-1]"));
+        assertThat(problem, containsString("[chunks-{{_index}}]"));
+        assertNull("a name outside the pattern", ChunkIndexSetup.sharedTemplateAliases(both, "chunks-docs-1", "docs-1"));
+        org.opensearch.cluster.metadata.Template chunksAlias = new org.opensearch.cluster.metadata.Template(null, null,
+            Map.of("all-chunks", AliasMetadata.builder("all-chunks").build()));
+        Metadata chunksOnly = Metadata.builder().put("chunks", new ComposableIndexTemplate(List.of("*-chunks"), chunksAlias, null,
+            null, null, null, null)).build();
+        assertNull("an alias of chunk indices only", ChunkIndexSetup.sharedTemplateAliases(chunksOnly, "docs-1-chunks", "docs-1"));
+        // an existing source index's own aliases count, whoever gave them
+        Metadata existing = Metadata.builder(both).put(IndexMetadata.builder("docs-2").settings(Settings.builder()
+            .put(IndexMetadata.SETTING_VERSION_CREATED, org.opensearch.Version.CURRENT)).numberOfShards(1).numberOfReplicas(0)
+            .putAlias(AliasMetadata.builder("docs-all"))).build();
+        assertThat(ChunkIndexSetup.sharedTemplateAliases(existing, "docs-2-chunks", "docs-2"), containsString("[docs-all]"));
+    }
+
     public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {
         assertTrue(ChunkIndexMappings.keptInSource(Map.of(), "doc.body"));
         assertFalse(ChunkIndexMappings.keptInSource(Map.of("_source", Map.of("enabled", false)), "body"));

@@ -222,6 +222,28 @@ public class LifecycleRegressionIT extends StrataRestTestCase {
         assertFalse("nothing written", indexExists("regtpl-3") && count("regtpl-3") > 0);
     }
 
+    /**
+     * A template that gives every matching index an alias ({@code regtal-*} → {@code regtal-all}) also gave it to the chunk
+     * index it matched: plain searches of the alias returned chunk documents among the documents. Creating such a chunk index
+     * is a 400 naming the alias and a name outside the pattern, with which searches of the alias see documents only.
+     */
+    public void testATemplateAliasOfTheSourceIndex_isNotGivenToItsChunkIndex() throws Exception {
+        putPipeline("regtal", BODY_INTO_INDEX_CHUNKS);
+        call("PUT", "/_index_template/regtal", "{\"index_patterns\": [\"regtal-*\"], \"template\": {\"settings\": "
+            + "{\"index.default_pipeline\": \"regtal\"}, \"aliases\": {\"regtal-all\": {}}}}");
+        ResponseException e = callFailing("PUT", "/regtal-1/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[target_index] [regtal-1-chunks] would get the aliases [regtal-all] of its "
+            + "source index [regtal-1]"));
+        assertFalse(indexExists("regtal-1-chunks"));
+        putPipeline("regtal", BODY_INTO_INDEX_CHUNKS.replace("{{_index}}-chunks", "chunks-{{_index}}"));
+        call("PUT", "/regtal-1/_doc/a?refresh=true", json(Map.of("body", text(1))));
+        assertEquals(parentsOf(text(1)), chunkTexts("chunks-regtal-1", "a"));
+        Map<String, Object> hits = (Map<String, Object>) call("POST", "/regtal-all/_search", "{\"query\": {\"match\": "
+            + "{\"text\": \"Hartfield\"}}}").get("hits");
+        assertEquals("no chunk document behind the alias", 0, ((Map<String, Object>) hits.get("total")).get("value"));
+    }
+
     /** The parent texts {@code _chunk} cuts from {@code text} with recursive θ = 20 words (the pipelines' options here). */
     private static List<String> parentsOf(String text) throws Exception {
         List<String> out = new java.util.ArrayList<>();
