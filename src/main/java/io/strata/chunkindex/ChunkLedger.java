@@ -1,7 +1,9 @@
 package io.strata.chunkindex;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -22,6 +24,8 @@ public final class ChunkLedger {
     public record Entry(String index, String id, String concreteIndex, String target, PreparedChunks chunks) {}
 
     private final Queue<Entry> entries = new ConcurrentLinkedQueue<>();
+    /** The same entries by document id: every stored item of a bulk looks its own up (a scan of all was quadratic). */
+    private final Map<String, Queue<Entry>> byId = new ConcurrentHashMap<>();
     private final WriteChecks writeChecks;
 
     public ChunkLedger(WriteChecks writeChecks) {
@@ -46,12 +50,14 @@ public final class ChunkLedger {
     }
 
     public void record(Entry entry) {
+        byId.computeIfAbsent(entry.id(), id -> new ConcurrentLinkedQueue<>()).add(entry);
         entries.add(entry);
     }
 
     /** The entries of document {@code id}. */
     public List<Entry> entriesFor(String id) {
-        return entries.stream().filter(e -> e.id().equals(id)).toList();
+        Queue<Entry> of = byId.get(id);
+        return of == null ? List.of() : List.copyOf(of);
     }
 
     /** Every entry recorded (matched to a stored item or not). */
