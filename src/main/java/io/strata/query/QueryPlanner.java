@@ -22,6 +22,7 @@ import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.index.query.QueryCoordinatorContext;
 import org.opensearch.index.query.QueryRewriteContext;
 import org.opensearch.search.SearchHit;
+import org.opensearch.search.SearchService;
 import org.opensearch.search.SearchHits;
 import org.opensearch.transport.client.Client;
 
@@ -103,6 +104,14 @@ final class QueryPlanner {
         }
         if (mode == null) {
             mode = MultiGranularQueryBuilder.Mode.LEXICAL;
+        }
+        if (mode != MultiGranularQueryBuilder.Mode.DENSE && cluster.getClusterSettings() != null
+            && !cluster.getClusterSettings().get(SearchService.ALLOW_EXPENSIVE_QUERIES)) {
+            // said before embedding anything: the lexical side's shards would refuse its nested query one by one
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [mode: %s] scores the children through a nested "
+                + "query, which OpenSearch does not run while [%s] is false; use [mode: dense] (or a [vector]), which needs none, "
+                + "or allow expensive queries", MultiGranularQueryBuilder.NAME, mode.name().toLowerCase(Locale.ROOT),
+                SearchService.ALLOW_EXPENSIVE_QUERIES.getKey()));
         }
         QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
             : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);

@@ -203,6 +203,29 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
         }
     }
 
+    /**
+     * A cluster that refuses expensive queries ({@code search.allow_expensive_queries: false}) runs no nested query, which
+     * the lexical side is: hybrid and lexical requests are a 400 saying so and naming the dense mode, which answers as
+     * with the setting on. (The lexical side's shards used to refuse it one by one, after the question was embedded.)
+     */
+    public void testWithoutExpensiveQueries_textModesAreA400NamingTheDenseMode_whichAnswersAsBefore() throws Exception {
+        ingest();
+        String dense = "{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"mode\": \"dense\", \"k\": 5}}";
+        List<Object> before = search(dense, 5).stream().map(h -> List.of(h.get("_id"), h.get("_score"))).map(Object.class::cast).toList();
+        call("PUT", "/_cluster/settings", "{\"transient\": {\"search.allow_expensive_queries\": false}}");
+        try {
+            for (String mode : List.of("hybrid", "lexical")) {
+                assertBadQuery("q-chunks", "{\"multi_granular\": {\"query_text\": \"" + QUESTION + "\", \"mode\": \"" + mode + "\"}}",
+                    "[multi_granular] [mode: " + mode + "] scores the children through a nested query, which OpenSearch does not run "
+                        + "while [search.allow_expensive_queries] is false; use [mode: dense]");
+            }
+            assertEquals(before, search(dense, 5).stream().map(h -> List.of(h.get("_id"), h.get("_score"))).map(Object.class::cast)
+                .toList());
+        } finally {
+            call("PUT", "/_cluster/settings", "{\"transient\": {\"search.allow_expensive_queries\": null}}");
+        }
+    }
+
     public void testFilter_excludingMostParents_stillReturnsKMatchingParentsExactly() throws Exception {
         ingest();
         float[] q = queryVector(QUESTION);
