@@ -140,6 +140,14 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         }, e -> fail.accept(chunkFailure(new BulkItemResponse(0, DocWriteRequest.OpType.UPDATE, response), null, e))));
     }
 
+    /** The source {@code sent} carries as the pipelines left it (an index request's, parsed), or null. */
+    static Map<String, Object> sourceOf(DocWriteRequest<?> sent) {
+        if (!(sent instanceof IndexRequest indexed) || indexed.source() == null) {
+            return null;
+        }
+        return XContentHelper.convertToMap(indexed.source(), true, indexed.getContentType()).v2();
+    }
+
     /** The chunk work of one bulk response. */
     private static final class AfterBulk {
         private final Components c;
@@ -304,14 +312,6 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 }
             }
             return List.copyOf(byTarget.values());
-        }
-
-        private static Map<String, Object> sourceOf(DocWriteRequest<?> sent) {
-            IndexRequest indexed = sent instanceof IndexRequest i ? i : null;
-            if (indexed == null || indexed.source() == null) {
-                return null;
-            }
-            return XContentHelper.convertToMap(indexed.source(), true, indexed.getContentType()).v2();
         }
 
         /** The prepared chunks of one written item, into the chunk index of its concrete index. */

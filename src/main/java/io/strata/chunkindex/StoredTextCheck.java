@@ -4,7 +4,6 @@ import org.opensearch.action.bulk.BulkItemRequest;
 import org.opensearch.action.bulk.BulkShardRequest;
 import org.opensearch.action.bulk.TransportShardBulkAction;
 import org.opensearch.action.index.IndexRequest;
-import org.opensearch.common.xcontent.XContentHelper;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -57,7 +56,7 @@ final class StoredTextCheck {
                 }
                 continue;
             }
-            Map<String, Object> source = sourceOf(indexed);
+            Map<String, Object> source = ChunkLifecycleFilter.sourceOf(indexed);
             String problem = null;
             for (ChunkLedger.Entry entry : entries) {
                 problem = problem(entry, source);
@@ -83,7 +82,7 @@ final class StoredTextCheck {
      * so they were lost and the document stored without them.
      */
     private static void abortIfMoved(BulkItemRequest item, IndexRequest indexed, List<ChunkLedger.Entry> candidates) {
-        Object summary = sourceOf(indexed).get(ChunkWriter.SUMMARY_FIELD);
+        Object summary = ChunkLifecycleFilter.sourceOf(indexed).get(ChunkWriter.SUMMARY_FIELD);
         Object hash = summary instanceof Map<?, ?> s ? s.get(ChunkDocuments.SOURCE_HASH) : null;
         for (ChunkLedger.Entry e : candidates) {
             if (!e.chunks().sourceHash().equals(hash)) {
@@ -105,10 +104,6 @@ final class StoredTextCheck {
 
     private static boolean sameIndex(ChunkLedger.Entry e, BulkItemRequest item) {
         return e.concreteIndex().equals(item.index()) || e.index().equals(item.index());
-    }
-
-    private static Map<String, Object> sourceOf(IndexRequest indexed) {
-        return XContentHelper.convertToMap(indexed.source(), false, indexed.getContentType()).v2();
     }
 
     /** What differs between {@code source} and the document {@code entry} was prepared for; null when nothing does. */
