@@ -124,6 +124,63 @@ final class ChunkIndexMappings {
         return out;
     }
 
+    /** The analysis parameters of a text field: the ones the chunk index takes from the chunked field. */
+    static final List<String> ANALYSIS_PARAMETERS = List.of("analyzer", "search_analyzer", "search_quote_analyzer");
+
+    /**
+     * The analysis parameters that {@code mappings} (the source index's own, or its templates' in the order they apply)
+     * give {@code field} (a dotted path through objects), when it is a text field; empty when it has none (the index's
+     * default analyzer applies).
+     */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> analysisOf(List<Map<String, Object>> mappings, String field) {
+        Map<String, Object> definition = null;
+        for (Map<String, Object> mapping : mappings) {
+            Object node = mapping;
+            for (String part : field.split("\\.")) {
+                node = node instanceof Map<?, ?> m && m.get("properties") instanceof Map<?, ?> props ? props.get(part) : null;
+            }
+            if (node instanceof Map<?, ?> m) {
+                definition = (Map<String, Object>) m; // a later template's definition of the field replaces an earlier one
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (definition != null && "text".equals(definition.get("type"))) {
+            for (String parameter : ANALYSIS_PARAMETERS) {
+                if (definition.get(parameter) != null) {
+                    out.put(parameter, definition.get(parameter));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The chunk mapping {@code ours} with {@code analysis} on every text field of the chunks (parents' and children's). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> withAnalysis(Map<String, Object> ours, Map<String, Object> analysis) {
+        if (analysis.isEmpty()) {
+            return ours;
+        }
+        Map<String, Object> out = new LinkedHashMap<>(ours);
+        out.put("properties", textFieldsWith((Map<String, Object>) ours.get("properties"), analysis));
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> textFieldsWith(Map<String, Object> properties, Map<String, Object> analysis) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : properties.entrySet()) {
+            Map<String, Object> field = new LinkedHashMap<>((Map<String, Object>) e.getValue());
+            if ("text".equals(field.get("type"))) {
+                field.putAll(analysis);
+            } else if (field.get("properties") instanceof Map<?, ?> nested) {
+                field.put("properties", textFieldsWith((Map<String, Object>) nested, analysis));
+            }
+            out.put(e.getKey(), field);
+        }
+        return out;
+    }
+
     private static String describeField(Map<?, ?> field) {
         return "[" + field.get("type") + "]" + (field.get("dimension") != null ? " of " + field.get("dimension") + " dimensions" : "");
     }

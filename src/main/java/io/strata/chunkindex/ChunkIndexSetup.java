@@ -83,7 +83,7 @@ public final class ChunkIndexSetup {
      * its own thread context, and a permission failure of the caller who ran the check is not handed to the others (they
      * check again under their own permissions).
      */
-    public void ensureIndex(String target, String sourceIndex, ModelInfo model, ActionListener<Void> listener) {
+    public void ensureIndex(String target, String sourceIndex, String field, ModelInfo model, ActionListener<Void> listener) {
         ClusterState state = clusterService.state();
         try {
             checkOwner(target, sourceIndex, state.metadata());
@@ -122,14 +122,14 @@ public final class ChunkIndexSetup {
                 Waiter w = joined.get(i);
                 if (i > 0 && permission) {
                     // the caller who ran the check may not create or map the index; this one checks under its own rights
-                    w.run(() -> ensureIndex(target, sourceIndex, model, w.listener()));
+                    w.run(() -> ensureIndex(target, sourceIndex, field, model, w.listener()));
                 } else {
                     w.run(() -> w.listener().onFailure(failure));
                 }
             }
         });
         try {
-            check(target, sourceIndex, model, key, all);
+            check(target, sourceIndex, field, model, key, all);
         } catch (Exception e) {
             all.onFailure(e);
         }
@@ -198,7 +198,7 @@ public final class ChunkIndexSetup {
         return List.copyOf(waiting);
     }
 
-    private void check(String target, String sourceIndex, ModelInfo model, String key, ActionListener<Void> listener) {
+    private void check(String target, String sourceIndex, String field, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
             String shared = sharedTemplateAliases(clusterService.state().metadata(), target, sourceIndex);
@@ -206,18 +206,31 @@ public final class ChunkIndexSetup {
                 listener.onFailure(new IllegalArgumentException(shared));
                 return;
             }
+            // the chunks' text is analysed as the chunked field is (an `english` body is searched with stemming on the
+            // lexical side too), with the analysis settings that define it; a template of the chunk index still wins
+            SourceAnalysis analysis = sourceAnalysis(sourceIndex, field);
+            Map<String, Object> ours = ChunkIndexMappings.withAnalysis(ChunkDocuments.mapping(model), analysis.parameters());
             Map<String, Object> mapping;
+            Settings templateSettings;
             try {
                 List<Map<String, Object>> templates = ChunkIndexMappings.ofTemplates(clusterService.state(), target);
-                mapping = ChunkIndexMappings.over(ChunkDocuments.mapping(model), templates, target, true);
+                mapping = ChunkIndexMappings.over(ours, templates, target, true);
+                templateSettings = templateSettings(target);
             } catch (Exception e) {
-                mapping = ChunkDocuments.mapping(model); // a template the create itself will report
+                mapping = ours; // a template the create itself will report
+                templateSettings = Settings.EMPTY;
             }
             // no pipeline ever runs on chunk documents, whatever a template matching the name gives (a `docs-*` template
             // with a chunking default pipeline also matches `docs-1-chunks`: every chunk write ran the chunking processor)
-            CreateIndexRequest create = new CreateIndexRequest(target).mapping(mapping)
-                .settings(Settings.builder().put("index.knn", true).put(IndexSettings.DEFAULT_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME)
-                    .put(IndexSettings.FINAL_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME));
+            Settings.Builder settings = Settings.builder().put("index.knn", true)
+                .put(IndexSettings.DEFAULT_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME)
+                .put(IndexSettings.FINAL_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME);
+            for (String k : analysis.settings().keySet()) {
+                if (!templateSettings.hasValue(k) && templateSettings.getAsList(k, null) == null) {
+                    settings.copy(k, analysis.settings());
+                }
+            }
+            CreateIndexRequest create = new CreateIndexRequest(target).mapping(mapping).settings(settings);
             client.admin().indices().create(create, ActionListener.wrap(r -> {
                 markReady(target, key);
                 listener.onResponse(null);
@@ -231,6 +244,49 @@ public final class ChunkIndexSetup {
         } else {
             checkMapping(target, model, key, listener);
         }
+    }
+
+    /** A text field's analysis parameters and the source index's analysis settings ({@code index.analysis.*}). */
+    record SourceAnalysis(Map<String, Object> parameters, Settings settings) {}
+
+    /**
+     * How {@code field} of {@code sourceIndex} is analysed: its mapping's analyzers and, when it has any, the index's
+     * analysis settings that may define them (before the source index exists, as the index templates that will create it
+     * give them). Nothing when the field has the default analyzer.
+     */
+    SourceAnalysis sourceAnalysis(String sourceIndex, String field) {
+        ClusterState state = clusterService.state();
+        IndexMetadata index = state.metadata().index(sourceIndex);
+        Map<String, Object> parameters;
+        Settings settings;
+        try {
+            if (index != null) {
+                parameters = ChunkIndexMappings.analysisOf(index.mapping() == null ? List.of() : List.of(index.mapping().sourceAsMap()), field);
+                settings = index.getSettings();
+            } else {
+                String named = streamOf(sourceIndex);
+                parameters = ChunkIndexMappings.analysisOf(ChunkIndexMappings.ofTemplates(state, named), field);
+                settings = templateSettings(named);
+            }
+        } catch (Exception e) {
+            return new SourceAnalysis(Map.of(), Settings.EMPTY); // a template the source's own write will report
+        }
+        return parameters.isEmpty() ? new SourceAnalysis(Map.of(), Settings.EMPTY)
+            : new SourceAnalysis(parameters, settings.filter(k -> k.startsWith("index.analysis.")));
+    }
+
+    /** The data stream whose first backing index {@code index} will be (its templates match the stream's name), else itself. */
+    private static String streamOf(String index) {
+        return index.startsWith(DataStream.BACKING_INDEX_PREFIX) && index.matches(".+-\\d{6}")
+            ? index.substring(DataStream.BACKING_INDEX_PREFIX.length(), index.length() - 7) : index;
+    }
+
+    /** The settings the index templates give a new index named {@code name}. */
+    private Settings templateSettings(String name) {
+        Metadata metadata = clusterService.state().metadata();
+        String v2 = MetadataIndexTemplateService.findV2Template(metadata, name, false);
+        return v2 != null ? MetadataIndexTemplateService.resolveSettings(metadata, v2)
+            : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, name, null));
     }
 
     private void checkMapping(String target, ModelInfo model, String key, ActionListener<Void> listener) {
@@ -401,14 +457,7 @@ public final class ChunkIndexSetup {
     public String finalPipelineOf(String concreteIndex, String writtenAs) {
         Metadata metadata = clusterService.state().metadata();
         IndexMetadata index = metadata.index(concreteIndex);
-        Settings settings;
-        if (index != null) {
-            settings = index.getSettings();
-        } else {
-            String v2 = MetadataIndexTemplateService.findV2Template(metadata, writtenAs, false);
-            settings = v2 != null ? MetadataIndexTemplateService.resolveSettings(metadata, v2)
-                : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, writtenAs, null));
-        }
+        Settings settings = index != null ? index.getSettings() : templateSettings(writtenAs);
         String pipeline = IndexSettings.FINAL_PIPELINE.get(settings);
         return pipeline == null || IngestService.NOOP_PIPELINE_NAME.equals(pipeline) ? null : pipeline;
     }

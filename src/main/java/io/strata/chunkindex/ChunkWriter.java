@@ -197,7 +197,7 @@ public final class ChunkWriter {
 
     /** The chunk index made ready for this model and source index, and the caller's right to write it checked. */
     private void ready(String target, String sourceIndex, ModelInfo info, WriteChecks writable, ActionListener<Void> listener) {
-        services.setup().ensureIndex(target, sourceIndex, info, callerContext(ActionListener.wrap(
+        services.setup().ensureIndex(target, sourceIndex, field, info, callerContext(ActionListener.wrap(
             v -> writable.check(target, callerContext(listener)), listener::onFailure)));
     }
 

@@ -77,7 +77,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
 
     private Captured<Void> ensure(ModelInfo model) {
         Captured<Void> done = new Captured<>();
-        setup.ensureIndex(CHUNKS, SOURCE, model, done);
+        setup.ensureIndex(CHUNKS, SOURCE, "body", model, done);
         return done;
     }
 
@@ -188,7 +188,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
                 context.putHeader("user", users.get(i));
                 Captured<Void> answer = new Captured<>();
                 answers.add(answer);
-                setup.ensureIndex(CHUNKS, SOURCE, E5, ActionListener.wrap(v -> {
+                setup.ensureIndex(CHUNKS, SOURCE, "body", E5, ActionListener.wrap(v -> {
                     seenBy[caller] = context.getHeader("user");
                     answer.onResponse(v);
                 }, answer::onFailure));
@@ -224,7 +224,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
                 context.putHeader("user", user);
                 Captured<Void> answer = new Captured<>();
                 answers.add(answer);
-                setup.ensureIndex(CHUNKS, SOURCE, E5, answer);
+                setup.ensureIndex(CHUNKS, SOURCE, "body", E5, answer);
             }
         }
 
@@ -326,6 +326,75 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             .put(IndexMetadata.SETTING_VERSION_CREATED, org.opensearch.Version.CURRENT)).numberOfShards(1).numberOfReplicas(0)
             .putAlias(AliasMetadata.builder("docs-all"))).build();
         assertThat(ChunkIndexSetup.sharedTemplateAliases(existing, "docs-2-chunks", "docs-2"), containsString("[docs-all]"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> textField(CreateIndexRequest create, String... path) {
+        Map<String, Object> node = InMemoryClient.parse(create.mappings());
+        for (String part : path) {
+            node = (Map<String, Object>) ((Map<String, Object>) node.get("properties")).get(part);
+        }
+        return node;
+    }
+
+    public void testEnsureIndex_analysesTheChunksTextsAsTheChunkedField_withTheAnalysisSettingsThatDefineIt() throws Exception {
+        Settings analysis = Settings.builder().put("index.analysis.analyzer.my_en.type", "custom")
+            .put("index.analysis.analyzer.my_en.tokenizer", "standard").putList("index.analysis.analyzer.my_en.filter", "lowercase",
+                "porter_stem").build();
+        Map<String, Object> mapping = Map.of("properties", Map.of("doc", Map.of("properties", Map.of("body", Map.of("type", "text",
+            "analyzer", "my_en", "search_analyzer", "english"))), "title", Map.of("type", "text")));
+        setState(state(index(SOURCE, "src-1", mapping, analysis)));
+        Captured<Void> done = new Captured<>();
+        setup.ensureIndex(CHUNKS, SOURCE, "doc.body", E5, done);
+        done.assertSucceeded();
+
+        CreateIndexRequest create = client.requests(CreateIndexRequest.class).get(0);
+        Map<String, Object> expected = Map.of("type", "text", "analyzer", "my_en", "search_analyzer", "english");
+        assertEquals(expected, textField(create, "text"));
+        assertEquals(expected, textField(create, "context_header"));
+        assertEquals(expected, textField(create, "children", "text"));
+        assertEquals(expected, textField(create, "children", "context_header"));
+        assertEquals(Map.of("type", "keyword"), textField(create, "source_id"));
+        assertEquals("standard", create.settings().get("index.analysis.analyzer.my_en.tokenizer"));
+        assertEquals(List.of("lowercase", "porter_stem"), create.settings().getAsList("index.analysis.analyzer.my_en.filter"));
+        assertTrue(create.settings().getAsBoolean("index.knn", false));
+
+        // a field with the index's default analyzer: the chunk index's default too, and no analysis settings copied
+        assertEquals(Map.of(), setup.sourceAnalysis(SOURCE, "title").parameters());
+        assertEquals(Settings.EMPTY, setup.sourceAnalysis(SOURCE, "title").settings());
+        assertEquals(Map.of(), setup.sourceAnalysis(SOURCE, "missing.field").parameters());
+    }
+
+    public void testEnsureIndex_beforeTheSourceIndexExists_takesTheAnalysisItsTemplatesGive_andAChunkTemplatesAnalyzerWins()
+        throws Exception {
+        org.opensearch.cluster.metadata.Template docs = new org.opensearch.cluster.metadata.Template(Settings.builder()
+            .put("index.analysis.analyzer.my_en.type", "custom").put("index.analysis.analyzer.my_en.tokenizer", "whitespace").build(),
+            new org.opensearch.common.compress.CompressedXContent("{\"properties\":{\"body\":{\"type\":\"text\",\"analyzer\":\"my_en\"}}}"),
+            null);
+        setState(TestClusterService.state(Metadata.builder().put("docs", new ComposableIndexTemplate(List.of("docs"), docs, null, null,
+            null, null, null)).build(), true));
+        setup.ensureIndex(CHUNKS, SOURCE, "body", E5, new Captured<>());
+        CreateIndexRequest create = client.requests(CreateIndexRequest.class).get(0);
+        assertEquals("my_en", textField(create, "children", "text").get("analyzer"));
+        assertEquals("whitespace", create.settings().get("index.analysis.analyzer.my_en.tokenizer"));
+        // a data stream's first backing index: its stream's template
+        setState(TestClusterService.state(Metadata.builder().put("logs", new ComposableIndexTemplate(List.of("logs-*"), docs, null, null,
+            null, null, new ComposableIndexTemplate.DataStreamTemplate())).build(), true));
+        assertEquals(Map.of("analyzer", "my_en"), setup.sourceAnalysis(".ds-logs-app-000001", "body").parameters());
+
+        // a template of the chunk index that maps the text fields itself decides, and its analysis settings stay its own
+        org.opensearch.cluster.metadata.Template chunks = new org.opensearch.cluster.metadata.Template(Settings.builder()
+            .put("index.analysis.analyzer.my_en.type", "custom").put("index.analysis.analyzer.my_en.tokenizer", "standard").build(),
+            new org.opensearch.common.compress.CompressedXContent("{\"properties\":{\"text\":{\"type\":\"text\",\"analyzer\":\"simple\"}}}"),
+            null);
+        setState(TestClusterService.state(Metadata.builder().put("docs", new ComposableIndexTemplate(List.of("docs"), docs, null, null,
+            null, null, null)).put("chunks", new ComposableIndexTemplate(List.of("*-chunks"), chunks, null, null, null, null, null))
+            .build(), true));
+        client.requests.clear();
+        setup.ensureIndex("other-chunks", SOURCE, "body", E5, new Captured<>());
+        create = client.requests(CreateIndexRequest.class).get(0);
+        assertEquals("simple", textField(create, "text").get("analyzer"));
+        assertNull("the chunk template's own definition", create.settings().get("index.analysis.analyzer.my_en.tokenizer"));
     }
 
     public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {
