@@ -204,6 +204,40 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
     }
 
     /**
+     * Applications keep their searches as stored search templates and fill in the question: {@code _search/template} and
+     * {@code _msearch/template} answer as the same search sent directly, in every mode (ids, scores, the matched chunk).
+     */
+    public void testThroughSearchTemplates_answersAsTheSameSearchSentDirectly() throws Exception {
+        ingest();
+        call("PUT", "/_scripts/strata-ask", """
+            {"script": {"lang": "mustache", "source": {"size": "{{k}}", "query": {"multi_granular": {"query_text": "{{question}}",
+              "mode": "{{mode}}", "k": "{{k}}", "explain_child": true}}}}}""");
+        for (String mode : List.of("dense", "lexical", "hybrid")) {
+            Map<String, Object> direct = call("POST", "/q-chunks/_search", json(Map.of("size", 5, "query", Map.of("multi_granular",
+                Map.of("query_text", QUESTION, "mode", mode, "k", 5, "explain_child", true)))));
+            Map<String, Object> params = Map.of("question", QUESTION, "mode", mode, "k", 5);
+            Map<String, Object> templated = call("POST", "/q-chunks/_search/template", json(Map.of("id", "strata-ask", "params", params)));
+            Map<String, Object> multi = (Map<String, Object>) ((List<Object>) call("POST", "/_msearch/template",
+                "{\"index\": \"q-chunks\"}\n" + json(Map.of("id", "strata-ask", "params", params)) + "\n").get("responses")).get(0);
+            List<Object> expected = hitsOf(direct);
+            assertEquals(mode, 5, expected.size());
+            assertEquals(mode, expected, hitsOf(templated));
+            assertEquals(mode, expected, hitsOf(multi));
+        }
+    }
+
+    /** Each hit's index, id, score and matched chunk. */
+    private static List<Object> hitsOf(Map<String, Object> response) {
+        List<Object> out = new ArrayList<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) response.get("hits")).get("hits")) {
+            Map<String, Object> hit = (Map<String, Object>) h;
+            out.add(List.of(hit.get("_index"), hit.get("_id"), hit.get("_score"), ((Map<String, Object>) hit.get("fields"))
+                .get("strata_best_child")));
+        }
+        return out;
+    }
+
+    /**
      * A cluster that refuses expensive queries ({@code search.allow_expensive_queries: false}) runs no nested query, which
      * the lexical side is: hybrid and lexical requests are a 400 saying so and naming the dense mode, which answers as
      * with the setting on. (The lexical side's shards used to refuse it one by one, after the question was embedded.)
