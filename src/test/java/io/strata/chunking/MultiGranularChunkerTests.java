@@ -139,6 +139,42 @@ public class MultiGranularChunkerTests {
         assertEquals("Short two.", children.get(children.size() - 1).text());
     }
 
+    /**
+     * Text beyond the Basic Multilingual Plane (emoji, their ZWJ sequences, rare CJK), combining marks and long runs without
+     * spaces: no chunk of any level starts or ends inside a surrogate pair (its text would not be valid UTF-16, and JSON
+     * would carry a replacement character instead of the source's), every chunk is its source span, within its level's size.
+     */
+    @Test
+    public void testChunk_onTextBeyondTheBmp_neverCutsASurrogatePair_andEveryChunkIsItsSpan() {
+        String[] pieces = { "word", "😀", "👩‍👩‍👧", "𠀀𠀁𠀂", "e\u0301te\u0301", "naïve", "😀😀😀😀😀😀😀😀😀😀😀😀", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+            "x😀y", "。", ".", "!", "\u00A0", "日本語の文です。" };
+        String[] separators = { " ", " ", " ", "\n", "\n\n", "", "\t" };
+        java.util.Random random = new java.util.Random(20261127);
+        for (int round = 0; round < 300; round++) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0, n = 1 + random.nextInt(400); i < n; i++) {
+                b.append(pieces[random.nextInt(pieces.length)]).append(separators[random.nextInt(separators.length)]);
+            }
+            String text = b.toString();
+            int theta = 4 + random.nextInt(40);
+            ChunkingStrategy strategy = switch (round % 3) {
+                case 0 -> new RecursiveStrategy(theta);
+                case 1 -> new SentenceStrategy(1 + random.nextInt(5), theta);
+                default -> new ParagraphStrategy(theta);
+            };
+            TextIndex index = new TextIndex(text, SEGMENTER);
+            for (ChunkedParent p : new MultiGranularChunker(strategy, MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER).chunk(text)) {
+                for (Chunk c : p.all()) {
+                    String where = "round " + round + " θ " + theta + " " + c.span();
+                    assertEquals(where, text.substring(c.start(), c.end()), c.text());
+                    assertFalse(where, Character.isLowSurrogate(text.charAt(c.start())));
+                    assertFalse(where, Character.isHighSurrogate(text.charAt(c.end() - 1)));
+                    assertTrue(where, index.words(c.span()) <= Math.max(1, theta));
+                }
+            }
+        }
+    }
+
     @Test
     public void testChunk_emptyOrBlankText_givesNoChunks() {
         assertTrue(recursive(300).chunk("").isEmpty());
