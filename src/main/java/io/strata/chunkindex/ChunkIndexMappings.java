@@ -132,18 +132,8 @@ final class ChunkIndexMappings {
      * give {@code field} (a dotted path through objects), when it is a text field; empty when it has none (the index's
      * default analyzer applies).
      */
-    @SuppressWarnings("unchecked")
     static Map<String, Object> analysisOf(List<Map<String, Object>> mappings, String field) {
-        Map<String, Object> definition = null;
-        for (Map<String, Object> mapping : mappings) {
-            Object node = mapping;
-            for (String part : field.split("\\.")) {
-                node = node instanceof Map<?, ?> m && m.get("properties") instanceof Map<?, ?> props ? props.get(part) : null;
-            }
-            if (node instanceof Map<?, ?> m) {
-                definition = (Map<String, Object>) m; // a later template's definition of the field replaces an earlier one
-            }
-        }
+        Map<String, Object> definition = definition(mappings, field);
         Map<String, Object> out = new LinkedHashMap<>();
         if (definition != null && "text".equals(definition.get("type"))) {
             for (String parameter : ANALYSIS_PARAMETERS) {
@@ -152,6 +142,91 @@ final class ChunkIndexMappings {
                 }
             }
         }
+        return out;
+    }
+
+    /** The definition {@code mappings} give the field at {@code path} (dotted, through objects), the last one's; or null. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> definition(List<Map<String, Object>> mappings, String path) {
+        Map<String, Object> definition = null;
+        for (Map<String, Object> mapping : mappings) {
+            Object node = mapping;
+            for (String part : path.split("\\.")) {
+                node = node instanceof Map<?, ?> m && m.get("properties") instanceof Map<?, ?> props ? props.get(part) : null;
+            }
+            if (node instanceof Map<?, ?> m) {
+                definition = (Map<String, Object>) m; // a later template's definition of the field replaces an earlier one
+            }
+        }
+        return definition;
+    }
+
+    /**
+     * The definitions {@code mappings} give the fields at {@code paths} (the {@code copy_fields}), as a properties tree
+     * for the chunk mapping; fields they do not map are left out (mapped dynamically, as in the source), so are alias
+     * fields (their targets are not copied) and {@code copy_to} (its targets are not in chunk documents).
+     */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> definitionsOf(List<Map<String, Object>> mappings, List<String> paths) {
+        Map<String, Object> tree = new LinkedHashMap<>();
+        for (String path : paths) {
+            Map<String, Object> definition = definition(mappings, path);
+            if (definition == null || "alias".equals(definition.get("type"))) {
+                continue;
+            }
+            String[] parts = path.split("\\.");
+            Map<String, Object> properties = tree;
+            for (int i = 0; i < parts.length - 1; i++) {
+                Map<String, Object> object = (Map<String, Object>) properties.computeIfAbsent(parts[i], k -> new LinkedHashMap<>(
+                    Map.of("properties", new LinkedHashMap<>())));
+                properties = (Map<String, Object>) object.get("properties");
+            }
+            properties.put(parts[parts.length - 1], withoutCopyTo(definition));
+        }
+        return tree;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> withoutCopyTo(Map<String, Object> definition) {
+        Map<String, Object> out = new LinkedHashMap<>(definition);
+        out.remove("copy_to");
+        if (out.get("properties") instanceof Map<?, ?> props) {
+            Map<String, Object> inner = new LinkedHashMap<>();
+            ((Map<String, Object>) props).forEach((k, v) -> inner.put(k, v instanceof Map<?, ?> m ? withoutCopyTo((Map<String, Object>) m) : v));
+            out.put("properties", inner);
+        }
+        return out;
+    }
+
+    /** The fields of {@code tree} (a properties tree) that {@code mapping} does not map yet. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> missingFrom(Map<String, Object> mapping, Map<String, Object> tree) {
+        Map<String, Object> have = mapping.get("properties") instanceof Map<?, ?> p ? (Map<String, Object>) p : Map.of();
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : tree.entrySet()) {
+            Map<String, Object> wanted = (Map<String, Object>) e.getValue();
+            if (!(have.get(e.getKey()) instanceof Map<?, ?> existing)) {
+                out.put(e.getKey(), wanted);
+            } else if (wanted.get("properties") instanceof Map<?, ?> && existing.get("properties") instanceof Map<?, ?>) {
+                Map<String, Object> inner = missingFrom((Map<String, Object>) existing, wanted);
+                if (!inner.isEmpty()) {
+                    out.put(e.getKey(), Map.of("properties", inner));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The chunk mapping {@code ours} with the fields of {@code tree} it does not have (the copied fields' definitions). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> withFields(Map<String, Object> ours, Map<String, Object> tree) {
+        if (tree.isEmpty()) {
+            return ours;
+        }
+        Map<String, Object> out = new LinkedHashMap<>(ours);
+        Map<String, Object> properties = new LinkedHashMap<>((Map<String, Object>) ours.get("properties"));
+        tree.forEach(properties::putIfAbsent);
+        out.put("properties", properties);
         return out;
     }
 

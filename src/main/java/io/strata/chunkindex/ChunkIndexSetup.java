@@ -43,6 +43,8 @@ import java.util.function.Supplier;
  * after the caller's source write, registers it to its concrete source index as the node ({@link #register}).
  */
 public final class ChunkIndexSetup {
+    private static final org.apache.logging.log4j.Logger LOG = org.apache.logging.log4j.LogManager.getLogger(ChunkIndexSetup.class);
+
     /** The id of the write check: not a chunk id (those end in {@code :<ordinal>}). */
     static final String WRITE_CHECK_ID = "_strata_write_check";
 
@@ -83,7 +85,7 @@ public final class ChunkIndexSetup {
      * its own thread context, and a permission failure of the caller who ran the check is not handed to the others (they
      * check again under their own permissions).
      */
-    public void ensureIndex(String target, String sourceIndex, String field, ModelInfo model, ActionListener<Void> listener) {
+    public void ensureIndex(String target, String sourceIndex, Fields fields, ModelInfo model, ActionListener<Void> listener) {
         ClusterState state = clusterService.state();
         try {
             checkOwner(target, sourceIndex, state.metadata());
@@ -91,7 +93,7 @@ public final class ChunkIndexSetup {
             listener.onFailure(e);
             return;
         }
-        String key = target + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model));
+        String key = target + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model)) + "|" + fields.copied();
         IndexMetadata metadata = state.metadata().index(target);
         if (metadata != null && stamp(metadata).equals(ready.get(key))) {
             listener.onResponse(null);
@@ -122,14 +124,14 @@ public final class ChunkIndexSetup {
                 Waiter w = joined.get(i);
                 if (i > 0 && permission) {
                     // the caller who ran the check may not create or map the index; this one checks under its own rights
-                    w.run(() -> ensureIndex(target, sourceIndex, field, model, w.listener()));
+                    w.run(() -> ensureIndex(target, sourceIndex, fields, model, w.listener()));
                 } else {
                     w.run(() -> w.listener().onFailure(failure));
                 }
             }
         });
         try {
-            check(target, sourceIndex, field, model, key, all);
+            check(target, sourceIndex, fields, model, key, all);
         } catch (Exception e) {
             all.onFailure(e);
         }
@@ -198,7 +200,7 @@ public final class ChunkIndexSetup {
         return List.copyOf(waiting);
     }
 
-    private void check(String target, String sourceIndex, String field, ModelInfo model, String key, ActionListener<Void> listener) {
+    private void check(String target, String sourceIndex, Fields fields, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
             String shared = sharedTemplateAliases(clusterService.state().metadata(), target, sourceIndex);
@@ -207,9 +209,14 @@ public final class ChunkIndexSetup {
                 return;
             }
             // the chunks' text is analysed as the chunked field is (an `english` body is searched with stemming on the
-            // lexical side too), with the analysis settings that define it; a template of the chunk index still wins
-            SourceAnalysis analysis = sourceAnalysis(sourceIndex, field);
-            Map<String, Object> ours = ChunkIndexMappings.withAnalysis(ChunkDocuments.mapping(model), analysis.parameters());
+            // lexical side too), and copied fields are mapped as in the source (a `keyword` tenant mapped dynamically as
+            // text matched no `term` filter), with the analysis settings that may define their analyzers and normalizers;
+            // a template of the chunk index still wins
+            SourceMapping source = sourceMapping(sourceIndex);
+            Map<String, Object> parameters = ChunkIndexMappings.analysisOf(source.mappings(), fields.text());
+            Map<String, Object> copied = ChunkIndexMappings.definitionsOf(source.mappings(), fields.copied());
+            Map<String, Object> ours = ChunkIndexMappings.withFields(ChunkIndexMappings.withAnalysis(ChunkDocuments.mapping(model),
+                parameters), copied);
             Map<String, Object> mapping;
             Settings templateSettings;
             try {
@@ -225,9 +232,11 @@ public final class ChunkIndexSetup {
             Settings.Builder settings = Settings.builder().put("index.knn", true)
                 .put(IndexSettings.DEFAULT_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME)
                 .put(IndexSettings.FINAL_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME);
-            for (String k : analysis.settings().keySet()) {
-                if (!templateSettings.hasValue(k) && templateSettings.getAsList(k, null) == null) {
-                    settings.copy(k, analysis.settings());
+            if (!parameters.isEmpty() || !copied.isEmpty()) {
+                for (String k : source.analysis().keySet()) {
+                    if (!templateSettings.hasValue(k) && templateSettings.getAsList(k, null) == null) {
+                        settings.copy(k, source.analysis());
+                    }
                 }
             }
             CreateIndexRequest create = new CreateIndexRequest(target).mapping(mapping).settings(settings);
@@ -236,43 +245,44 @@ public final class ChunkIndexSetup {
                 listener.onResponse(null);
             }, e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
-                    checkMapping(target, model, key, listener); // another document created it first
+                    checkMapping(target, sourceIndex, fields, model, key, listener); // another document created it first
                 } else {
                     listener.onFailure(e);
                 }
             }));
         } else {
-            checkMapping(target, model, key, listener);
+            checkMapping(target, sourceIndex, fields, model, key, listener);
         }
     }
 
-    /** A text field's analysis parameters and the source index's analysis settings ({@code index.analysis.*}). */
-    record SourceAnalysis(Map<String, Object> parameters, Settings settings) {}
+    /** The source fields a chunk index serves: the chunked text's path and the {@code copy_fields}. */
+    public record Fields(String text, List<String> copied) {
+        public Fields {
+            copied = List.copyOf(copied);
+        }
+    }
+
+    /** A source index's mappings (its own, or its templates' in order) and its analysis settings ({@code index.analysis.*}). */
+    record SourceMapping(List<Map<String, Object>> mappings, Settings analysis) {}
 
     /**
-     * How {@code field} of {@code sourceIndex} is analysed: its mapping's analyzers and, when it has any, the index's
-     * analysis settings that may define them (before the source index exists, as the index templates that will create it
-     * give them). Nothing when the field has the default analyzer.
+     * The mapping and analysis settings of {@code sourceIndex}, or before it exists, those the index templates that will
+     * create it give (a data stream's first backing index: its stream's templates).
      */
-    SourceAnalysis sourceAnalysis(String sourceIndex, String field) {
+    SourceMapping sourceMapping(String sourceIndex) {
         ClusterState state = clusterService.state();
         IndexMetadata index = state.metadata().index(sourceIndex);
-        Map<String, Object> parameters;
-        Settings settings;
         try {
             if (index != null) {
-                parameters = ChunkIndexMappings.analysisOf(index.mapping() == null ? List.of() : List.of(index.mapping().sourceAsMap()), field);
-                settings = index.getSettings();
-            } else {
-                String named = streamOf(sourceIndex);
-                parameters = ChunkIndexMappings.analysisOf(ChunkIndexMappings.ofTemplates(state, named), field);
-                settings = templateSettings(named);
+                return new SourceMapping(index.mapping() == null ? List.of() : List.of(index.mapping().sourceAsMap()),
+                    index.getSettings().filter(k -> k.startsWith("index.analysis.")));
             }
+            String named = streamOf(sourceIndex);
+            return new SourceMapping(ChunkIndexMappings.ofTemplates(state, named),
+                templateSettings(named).filter(k -> k.startsWith("index.analysis.")));
         } catch (Exception e) {
-            return new SourceAnalysis(Map.of(), Settings.EMPTY); // a template the source's own write will report
+            return new SourceMapping(List.of(), Settings.EMPTY); // a template the source's own write will report
         }
-        return parameters.isEmpty() ? new SourceAnalysis(Map.of(), Settings.EMPTY)
-            : new SourceAnalysis(parameters, settings.filter(k -> k.startsWith("index.analysis.")));
     }
 
     /** The data stream whose first backing index {@code index} will be (its templates match the stream's name), else itself. */
@@ -289,7 +299,8 @@ public final class ChunkIndexSetup {
             : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, name, null));
     }
 
-    private void checkMapping(String target, ModelInfo model, String key, ActionListener<Void> listener) {
+    private void checkMapping(String target, String sourceIndex, Fields fields, ModelInfo model, String key,
+                              ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         ChunkIndexMeta chunkMeta = ChunkIndexMeta.of(metadata);
         Object existingModel = chunkMeta == null ? null : chunkMeta.model();
@@ -314,24 +325,42 @@ public final class ChunkIndexSetup {
                     + "{\"settings\": {\"index.knn\": true}} or let the processor create it", target)));
             return;
         }
+        Map<String, Object> existing = metadata == null || metadata.mapping() == null ? Map.of() : metadata.mapping().sourceAsMap();
+        // copied fields the chunk index does not map yet are mapped as in the source before a chunk document brings them
+        // (one it mapped already, e.g. dynamically by an older version, keeps its mapping: a field's type cannot change)
+        Map<String, Object> copied = ChunkIndexMappings.missingFrom(existing, ChunkIndexMappings.definitionsOf(
+            sourceMapping(sourceIndex).mappings(), fields.copied()));
         // chunk indices made before context_header existed get its mapping, else it would be mapped dynamically
-        if (chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata)) {
-            PutMappingRequest put;
-            try {
-                put = new PutMappingRequest(target).source(ChunkIndexMappings.over(ChunkDocuments.mapping(model),
-                    metadata == null || metadata.mapping() == null ? List.of() : List.of(metadata.mapping().sourceAsMap()), target, false));
-            } catch (IllegalArgumentException e) {
+        boolean ours = chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata);
+        if (!ours && copied.isEmpty()) {
+            ready.put(key, stamp(metadata));
+            listener.onResponse(null);
+            return;
+        }
+        PutMappingRequest put;
+        try {
+            put = new PutMappingRequest(target).source(ChunkIndexMappings.withFields(ours ? ChunkIndexMappings.over(
+                ChunkDocuments.mapping(model), existing.isEmpty() ? List.of() : List.of(existing), target, false)
+                : Map.of("properties", Map.of()), copied));
+        } catch (IllegalArgumentException e) {
+            listener.onFailure(e);
+            return;
+        }
+        client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
+            markReady(target, key);
+            listener.onResponse(null);
+        }, e -> {
+            if (ours || isPermission(e)) {
                 listener.onFailure(e);
                 return;
             }
-            client.admin().indices().putMapping(put, ActionListener.wrap(r -> {
-                markReady(target, key);
-                listener.onResponse(null);
-            }, listener::onFailure));
-        } else {
-            ready.put(key, stamp(metadata));
+            // only the copied fields' definitions were refused (an analyzer or normalizer this chunk index does not define):
+            // they are mapped dynamically, as before
+            LOG.warn("chunk index [{}] could not map the copied fields {} as in their source index; they are mapped dynamically: {}",
+                target, copied.keySet(), e.getMessage());
+            ready.put(key, stamp(clusterService.state().metadata().index(target)));
             listener.onResponse(null);
-        }
+        }));
     }
 
     private static boolean hasContextHeader(IndexMetadata metadata) {

@@ -321,7 +321,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             PreparedChunks chunks = entry.chunks();
             Consumer<ActionListener<Void>> ready = target.equals(entry.target()) ? l -> l.onResponse(null)
                 // the document landed elsewhere than the pipeline expected (a rollover in between): that index's chunk index
-                : l -> c.setup().ensureIndex(target, concrete.getName(), chunks.writer().field(), chunks.model(), chunks.writer().callerContext(
+                : l -> c.setup().ensureIndex(target, concrete.getName(), chunks.writer().indexFields(), chunks.model(), chunks.writer().callerContext(
                     ActionListener.wrap(v -> ledger.writeChecks().check(target, chunks.writer().callerContext(l)), l::onFailure)));
             ready.accept(ActionListener.wrap(v -> c.setup().register(target, concrete, chunks.writer().callerContext(ActionListener.wrap(
                 r -> {

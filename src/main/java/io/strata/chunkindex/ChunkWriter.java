@@ -86,6 +86,11 @@ public final class ChunkWriter {
         this.services = services;
     }
 
+    /** The source fields the chunk index serves for this writer: the chunked text and the copied fields. */
+    ChunkIndexSetup.Fields indexFields() {
+        return new ChunkIndexSetup.Fields(field, copyFields);
+    }
+
     /** The source field holding the text (a path: {@code doc.body} reads an object's field or a dotted key). */
     public String field() {
         return field;
@@ -197,7 +202,7 @@ public final class ChunkWriter {
 
     /** The chunk index made ready for this model and source index, and the caller's right to write it checked. */
     private void ready(String target, String sourceIndex, ModelInfo info, WriteChecks writable, ActionListener<Void> listener) {
-        services.setup().ensureIndex(target, sourceIndex, field, info, callerContext(ActionListener.wrap(
+        services.setup().ensureIndex(target, sourceIndex, indexFields(), info, callerContext(ActionListener.wrap(
             v -> writable.check(target, callerContext(listener)), listener::onFailure)));
     }
 

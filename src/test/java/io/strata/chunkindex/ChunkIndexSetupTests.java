@@ -44,6 +44,7 @@ import static org.hamcrest.Matchers.instanceOf;
 public class ChunkIndexSetupTests extends OpenSearchTestCase {
     private static final String SOURCE = "docs";
     private static final String CHUNKS = "docs-chunks";
+    private static final ChunkIndexSetup.Fields BODY = new ChunkIndexSetup.Fields("body", List.of());
     private static final ModelInfo E5 = new ModelInfo(ModelRef.embedded("e5-small-v2"), "intfloat/e5-small-v2", 384);
     private static final ModelInfo BGE = new ModelInfo(ModelRef.embedded("bge-small"), "BAAI/bge-small-en-v1.5", 512);
 
@@ -77,7 +78,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
 
     private Captured<Void> ensure(ModelInfo model) {
         Captured<Void> done = new Captured<>();
-        setup.ensureIndex(CHUNKS, SOURCE, "body", model, done);
+        setup.ensureIndex(CHUNKS, SOURCE, BODY, model, done);
         return done;
     }
 
@@ -188,7 +189,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
                 context.putHeader("user", users.get(i));
                 Captured<Void> answer = new Captured<>();
                 answers.add(answer);
-                setup.ensureIndex(CHUNKS, SOURCE, "body", E5, ActionListener.wrap(v -> {
+                setup.ensureIndex(CHUNKS, SOURCE, BODY, E5, ActionListener.wrap(v -> {
                     seenBy[caller] = context.getHeader("user");
                     answer.onResponse(v);
                 }, answer::onFailure));
@@ -224,7 +225,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
                 context.putHeader("user", user);
                 Captured<Void> answer = new Captured<>();
                 answers.add(answer);
-                setup.ensureIndex(CHUNKS, SOURCE, "body", E5, answer);
+                setup.ensureIndex(CHUNKS, SOURCE, BODY, E5, answer);
             }
         }
 
@@ -345,7 +346,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             "analyzer", "my_en", "search_analyzer", "english"))), "title", Map.of("type", "text")));
         setState(state(index(SOURCE, "src-1", mapping, analysis)));
         Captured<Void> done = new Captured<>();
-        setup.ensureIndex(CHUNKS, SOURCE, "doc.body", E5, done);
+        setup.ensureIndex(CHUNKS, SOURCE, new ChunkIndexSetup.Fields("doc.body", List.of()), E5, done);
         done.assertSucceeded();
 
         CreateIndexRequest create = client.requests(CreateIndexRequest.class).get(0);
@@ -360,9 +361,9 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertTrue(create.settings().getAsBoolean("index.knn", false));
 
         // a field with the index's default analyzer: the chunk index's default too, and no analysis settings copied
-        assertEquals(Map.of(), setup.sourceAnalysis(SOURCE, "title").parameters());
-        assertEquals(Settings.EMPTY, setup.sourceAnalysis(SOURCE, "title").settings());
-        assertEquals(Map.of(), setup.sourceAnalysis(SOURCE, "missing.field").parameters());
+        List<Map<String, Object>> mappings = setup.sourceMapping(SOURCE).mappings();
+        assertEquals(Map.of(), ChunkIndexMappings.analysisOf(mappings, "title"));
+        assertEquals(Map.of(), ChunkIndexMappings.analysisOf(mappings, "missing.field"));
     }
 
     public void testEnsureIndex_beforeTheSourceIndexExists_takesTheAnalysisItsTemplatesGive_andAChunkTemplatesAnalyzerWins()
@@ -373,14 +374,15 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             null);
         setState(TestClusterService.state(Metadata.builder().put("docs", new ComposableIndexTemplate(List.of("docs"), docs, null, null,
             null, null, null)).build(), true));
-        setup.ensureIndex(CHUNKS, SOURCE, "body", E5, new Captured<>());
+        setup.ensureIndex(CHUNKS, SOURCE, BODY, E5, new Captured<>());
         CreateIndexRequest create = client.requests(CreateIndexRequest.class).get(0);
         assertEquals("my_en", textField(create, "children", "text").get("analyzer"));
         assertEquals("whitespace", create.settings().get("index.analysis.analyzer.my_en.tokenizer"));
         // a data stream's first backing index: its stream's template
         setState(TestClusterService.state(Metadata.builder().put("logs", new ComposableIndexTemplate(List.of("logs-*"), docs, null, null,
             null, null, new ComposableIndexTemplate.DataStreamTemplate())).build(), true));
-        assertEquals(Map.of("analyzer", "my_en"), setup.sourceAnalysis(".ds-logs-app-000001", "body").parameters());
+        assertEquals(Map.of("analyzer", "my_en"), ChunkIndexMappings.analysisOf(setup.sourceMapping(".ds-logs-app-000001").mappings(),
+            "body"));
 
         // a template of the chunk index that maps the text fields itself decides, and its analysis settings stay its own
         org.opensearch.cluster.metadata.Template chunks = new org.opensearch.cluster.metadata.Template(Settings.builder()
@@ -391,10 +393,56 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             null, null, null)).put("chunks", new ComposableIndexTemplate(List.of("*-chunks"), chunks, null, null, null, null, null))
             .build(), true));
         client.requests.clear();
-        setup.ensureIndex("other-chunks", SOURCE, "body", E5, new Captured<>());
+        setup.ensureIndex("other-chunks", SOURCE, BODY, E5, new Captured<>());
         create = client.requests(CreateIndexRequest.class).get(0);
         assertEquals("simple", textField(create, "text").get("analyzer"));
         assertNull("the chunk template's own definition", create.settings().get("index.analysis.analyzer.my_en.tokenizer"));
+    }
+
+    private static final Map<String, Object> SOURCE_FIELDS = Map.of("properties", Map.of(
+        "body", Map.of("type", "text"),
+        "tenant", Map.of("type", "keyword", "normalizer", "folded"),
+        "published", Map.of("type", "date", "format", "dd/MM/yyyy"),
+        "meta", Map.of("properties", Map.of("rank", Map.of("type", "integer"), "note", Map.of("type", "text"))),
+        "tags", Map.of("type", "keyword", "copy_to", "everything"),
+        "label", Map.of("type", "alias", "path", "tenant")));
+    private static final List<String> COPIED = List.of("tenant", "published", "meta.rank", "tags", "label", "unmapped");
+
+    public void testEnsureIndex_mapsTheCopiedFieldsAsTheSourceDoes_withTheNormalizersTheyUse() throws Exception {
+        setState(state(index(SOURCE, "src-1", SOURCE_FIELDS, Settings.builder()
+            .put("index.analysis.normalizer.folded.type", "custom").putList("index.analysis.normalizer.folded.filter", "lowercase").build())));
+        setup.ensureIndex(CHUNKS, SOURCE, new ChunkIndexSetup.Fields("body", COPIED), E5, new Captured<>());
+
+        CreateIndexRequest create = client.requests(CreateIndexRequest.class).get(0);
+        assertEquals(Map.of("type", "keyword", "normalizer", "folded"), textField(create, "tenant"));
+        assertEquals(Map.of("type", "date", "format", "dd/MM/yyyy"), textField(create, "published"));
+        assertEquals(Map.of("type", "integer"), textField(create, "meta", "rank"));
+        assertNull("only the copied fields of an object", ((Map<String, Object>) textField(create, "meta").get("properties")).get("note"));
+        assertEquals("copy_to left out: its target is no chunk field", Map.of("type", "keyword"), textField(create, "tags"));
+        Map<String, Object> properties = (Map<String, Object>) InMemoryClient.parse(create.mappings()).get("properties");
+        assertFalse("an alias field: its target is not copied", properties.containsKey("label"));
+        assertFalse("a field the source maps dynamically is left to dynamic mapping", properties.containsKey("unmapped"));
+        assertEquals(Map.of("type", "text"), textField(create, "text"));
+        assertEquals(List.of("lowercase"), create.settings().getAsList("index.analysis.normalizer.folded.filter"));
+    }
+
+    public void testEnsureIndex_onAnExistingChunkIndex_mapsOnlyTheCopiedFieldsItDoesNotMapYet() throws Exception {
+        Map<String, Object> chunkMapping = new java.util.LinkedHashMap<>(ChunkDocuments.mapping(E5));
+        Map<String, Object> props = new java.util.LinkedHashMap<>((Map<String, Object>) chunkMapping.get("properties"));
+        props.put("tags", Map.of("type", "text")); // mapped dynamically by an older version: it stays so
+        chunkMapping.put("properties", props);
+        setState(state(index(SOURCE, "src-1", SOURCE_FIELDS, Settings.EMPTY), chunkIndex(CHUNKS, "c-1", chunkMapping)));
+
+        setup.ensureIndex(CHUNKS, SOURCE, new ChunkIndexSetup.Fields("body", List.of("tags", "meta.rank")), E5, new Captured<>());
+        List<PutMappingRequest> puts = client.requests(PutMappingRequest.class);
+        assertEquals(1, puts.size());
+        assertEquals(Map.of("properties", Map.of("meta", Map.of("properties", Map.of("rank", Map.of("type", "integer"))))),
+            InMemoryClient.parse(puts.get(0).source()));
+
+        int before = client.requests.size();
+        setup.ensureIndex(CHUNKS, SOURCE, new ChunkIndexSetup.Fields("body", List.of("tags", "meta.rank")), E5, new Captured<>());
+        setup.ensureIndex(CHUNKS, SOURCE, BODY, E5, new Captured<>());
+        assertEquals("nothing left to map", before, client.requests.size());
     }
 
     public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {

@@ -8,14 +8,17 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
+ * Chunk indices map what they hold from the source index, so that what applications send works on them as on the source.
  * The chunks' texts are analysed as the chunked field is: a source field mapped with a language or custom analyzer gives
  * its chunk index the same analysis, so the lexical side of {@code multi_granular} matches what a {@code match} on the
  * field matches (it used to search every chunk index with the standard analyzer: "walked" found no chunk of a text that
  * says "walking" under a stemming analyzer). Oracle: each parent's texts (its own and its children's) and the question
- * analysed by {@code _analyze} with the source field's analysis; a parent matches when they share a term.
+ * analysed by {@code _analyze} with the source field's analysis; a parent matches when they share a term. And copied fields
+ * are mapped as in the source: a {@code term} filter on a {@code keyword} tenant used to match nothing (the chunk index had
+ * mapped it dynamically as text), a date range in the source's format compared strings.
  */
 @SuppressWarnings("unchecked")
-public class ChunkAnalysisIT extends StrataRestTestCase {
+public class ChunkFieldMappingIT extends StrataRestTestCase {
     private static final String PIPELINE = "{\"field\": \"%s\", \"target_index\": \"{{_index}}-chunks\", \"embed\": false, "
         + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 60}}";
     private static final List<String> QUESTIONS = List.of("walked", "marrying", "visits", "Weston's wedding");
@@ -40,6 +43,62 @@ public class ChunkAnalysisIT extends StrataRestTestCase {
               "mappings": {"properties": {"body": {"type": "text", "analyzer": "english"}}}}}""");
         writeChapters("antpl-1", false);
         assertMatchesLikeTheField("antpl-1", "body", "antpl-1-chunks");
+    }
+
+    public void testFiltersOnCopiedFields_keepTheParentsOfTheDocumentsTheSameFilterKeepsInTheSource() throws Exception {
+        putPipeline("ancopy", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"copy_fields\": [\"tenant\", "
+            + "\"published\", \"meta.rank\", \"tags\"], \"strategy\": {\"type\": \"recursive\", \"max_words\": 25}}");
+        call("PUT", "/ancopy", """
+            {"settings": {"index.default_pipeline": "ancopy", "analysis": {"normalizer": {"folded": {"type": "custom",
+              "filter": ["lowercase"]}}}},
+             "mappings": {"properties": {"body": {"type": "text"}, "tenant": {"type": "keyword", "normalizer": "folded"},
+               "published": {"type": "date", "format": "dd/MM/yyyy"}, "meta": {"properties": {"rank": {"type": "integer"}}},
+               "tags": {"type": "keyword"}}}}""");
+        List<String> chapters = new ArrayList<>(emmaChapters().values());
+        String[] tenants = { "Acme Corp", "Beta-Labs", "Acme Corp", "Gamma", "beta-labs", "Acme Corp" };
+        String[] dates = { "01/02/2024", "15/03/2025", "28/11/2025", "02/01/2026", "30/06/2024", "11/11/2026" };
+        StringBuilder bulk = new StringBuilder();
+        for (int i = 0; i < tenants.length; i++) {
+            String chapter = chapters.get(i % chapters.size());
+            int from = (i / chapters.size()) * 900;
+            String body = chapter.substring(from, Math.min(from + 900, chapter.length()));
+            bulk.append("{\"index\": {\"_id\": \"d").append(i).append("\"}}\n").append(json(Map.of("body", body, "tenant", tenants[i],
+                "published", dates[i], "meta", Map.of("rank", i * 3), "tags", i % 2 == 0 ? List.of("Red Team", "x") : List.of("blue"))))
+                .append('\n');
+        }
+        Map<String, Object> r = call("POST", "/ancopy/_bulk?refresh=true", bulk.toString());
+        assertEquals(r.toString(), false, r.get("errors"));
+        refresh("ancopy-chunks");
+        Map<String, List<String>> parentsOf = new java.util.HashMap<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/ancopy-chunks/_search",
+            "{\"size\": 1000, \"_source\": [\"source_id\"]}").get("hits")).get("hits")) {
+            Map<String, Object> hit = (Map<String, Object>) h;
+            parentsOf.computeIfAbsent((String) ((Map<String, Object>) hit.get("_source")).get("source_id"), k -> new ArrayList<>())
+                .add((String) hit.get("_id"));
+        }
+        List<String> filters = List.of("{\"term\": {\"tenant\": \"Acme Corp\"}}", "{\"term\": {\"tenant\": \"BETA-LABS\"}}",
+            "{\"terms\": {\"tags\": [\"Red Team\"]}}", "{\"range\": {\"published\": {\"gte\": \"01/01/2025\", \"lt\": \"01/01/2026\"}}}",
+            "{\"range\": {\"meta.rank\": {\"gte\": 6}}}",
+            "{\"bool\": {\"filter\": [{\"term\": {\"tenant\": \"acme corp\"}}, {\"range\": {\"published\": {\"lt\": \"01/01/2026\"}}}]}}");
+        String question = "Who came to visit Hartfield?";
+        for (String filter : filters) {
+            Set<String> expected = new TreeSet<>();
+            for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/ancopy/_search",
+                "{\"size\": 100, \"_source\": false, \"query\": {\"bool\": {\"filter\": [" + filter + "]}}}").get("hits")).get("hits")) {
+                expected.addAll(parentsOf.getOrDefault((String) ((Map<String, Object>) h).get("_id"), List.of()));
+            }
+            assertFalse(filter, expected.isEmpty());
+            String mg = "{\"multi_granular\": {\"query_text\": \"" + question + "\", \"k\": 1000%s}}";
+            for (String query : List.of(mg.formatted(", \"filter\": " + filter),
+                "{\"bool\": {\"must\": [" + mg.formatted("") + "], \"filter\": [" + filter + "]}}")) {
+                Set<String> got = new TreeSet<>();
+                for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/ancopy-chunks/_search",
+                    "{\"size\": 1000, \"_source\": false, \"query\": " + query + "}").get("hits")).get("hits")) {
+                    got.add((String) ((Map<String, Object>) h).get("_id"));
+                }
+                assertEquals(query, expected, got);
+            }
+        }
     }
 
     private static void writeChapters(String index, boolean inObject) throws IOException {
