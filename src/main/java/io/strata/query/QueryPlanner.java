@@ -90,8 +90,8 @@ final class QueryPlanner {
         ModelRef model = null;
         // every searched index must be a chunk index: a source index among them (`docs*` over `docs` and `docs-chunks`) made
         // the lexical side fail deep in its nested query, with an error that names no cause (a vector's shard query names it)
-        Map<String, ChunkIndexMeta> metas = query.vector() != null ? Map.of()
-            : chunkIndexMetas(searches.concreteIndices(cluster.state(), services.resolver().get()), cluster.state());
+        Index[] concrete = searches.concreteIndices(cluster.state(), services.resolver().get());
+        Map<String, ChunkIndexMeta> metas = query.vector() != null ? Map.of() : chunkIndexMetas(concrete, cluster.state());
         if (query.queryText() != null && mode != MultiGranularQueryBuilder.Mode.LEXICAL) {
             ModelRef indexModel = indexModel(metas, mode != null || query.fusion() != null);
             if (indexModel == null) {
@@ -115,6 +115,7 @@ final class QueryPlanner {
         }
         QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
             : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);
+        UncopiedFields.check(sideFilter, concrete, cluster.state().metadata());
         SetOnce<QueryBuilder> done = new SetOnce<>();
         if (mode == MultiGranularQueryBuilder.Mode.DENSE && restriction == null && query.evidence() == null
             && oneLocalShard(request, cluster.state(), services)) {

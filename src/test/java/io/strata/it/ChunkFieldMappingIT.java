@@ -46,36 +46,7 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
     }
 
     public void testFiltersOnCopiedFields_keepTheParentsOfTheDocumentsTheSameFilterKeepsInTheSource() throws Exception {
-        putPipeline("ancopy", "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"copy_fields\": [\"tenant\", "
-            + "\"published\", \"meta.rank\", \"tags\"], \"strategy\": {\"type\": \"recursive\", \"max_words\": 25}}");
-        call("PUT", "/ancopy", """
-            {"settings": {"index.default_pipeline": "ancopy", "analysis": {"normalizer": {"folded": {"type": "custom",
-              "filter": ["lowercase"]}}}},
-             "mappings": {"properties": {"body": {"type": "text"}, "tenant": {"type": "keyword", "normalizer": "folded"},
-               "published": {"type": "date", "format": "dd/MM/yyyy"}, "meta": {"properties": {"rank": {"type": "integer"}}},
-               "tags": {"type": "keyword"}}}}""");
-        List<String> chapters = new ArrayList<>(emmaChapters().values());
-        String[] tenants = { "Acme Corp", "Beta-Labs", "Acme Corp", "Gamma", "beta-labs", "Acme Corp" };
-        String[] dates = { "01/02/2024", "15/03/2025", "28/11/2025", "02/01/2026", "30/06/2024", "11/11/2026" };
-        StringBuilder bulk = new StringBuilder();
-        for (int i = 0; i < tenants.length; i++) {
-            String chapter = chapters.get(i % chapters.size());
-            int from = (i / chapters.size()) * 900;
-            String body = chapter.substring(from, Math.min(from + 900, chapter.length()));
-            bulk.append("{\"index\": {\"_id\": \"d").append(i).append("\"}}\n").append(json(Map.of("body", body, "tenant", tenants[i],
-                "published", dates[i], "meta", Map.of("rank", i * 3), "tags", i % 2 == 0 ? List.of("Red Team", "x") : List.of("blue"))))
-                .append('\n');
-        }
-        Map<String, Object> r = call("POST", "/ancopy/_bulk?refresh=true", bulk.toString());
-        assertEquals(r.toString(), false, r.get("errors"));
-        refresh("ancopy-chunks");
-        Map<String, List<String>> parentsOf = new java.util.HashMap<>();
-        for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/ancopy-chunks/_search",
-            "{\"size\": 1000, \"_source\": [\"source_id\"]}").get("hits")).get("hits")) {
-            Map<String, Object> hit = (Map<String, Object>) h;
-            parentsOf.computeIfAbsent((String) ((Map<String, Object>) hit.get("_source")).get("source_id"), k -> new ArrayList<>())
-                .add((String) hit.get("_id"));
-        }
+        Map<String, List<String>> parentsOf = tenantDocuments("ancopy");
         List<String> filters = List.of("{\"term\": {\"tenant\": \"Acme Corp\"}}", "{\"term\": {\"tenant\": \"BETA-LABS\"}}",
             "{\"terms\": {\"tags\": [\"Red Team\"]}}", "{\"range\": {\"published\": {\"gte\": \"01/01/2025\", \"lt\": \"01/01/2026\"}}}",
             "{\"range\": {\"meta.rank\": {\"gte\": 6}}}",
@@ -99,6 +70,68 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
                 assertEquals(query, expected, got);
             }
         }
+    }
+
+    /** Index {@code index} of six documents with tenants, dates, ranks, tags and a status (not copied): source id → parents. */
+    private static Map<String, List<String>> tenantDocuments(String index) throws IOException {
+        putPipeline(index, "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"copy_fields\": [\"tenant\", "
+            + "\"published\", \"meta.rank\", \"tags\"], \"strategy\": {\"type\": \"recursive\", \"max_words\": 25}}");
+        call("PUT", "/" + index, """
+            {"settings": {"index.default_pipeline": "%s", "analysis": {"normalizer": {"folded": {"type": "custom",
+              "filter": ["lowercase"]}}}},
+             "mappings": {"properties": {"body": {"type": "text"}, "tenant": {"type": "keyword", "normalizer": "folded"},
+               "published": {"type": "date", "format": "dd/MM/yyyy"}, "meta": {"properties": {"rank": {"type": "integer"}}},
+               "tags": {"type": "keyword"}, "status": {"type": "keyword"}}}}""".formatted(index));
+        List<String> chapters = new ArrayList<>(emmaChapters().values());
+        String[] tenants = { "Acme Corp", "Beta-Labs", "Acme Corp", "Gamma", "beta-labs", "Acme Corp" };
+        String[] dates = { "01/02/2024", "15/03/2025", "28/11/2025", "02/01/2026", "30/06/2024", "11/11/2026" };
+        StringBuilder bulk = new StringBuilder();
+        for (int i = 0; i < tenants.length; i++) {
+            String chapter = chapters.get(i % chapters.size());
+            int from = (i / chapters.size()) * 900;
+            String body = chapter.substring(from, Math.min(from + 900, chapter.length()));
+            bulk.append("{\"index\": {\"_id\": \"d").append(i).append("\"}}\n").append(json(Map.of("body", body, "tenant", tenants[i],
+                "published", dates[i], "meta", Map.of("rank", i * 3), "tags", i % 2 == 0 ? List.of("Red Team", "x") : List.of("blue"),
+                "status", "published")))
+                .append('\n');
+        }
+        Map<String, Object> r = call("POST", "/" + index + "/_bulk?refresh=true", bulk.toString());
+        assertEquals(r.toString(), false, r.get("errors"));
+        refresh(index + "-chunks");
+        Map<String, List<String>> parentsOf = new java.util.HashMap<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/" + index + "-chunks/_search",
+            "{\"size\": 1000, \"_source\": [\"source_id\"]}").get("hits")).get("hits")) {
+            Map<String, Object> hit = (Map<String, Object>) h;
+            parentsOf.computeIfAbsent((String) ((Map<String, Object>) hit.get("_source")).get("source_id"), k -> new ArrayList<>())
+                .add((String) hit.get("_id"));
+        }
+        return parentsOf;
+    }
+
+    /**
+     * A filter on a field of the source documents that the pipeline does not copy kept no parent: the search answered
+     * nothing, as if no document matched. It is a 400 naming the field and {@code copy_fields}, for the query's own filter
+     * and for the clauses of a {@code bool} around it alike.
+     */
+    public void testAFilterOnASourceFieldThePipelineDoesNotCopy_isA400NamingCopyFields() throws Exception {
+        tenantDocuments("annocopy");
+        String mg = "{\"multi_granular\": {\"query_text\": \"Who came to visit Hartfield?\", \"k\": 10%s}}";
+        for (String query : List.of(mg.formatted(", \"filter\": {\"term\": {\"status\": \"published\"}}"),
+            "{\"bool\": {\"must\": [" + mg.formatted("") + "], \"filter\": [{\"term\": {\"tenant\": \"Gamma\"}}, "
+                + "{\"term\": {\"status\": \"published\"}}]}}")) {
+            org.opensearch.client.ResponseException e = callFailing("POST", "/annocopy-chunks/_search", "{\"query\": " + query + "}");
+            assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("[multi_granular] filters on field [status], which the chunk documents "
+                + "of [annocopy-chunks] do not hold: it is a field of source index [annocopy] that the pipeline does not copy"));
+            assertTrue(e.getMessage(), e.getMessage().contains("[copy_fields]"));
+        }
+        // the copied field alone answers; a field neither index maps is OpenSearch's usual unmapped field (no parent)
+        Map<String, Object> r = call("POST", "/annocopy-chunks/_search", "{\"query\": " + mg.formatted(
+            ", \"filter\": {\"term\": {\"tenant\": \"Gamma\"}}") + "}");
+        assertTrue(((List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")).size() > 0);
+        r = call("POST", "/annocopy-chunks/_search", "{\"query\": " + mg.formatted(", \"filter\": {\"term\": {\"nowhere\": \"x\"}}")
+            + "}");
+        assertEquals(List.of(), ((Map<String, Object>) r.get("hits")).get("hits"));
     }
 
     private static void writeChapters(String index, boolean inObject) throws IOException {

@@ -1,0 +1,111 @@
+package io.strata.query;
+
+import io.strata.chunkindex.ChunkIndexRegistry;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.core.index.Index;
+import org.opensearch.index.query.MultiMatchQueryBuilder;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.QueryBuilderVisitor;
+import org.opensearch.index.query.WithFieldName;
+import org.apache.lucene.search.BooleanClause;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A filter of {@code multi_granular} (its own, or the clauses around it that restrict its top k) on a field the chunk
+ * documents do not hold — a field of the source documents the pipeline does not copy — keeps no parent, and the search
+ * answered nothing without saying why. Such a filter is a 400 naming the field and {@code copy_fields}. Only fields the
+ * source index maps count (a field neither maps is OpenSearch's usual unmapped field, which matches nothing anywhere).
+ */
+final class UncopiedFields {
+
+    /** Fails when {@code filter} names a field that none of {@code chunkIndices} maps and one of their source indices does. */
+    static void check(QueryBuilder filter, Index[] chunkIndices, Metadata metadata) {
+        if (filter == null) {
+            return;
+        }
+        List<IndexMetadata> chunks = new ArrayList<>();
+        List<IndexMetadata> sources = new ArrayList<>();
+        for (Index index : chunkIndices) {
+            IndexMetadata chunk = metadata.index(index);
+            ChunkIndexRegistry.Registration registration = ChunkIndexRegistry.registrationOf(chunk);
+            IndexMetadata source = registration == null ? null : metadata.index(registration.source().getName());
+            if (source != null && source.getIndexUUID().equals(registration.source().getUUID())) {
+                chunks.add(chunk);
+                sources.add(source);
+            }
+        }
+        if (chunks.isEmpty()) {
+            return;
+        }
+        for (String field : fieldsOf(filter)) {
+            if (chunks.stream().noneMatch(c -> mapped(c, field)) && sources.stream().anyMatch(s -> mapped(s, field))) {
+                IndexMetadata source = sources.stream().filter(s -> mapped(s, field)).findFirst().orElseThrow();
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] filters on field [%s], which the chunk documents "
+                    + "of %s do not hold: it is a field of source index [%s] that the pipeline does not copy, so the filter would "
+                    + "keep no parent. Add it to the processor's [copy_fields] and re-chunk the documents "
+                    + "(POST %s/_update_by_query?pipeline=<pipeline>), or filter on a copied field",
+                    MultiGranularQueryBuilder.NAME, field, chunks.stream().map(c -> c.getIndex().getName()).toList(),
+                    source.getIndex().getName(), source.getIndex().getName()));
+            }
+        }
+    }
+
+    /** The concrete field names the queries of {@code query}'s tree name (metadata fields and patterns left out). */
+    static Set<String> fieldsOf(QueryBuilder query) {
+        Set<String> fields = new LinkedHashSet<>();
+        query.visit(new QueryBuilderVisitor() {
+            @Override
+            public void accept(QueryBuilder q) {
+                if (q instanceof WithFieldName named) {
+                    fields.add(named.fieldName());
+                } else if (q instanceof MultiMatchQueryBuilder multi) {
+                    fields.addAll(multi.fields().keySet());
+                }
+            }
+
+            @Override
+            public QueryBuilderVisitor getChildVisitor(BooleanClause.Occur occur) {
+                return this;
+            }
+        });
+        fields.removeIf(f -> f == null || f.isEmpty() || f.startsWith("_") || f.contains("*"));
+        return fields;
+    }
+
+    /** Whether {@code index}'s mapping maps {@code path}: an object's field, a multi-field, an alias or a derived field. */
+    @SuppressWarnings("unchecked")
+    static boolean mapped(IndexMetadata index, String path) {
+        Map<String, Object> mapping = index.mapping() == null ? Map.of() : index.mapping().sourceAsMap();
+        if (mapping.get("derived") instanceof Map<?, ?> derived && derived.containsKey(path)) {
+            return true;
+        }
+        Object node = mapping;
+        String[] parts = path.split("\\.");
+        for (int i = 0; i < parts.length; i++) {
+            if (!(node instanceof Map<?, ?> m)) {
+                return false;
+            }
+            Object next = m.get("properties") instanceof Map<?, ?> props ? props.get(parts[i]) : null;
+            if (next == null && i > 0 && m.get("fields") instanceof Map<?, ?> multi) {
+                next = multi.get(parts[i]); // a multi-field (`tenant.keyword`)
+            }
+            if (next == null) {
+                // a dotted name kept whole in the mapping (rare): the rest of the path as one key
+                Object whole = m.get("properties") instanceof Map<?, ?> props ? props.get(String.join(".",
+                    java.util.Arrays.copyOfRange(parts, i, parts.length))) : null;
+                return whole != null;
+            }
+            node = next;
+        }
+        return true;
+    }
+
+    private UncopiedFields() {}
+}
