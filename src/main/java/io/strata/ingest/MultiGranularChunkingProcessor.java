@@ -269,8 +269,12 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
 
     private String validText(Object value) {
         if (!(value instanceof String text)) {
+            // a list of paragraphs is the common case: say how to make it one text (the chunks' offsets are into one string)
+            String remedy = value instanceof List<?> ? "; a document has one chunked text: join the elements in a processor before "
+                + "this one, e.g. {\"script\": {\"source\": \"ctx." + writer.field() + " = String.join('\\n\\n', ctx." + writer.field()
+                + ")\"}}" : "";
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[%s] field [%s] must be a string, got [%s]", TYPE, writer.field(), jsonType(value)));
+                "[%s] field [%s] must be a string, got [%s]%s", TYPE, writer.field(), jsonType(value), remedy));
         }
         if (text.isBlank()) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] field [%s] is empty", TYPE, writer.field()));

@@ -51,7 +51,9 @@ public class BadInputIT extends StrataRestTestCase {
         assertBadDocument("{\"body\": 42}", "field [body] must be a string, got [number]");
         assertBadDocument("{\"body\": {\"text\": \"a\"}}", "field [body] must be a string, got [object]");
         assertBadDocument("{\"body\": true}", "field [body] must be a string, got [boolean]");
-        assertBadDocument("{\"body\": [\"a\", \"b\"]}", "field [body] must be a string, got [array]");
+        assertBadDocument("{\"body\": [\"a\", \"b\"]}", "field [body] must be a string, got [array]; a document has one chunked "
+            + "text: join the elements in a processor before this one, e.g. {\"script\": {\"source\": \"ctx.body = String.join('\\n\\n', "
+            + "ctx.body)\"}}");
         assertBadDocument("{\"body\": \"\"}", "field [body] is empty");
         assertBadDocument("{\"body\": \"   \\n  \"}", "field [body] is empty");
         assertBadDocument(json(Map.of("body", "word ".repeat(300))), "more than [max_chars] = 1000");
