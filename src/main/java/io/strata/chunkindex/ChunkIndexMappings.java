@@ -129,13 +129,14 @@ final class ChunkIndexMappings {
 
     /**
      * The analysis parameters that {@code mappings} (the source index's own, or its templates' in the order they apply)
-     * give {@code field} (a dotted path through objects), when it is a text field; empty when it has none (the index's
+     * give {@code field} (a dotted path through objects), when it is a text field ({@code text}, {@code match_only_text});
+     * empty when it has none (the index's
      * default analyzer applies).
      */
     static Map<String, Object> analysisOf(List<Map<String, Object>> mappings, String field) {
         Map<String, Object> definition = definition(mappings, field);
         Map<String, Object> out = new LinkedHashMap<>();
-        if (definition != null && "text".equals(definition.get("type"))) {
+        if (definition != null && ("text".equals(definition.get("type")) || "match_only_text".equals(definition.get("type")))) {
             for (String parameter : ANALYSIS_PARAMETERS) {
                 if (definition.get(parameter) != null) {
                     out.put(parameter, definition.get(parameter));

@@ -364,6 +364,10 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         List<Map<String, Object>> mappings = setup.sourceMapping(SOURCE).mappings();
         assertEquals(Map.of(), ChunkIndexMappings.analysisOf(mappings, "title"));
         assertEquals(Map.of(), ChunkIndexMappings.analysisOf(mappings, "missing.field"));
+        assertEquals(Map.of("analyzer", "english"), ChunkIndexMappings.analysisOf(List.of(Map.of("properties", Map.of("b",
+            Map.of("type", "match_only_text", "analyzer", "english")))), "b"));
+        assertEquals("not a text field", Map.of(), ChunkIndexMappings.analysisOf(List.of(Map.of("properties", Map.of("b",
+            Map.of("type", "keyword", "normalizer", "folded")))), "b"));
     }
 
     public void testEnsureIndex_beforeTheSourceIndexExists_takesTheAnalysisItsTemplatesGive_andAChunkTemplatesAnalyzerWins()
