@@ -124,8 +124,8 @@ final class ChunkIndexMappings {
         return out;
     }
 
-    /** The analysis parameters of a text field: the ones the chunk index takes from the chunked field. */
-    static final List<String> ANALYSIS_PARAMETERS = List.of("analyzer", "search_analyzer", "search_quote_analyzer");
+    /** The analysis parameters of a text field (how it is analysed and scored): the chunk index takes them from the chunked field. */
+    static final List<String> ANALYSIS_PARAMETERS = List.of("analyzer", "search_analyzer", "search_quote_analyzer", "similarity");
 
     /**
      * The analysis parameters that {@code mappings} (the source index's own, or its templates' in the order they apply)

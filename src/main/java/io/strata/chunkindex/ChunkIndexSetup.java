@@ -210,8 +210,8 @@ public final class ChunkIndexSetup {
             }
             // the chunks' text is analysed as the chunked field is (an `english` body is searched with stemming on the
             // lexical side too), and copied fields are mapped as in the source (a `keyword` tenant mapped dynamically as
-            // text matched no `term` filter), with the analysis settings that may define their analyzers and normalizers;
-            // a template of the chunk index still wins
+            // text matched no `term` filter), with the analysis and similarity settings that define analyzers, normalizers
+            // and similarities; a template of the chunk index still wins
             SourceMapping source = sourceMapping(sourceIndex);
             Map<String, Object> parameters = ChunkIndexMappings.analysisOf(source.mappings(), fields.text());
             Map<String, Object> copied = ChunkIndexMappings.definitionsOf(source.mappings(), fields.copied());
@@ -232,11 +232,10 @@ public final class ChunkIndexSetup {
             Settings.Builder settings = Settings.builder().put("index.knn", true)
                 .put(IndexSettings.DEFAULT_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME)
                 .put(IndexSettings.FINAL_PIPELINE.getKey(), IngestService.NOOP_PIPELINE_NAME);
-            if (!parameters.isEmpty() || !copied.isEmpty()) {
-                for (String k : source.analysis().keySet()) {
-                    if (!templateSettings.hasValue(k) && templateSettings.getAsList(k, null) == null) {
-                        settings.copy(k, source.analysis());
-                    }
+            // all of them: an index-wide default analyzer or similarity applies to the chunks' text fields as to the source's
+            for (String k : source.analysis().keySet()) {
+                if (!templateSettings.hasValue(k) && templateSettings.getAsList(k, null) == null) {
+                    settings.copy(k, source.analysis());
                 }
             }
             CreateIndexRequest create = new CreateIndexRequest(target).mapping(mapping).settings(settings);
@@ -262,7 +261,10 @@ public final class ChunkIndexSetup {
         }
     }
 
-    /** A source index's mappings (its own, or its templates' in order) and its analysis settings ({@code index.analysis.*}). */
+    /**
+     * A source index's mappings (its own, or its templates' in order) and its analysis and similarity settings
+     * ({@code index.analysis.*}, {@code index.similarity.*}).
+     */
     record SourceMapping(List<Map<String, Object>> mappings, Settings analysis) {}
 
     /**
@@ -275,14 +277,18 @@ public final class ChunkIndexSetup {
         try {
             if (index != null) {
                 return new SourceMapping(index.mapping() == null ? List.of() : List.of(index.mapping().sourceAsMap()),
-                    index.getSettings().filter(k -> k.startsWith("index.analysis.")));
+                    index.getSettings().filter(ChunkIndexSetup::analysisSetting));
             }
             String named = streamOf(sourceIndex);
             return new SourceMapping(ChunkIndexMappings.ofTemplates(state, named),
-                templateSettings(named).filter(k -> k.startsWith("index.analysis.")));
+                templateSettings(named).filter(ChunkIndexSetup::analysisSetting));
         } catch (Exception e) {
             return new SourceMapping(List.of(), Settings.EMPTY); // a template the source's own write will report
         }
+    }
+
+    private static boolean analysisSetting(String key) {
+        return key.startsWith("index.analysis.") || key.startsWith("index.similarity.");
     }
 
     /** The data stream whose first backing index {@code index} will be (its templates match the stream's name), else itself. */

@@ -370,6 +370,17 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             Map.of("type", "keyword", "normalizer", "folded")))), "b"));
     }
 
+    public void testEnsureIndex_copiesTheSourcesIndexWideDefaultAnalyzerAndSimilarity_whichItsTextFieldsUseWithoutParameters() {
+        setState(state(index(SOURCE, "src-1", Map.of("properties", Map.of("body", Map.of("type", "text"))), Settings.builder()
+            .put("index.analysis.analyzer.default.type", "english").put("index.similarity.default.type", "boolean")
+            .put("index.refresh_interval", "5s").build())));
+        ensure(E5).assertSucceeded();
+        CreateIndexRequest create = client.requests(CreateIndexRequest.class).get(0);
+        assertEquals("english", create.settings().get("index.analysis.analyzer.default.type"));
+        assertEquals("boolean", create.settings().get("index.similarity.default.type"));
+        assertNull("only analysis and similarity", create.settings().get("index.refresh_interval"));
+    }
+
     public void testEnsureIndex_beforeTheSourceIndexExists_takesTheAnalysisItsTemplatesGive_andAChunkTemplatesAnalyzerWins()
         throws Exception {
         org.opensearch.cluster.metadata.Template docs = new org.opensearch.cluster.metadata.Template(Settings.builder()

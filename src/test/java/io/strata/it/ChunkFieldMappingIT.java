@@ -36,11 +36,11 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
         assertEquals("my_en", ((Map<String, Object>) text.get("text")).get("analyzer"));
     }
 
-    public void testALanguageAnalyzerATemplateGives_analysesTheChunksOfTheIndexItCreates() throws Exception {
+    public void testAnIndexWideLanguageAnalyzerATemplateGives_analysesTheChunksOfTheIndexItCreates() throws Exception {
         putPipeline("antpl", PIPELINE.formatted("body"));
         call("PUT", "/_index_template/antpl", """
-            {"index_patterns": ["antpl-*"], "template": {"settings": {"index.default_pipeline": "antpl"},
-              "mappings": {"properties": {"body": {"type": "text", "analyzer": "english"}}}}}""");
+            {"index_patterns": ["antpl-*"], "template": {"settings": {"index.default_pipeline": "antpl",
+              "analysis": {"analyzer": {"default": {"type": "english"}}}}}}""");
         writeChapters("antpl-1", false);
         assertMatchesLikeTheField("antpl-1", "body", "antpl-1-chunks");
     }
