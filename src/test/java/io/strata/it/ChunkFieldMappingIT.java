@@ -50,7 +50,8 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
         Map<String, List<String>> parentsOf = tenantDocuments("ancopy");
         List<String> filters = List.of("{\"term\": {\"tenant\": \"Acme Corp\"}}", "{\"term\": {\"tenant\": \"BETA-LABS\"}}",
             "{\"terms\": {\"tags\": [\"Red Team\"]}}", "{\"range\": {\"published\": {\"gte\": \"01/01/2025\", \"lt\": \"01/01/2026\"}}}",
-            "{\"range\": {\"meta.rank\": {\"gte\": 6}}}",
+            "{\"range\": {\"meta.rank\": {\"gte\": 6}}}", "{\"geo_distance\": {\"distance\": \"200km\", \"place\": {\"lat\": 49.0, "
+                + "\"lon\": 2.0}}}", "{\"range\": {\"views\": {\"gte\": \"18446744073709551613\"}}}",
             "{\"bool\": {\"filter\": [{\"term\": {\"tenant\": \"acme corp\"}}, {\"range\": {\"published\": {\"lt\": \"01/01/2026\"}}}]}}");
         String question = "Who came to visit Hartfield?";
         for (String filter : filters) {
@@ -73,16 +74,20 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
         }
     }
 
-    /** Index {@code index} of six documents with tenants, dates, ranks, tags and a status (not copied): source id → parents. */
+    /**
+     * Index {@code index} of six documents with tenants, dates, ranks, tags, places, view counts beyond a long (mapped
+     * dynamically as a long, every chunk write failed) and a status (not copied): source id → parents.
+     */
     private static Map<String, List<String>> tenantDocuments(String index) throws IOException {
         putPipeline(index, "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"copy_fields\": [\"tenant\", "
-            + "\"published\", \"meta.rank\", \"tags\"], \"strategy\": {\"type\": \"recursive\", \"max_words\": 25}}");
+            + "\"published\", \"meta.rank\", \"tags\", \"place\", \"views\"], \"strategy\": {\"type\": \"recursive\", \"max_words\": 25}}");
         call("PUT", "/" + index, """
             {"settings": {"index.default_pipeline": "%s", "analysis": {"normalizer": {"folded": {"type": "custom",
               "filter": ["lowercase"]}}}},
              "mappings": {"properties": {"body": {"type": "text"}, "tenant": {"type": "keyword", "normalizer": "folded"},
                "published": {"type": "date", "format": "dd/MM/yyyy"}, "meta": {"properties": {"rank": {"type": "integer"}}},
-               "tags": {"type": "keyword"}, "status": {"type": "keyword"}}}}""".formatted(index));
+               "tags": {"type": "keyword"}, "status": {"type": "keyword"}, "place": {"type": "geo_point"},
+               "views": {"type": "unsigned_long"}}}}""".formatted(index));
         List<String> chapters = new ArrayList<>(emmaChapters().values());
         String[] tenants = { "Acme Corp", "Beta-Labs", "Acme Corp", "Gamma", "beta-labs", "Acme Corp" };
         String[] dates = { "01/02/2024", "15/03/2025", "28/11/2025", "02/01/2026", "30/06/2024", "11/11/2026" };
@@ -93,7 +98,8 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
             String body = chapter.substring(from, Math.min(from + 900, chapter.length()));
             bulk.append("{\"index\": {\"_id\": \"d").append(i).append("\"}}\n").append(json(Map.of("body", body, "tenant", tenants[i],
                 "published", dates[i], "meta", Map.of("rank", i * 3), "tags", i % 2 == 0 ? List.of("Red Team", "x") : List.of("blue"),
-                "status", "published")))
+                "status", "published", "place", Map.of("lat", 48.0 + i, "lon", 2.0),
+                "views", new java.math.BigInteger("1844674407370955161" + i))))
                 .append('\n');
         }
         Map<String, Object> r = call("POST", "/" + index + "/_bulk?refresh=true", bulk.toString());
