@@ -219,26 +219,24 @@ final class ChunkIndexMappings {
     }
 
     /** The chunk mapping {@code ours} with the fields of {@code tree} it does not have (the copied fields' definitions). */
-    @SuppressWarnings("unchecked")
     static Map<String, Object> withFields(Map<String, Object> ours, Map<String, Object> tree) {
-        if (tree.isEmpty()) {
-            return ours;
-        }
-        Map<String, Object> out = new LinkedHashMap<>(ours);
-        Map<String, Object> properties = new LinkedHashMap<>((Map<String, Object>) ours.get("properties"));
-        tree.forEach(properties::putIfAbsent);
-        out.put("properties", properties);
-        return out;
+        return tree.isEmpty() ? ours : withProperties(ours, properties -> {
+            Map<String, Object> out = new LinkedHashMap<>(properties);
+            tree.forEach(out::putIfAbsent);
+            return out;
+        });
     }
 
     /** The chunk mapping {@code ours} with {@code analysis} on every text field of the chunks (parents' and children's). */
-    @SuppressWarnings("unchecked")
     static Map<String, Object> withAnalysis(Map<String, Object> ours, Map<String, Object> analysis) {
-        if (analysis.isEmpty()) {
-            return ours;
-        }
-        Map<String, Object> out = new LinkedHashMap<>(ours);
-        out.put("properties", textFieldsWith((Map<String, Object>) ours.get("properties"), analysis));
+        return analysis.isEmpty() ? ours : withProperties(ours, properties -> textFieldsWith(properties, analysis));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> withProperties(Map<String, Object> mapping,
+                                                      java.util.function.UnaryOperator<Map<String, Object>> change) {
+        Map<String, Object> out = new LinkedHashMap<>(mapping);
+        out.put("properties", change.apply((Map<String, Object>) mapping.get("properties")));
         return out;
     }
 
