@@ -29,7 +29,7 @@ public final class EvalRows {
     public static final String THETA = "$theta";
     public static final String QUESTION = "$question";
     static final Set<String> ROW_KEYS = Set.of("name", "strategy", "granularities", "model", "processor", "query", "thetas", "baseline",
-        "_comment");
+        "source_index", "_comment");
     /** Processor keys a row sets through its own keys, not through {@code processor}. */
     static final Set<String> OWN_PROCESSOR_KEYS = Set.of("field", "target_index", "strategy", "granularities", "model", "model_id");
     static final Set<String> FILE_KEYS = Set.of("rows", "baseline", "_comment");
@@ -38,10 +38,11 @@ public final class EvalRows {
      * One row. {@code granularities} null = the processor's default; {@code model} null = the node's default model;
      * {@code processor} = further {@code multi_granular_chunking} options (e.g. {@code {"children": {"embedding": "late"}}}),
      * empty when none; {@code thetas} null = the dataset's θ values; {@code baseline} is always a row of the same list (itself for the
-     * baseline row).
+     * baseline row); {@code sourceIndex} = the body the source index is created with (settings and mappings, e.g. the text
+     * field's analyzer, which its chunk index takes), empty for OpenSearch's defaults.
      */
     public record Row(String name, Map<String, Object> strategy, List<Object> granularities, String model, Map<String, Object> processor,
-                      Map<String, Object> query, List<Integer> thetas, String baseline) {
+                      Map<String, Object> query, List<Integer> thetas, String baseline, Map<String, Object> sourceIndex) {
 
         /** The row's θ values on a dataset run at {@code datasetThetas}: its own list filtered by them, else the dataset's. */
         public List<Integer> thetasOn(List<Integer> datasetThetas) {
@@ -107,7 +108,8 @@ public final class EvalRows {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] %s [%s] is not a row; rows: %s", source,
                     baselineOverride != null ? "[--baseline]" : "row [" + r.name() + "]: [baseline]", baseline, names));
             }
-            resolved.add(new Row(r.name(), r.strategy(), r.granularities(), r.model(), r.processor(), r.query(), r.thetas(), baseline));
+            resolved.add(new Row(r.name(), r.strategy(), r.granularities(), r.model(), r.processor(), r.query(), r.thetas(), baseline,
+                r.sourceIndex()));
         }
         return select(resolved, only, source);
     }
@@ -193,9 +195,17 @@ public final class EvalRows {
             }
             processor = (Map<String, Object>) p;
         }
+        Map<String, Object> sourceIndex = Map.of();
+        if (r.containsKey("source_index")) {
+            if (!(r.get("source_index") instanceof Map<?, ?> body) || body.isEmpty()) {
+                throw new IllegalArgumentException(where + ": [source_index] must be a create-index body, e.g. {\"mappings\": "
+                    + "{\"properties\": {\"body\": {\"type\": \"text\", \"analyzer\": \"english\"}}}}, got [" + r.get("source_index") + "]");
+            }
+            sourceIndex = (Map<String, Object>) body;
+        }
         String baseline = string(r.get("baseline"), where + ": [baseline]");
         return new Row(name, (Map<String, Object>) strategy, granularities, string(r.get("model"), where + ": [model]"), processor, query,
-            thetas, baseline != null ? baseline : fileBaseline);
+            thetas, baseline != null ? baseline : fileBaseline, sourceIndex);
     }
 
     private static void checkKeys(Set<String> keys, Set<String> allowed, String where) {

@@ -49,7 +49,7 @@ public final class RetrievalEval {
 
     /** One ingest: rows with equal dataset, strategy at θ, granularities and model share it. */
     record Ingest(String index, String key, Map<String, Object> strategy, List<Object> granularities, String model,
-                  Map<String, Object> options) {}
+                  Map<String, Object> options, Map<String, Object> sourceIndex) {}
 
     /** A finished ingest: its chunk index, its parents and every question's relevant parents there. */
     /**
@@ -281,10 +281,13 @@ public final class RetrievalEval {
         if (!row.processor().isEmpty()) { // rows without options keep their former keys (and reusable indices)
             key += "|" + JsonRest.json(new java.util.TreeMap<>(row.processor()));
         }
+        if (!row.sourceIndex().isEmpty()) {
+            key += "|source_index=" + JsonRest.json(row.sourceIndex());
+        }
         String slug = dataset.name().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-");
         String index = String.format(Locale.ROOT, "eval-%s-%s-%d-%s", slug.substring(0, Math.min(40, slug.length())),
             strategy.get("type").toString().replace('_', '-'), theta, sha256(key).substring(0, 8));
-        return new Ingest(index, key, strategy, row.granularities(), row.model(), row.processor());
+        return new Ingest(index, key, strategy, row.granularities(), row.model(), row.processor(), row.sourceIndex());
     }
 
     static IngestResult ingest(RestClient client, Ingest ingest, EvalDataset dataset, boolean reuse, String rowName) throws IOException {
@@ -301,6 +304,9 @@ public final class RetrievalEval {
                     throw e;
                 }
             }
+        }
+        if (!ingest.sourceIndex().isEmpty()) {
+            JsonRest.call(client, "PUT", "/" + ingest.index(), JsonRest.json(ingest.sourceIndex()));
         }
         Map<String, Object> processor = new LinkedHashMap<>();
         processor.put("field", "body");

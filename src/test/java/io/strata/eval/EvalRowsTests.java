@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
@@ -76,7 +77,7 @@ public class EvalRowsTests {
     @Test
     public void testParse_badRows_areRefusedWithTheFieldAndWhatIsAllowed() {
         assertTrue(message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"levels\": [0]}]}")
-            .contains("unknown key [levels]; supported: [_comment, baseline, granularities, model, name, processor, query, strategy, thetas] "
+            .contains("unknown key [levels]; supported: [_comment, baseline, granularities, model, name, processor, query, source_index, strategy, thetas] "
                 + "(query levels go inside [query])"));
         assertTrue(message("{\"rows\": [{\"name\": \"a\", " + STRATEGY + ", \"query\": {\"match\": \"fixed\"}}]}")
             .contains("[query] must use \"$question\""));
@@ -112,6 +113,25 @@ public class EvalRowsTests {
     }
 
     @Test
+    public void testSourceIndex_isPartOfTheIngestKey_andMustBeAnObject() throws Exception {
+        List<EvalRows.Row> rows = EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows-analysis.json")),
+            "rows-analysis.json", null, null);
+        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text", "a")), List.of());
+        Map<String, String> keys = new java.util.LinkedHashMap<>();
+        for (EvalRows.Row r : rows) {
+            keys.put(r.name(), RetrievalEval.ingestFor(d, r, 300).key());
+        }
+        assertEquals(keys.get("Hybrid MG (default)"), keys.get("Lexical MG"));
+        assertEquals(keys.get("Hybrid MG english"), keys.get("Lexical MG english"));
+        assertFalse(keys.get("Hybrid MG (default)").equals(keys.get("Hybrid MG english")));
+        assertEquals(Map.of("mappings", Map.of("properties", Map.of("body", Map.of("type", "text", "analyzer", "english")))),
+            rows.get(1).sourceIndex());
+        IllegalArgumentException e = org.junit.Assert.assertThrows(IllegalArgumentException.class, () -> EvalRows.parse(
+            "{\"rows\": [{\"name\": \"a\", \"strategy\": {\"type\": \"recursive\"}, \"source_index\": \"english\"}]}", "f", null, null));
+        assertTrue(e.getMessage(), e.getMessage().contains("[f] row [a]: [source_index] must be a create-index body"));
+    }
+
+    @Test
     public void testBundledRowsFiles_parse_andTheDefaultRowsShareOneIngest() throws Exception {
         List<EvalRows.Row> rows = EvalRows.parse(Files.readString(Path.of("src/test/resources/eval/rows.json")), "rows.json", null, null);
         assertEquals(List.of("Hybrid MG (default)", "Hybrid parents-only", "Dense MG", "Dense parents-only", "Lexical MG",
@@ -130,7 +150,7 @@ public class EvalRowsTests {
         // every other bundled rows file parses too (each names its own rows and baselines)
         try (var files = Files.list(Path.of("src/test/resources/eval"))) {
             List<Path> rowsFiles = files.filter(f -> f.getFileName().toString().matches("rows-.*\\.json")).toList();
-            assertEquals("rows-context, -fusion, -granularity, -late, -models, -strategies", 6, rowsFiles.size());
+            assertEquals("rows-analysis, -context, -fusion, -granularity, -late, -models, -strategies", 7, rowsFiles.size());
             for (Path file : rowsFiles) {
                 EvalRows.parse(Files.readString(file), file.getFileName().toString(), null, null);
             }
