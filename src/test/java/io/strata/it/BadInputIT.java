@@ -51,9 +51,12 @@ public class BadInputIT extends StrataRestTestCase {
         assertBadDocument("{\"body\": 42}", "field [body] must be a string, got [number]");
         assertBadDocument("{\"body\": {\"text\": \"a\"}}", "field [body] must be a string, got [object]");
         assertBadDocument("{\"body\": true}", "field [body] must be a string, got [boolean]");
-        assertBadDocument("{\"body\": [\"a\", \"b\"]}", "field [body] must be a string, got [array]; a document has one chunked "
-            + "text: join the elements in a processor before this one, e.g. {\"script\": {\"source\": \"ctx.body = String.join('\\n\\n', "
-            + "ctx.body)\"}}");
+        ResponseException array = callFailing("PUT", "/docs/_doc/1?pipeline=p", "{\"body\": [\"a\", \"b\"]}");
+        assertEquals(400, array.getResponse().getStatusLine().getStatusCode());
+        // the reason as the caller reads it (parsed from the JSON body): a processor to paste into the pipeline
+        assertEquals("[multi_granular_chunking] field [body] must be a string, got [array]; a document has one chunked text: join the "
+            + "elements in a processor before this one, e.g. {\"script\": {\"source\": \"ctx.body = String.join('\\n\\n', ctx.body)\"}}",
+            ((Map<?, ?>) entityAsMap(array.getResponse()).get("error")).get("reason"));
         assertBadDocument("{\"body\": \"\"}", "field [body] is empty");
         assertBadDocument("{\"body\": \"   \\n  \"}", "field [body] is empty");
         assertBadDocument(json(Map.of("body", "word ".repeat(300))), "more than [max_chars] = 1000");
