@@ -11,11 +11,9 @@ import org.opensearch.index.query.WithFieldName;
 import org.apache.lucene.search.BooleanClause;
 
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * A filter of {@code multi_granular} (its own, or the clauses around it that restrict its top k) on a field the chunk
@@ -44,39 +42,49 @@ final class UncopiedFields {
         if (chunks.isEmpty()) {
             return;
         }
-        for (String field : fieldsOf(filter)) {
-            if (chunks.stream().noneMatch(c -> mapped(c, field)) && sources.stream().anyMatch(s -> mapped(s, field))) {
-                IndexMetadata source = sources.stream().filter(s -> mapped(s, field)).findFirst().orElseThrow();
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] filters on field [%s], which the chunk documents "
-                    + "of %s do not hold: it is a field of source index [%s] that the pipeline does not copy, so the filter would "
-                    + "keep no parent. Add it to the processor's [copy_fields] and re-chunk the documents "
-                    + "(POST %s/_update_by_query?pipeline=<pipeline>), or filter on a copied field",
-                    MultiGranularQueryBuilder.NAME, field, chunks.stream().map(c -> c.getIndex().getName()).toList(),
-                    source.getIndex().getName(), source.getIndex().getName()));
+        for (List<String> fields : requiredFields(filter)) {
+            if (fields.stream().anyMatch(f -> chunks.stream().anyMatch(c -> mapped(c, f)))) {
+                continue;
+            }
+            for (String field : fields) {
+                IndexMetadata source = sources.stream().filter(s -> mapped(s, field)).findFirst().orElse(null);
+                if (source != null) {
+                    throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] filters on field [%s], which the chunk "
+                        + "documents of %s do not hold: it is a field of source index [%s] that the pipeline does not copy, so the "
+                        + "filter would keep no parent. Add it to the processor's [copy_fields] and re-chunk the documents "
+                        + "(POST %s/_update_by_query?pipeline=<pipeline>), or filter on a copied field", MultiGranularQueryBuilder.NAME,
+                        field, chunks.stream().map(c -> c.getIndex().getName()).toList(), source.getIndex().getName(),
+                        source.getIndex().getName()));
+                }
             }
         }
     }
 
-    /** The concrete field names the queries of {@code query}'s tree name (metadata fields and patterns left out). */
-    static Set<String> fieldsOf(QueryBuilder query) {
-        Set<String> fields = new LinkedHashSet<>();
+    /**
+     * The fields of each query that every match of {@code query} must match (reached through {@code must} and
+     * {@code filter} clauses, and the query itself): one list per query, its fields (a {@code multi_match}'s several, any
+     * of which may match). Clauses in {@code should} and {@code must_not} are left out: a field the documents lack there
+     * does not empty the filter. Metadata fields and patterns are left out too.
+     */
+    static List<List<String>> requiredFields(QueryBuilder query) {
+        List<List<String>> out = new ArrayList<>();
         query.visit(new QueryBuilderVisitor() {
             @Override
             public void accept(QueryBuilder q) {
-                if (q instanceof WithFieldName named) {
-                    fields.add(named.fieldName());
-                } else if (q instanceof MultiMatchQueryBuilder multi) {
-                    fields.addAll(multi.fields().keySet());
+                List<String> fields = q instanceof WithFieldName named ? List.of(String.valueOf(named.fieldName()))
+                    : q instanceof MultiMatchQueryBuilder multi ? List.copyOf(multi.fields().keySet()) : List.of();
+                fields = fields.stream().filter(f -> !f.isEmpty() && !f.startsWith("_") && !f.contains("*")).toList();
+                if (!fields.isEmpty()) {
+                    out.add(fields);
                 }
             }
 
             @Override
             public QueryBuilderVisitor getChildVisitor(BooleanClause.Occur occur) {
-                return this;
+                return occur == BooleanClause.Occur.MUST || occur == BooleanClause.Occur.FILTER ? this : QueryBuilderVisitor.NO_OP_VISITOR;
             }
         });
-        fields.removeIf(f -> f == null || f.isEmpty() || f.startsWith("_") || f.contains("*"));
-        return fields;
+        return out;
     }
 
     /** Whether {@code index}'s mapping maps {@code path}: an object's field, a multi-field, an alias or a derived field. */

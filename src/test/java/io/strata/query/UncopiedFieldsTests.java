@@ -14,7 +14,6 @@ import org.opensearch.test.OpenSearchTestCase;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import static org.hamcrest.Matchers.containsString;
 
@@ -50,13 +49,16 @@ public class UncopiedFieldsTests extends OpenSearchTestCase {
             metadata);
     }
 
-    public void testFieldsOf_collectsTheFieldsOfEveryClauseOfTheTree_leavingMetadataFieldsAndPatterns() {
+    public void testRequiredFields_areThoseOfTheQueryAndItsMustAndFilterClauses_leavingMetadataFieldsAndPatterns() {
         QueryBuilder tree = QueryBuilders.boolQuery().filter(QueryBuilders.termQuery("status", "live"))
             .must(QueryBuilders.constantScoreQuery(QueryBuilders.rangeQuery("meta.year").gte(2020)))
             .should(QueryBuilders.boolQuery().mustNot(QueryBuilders.existsQuery("tenant")))
-            .should(QueryBuilders.multiMatchQuery("x", "title", "summary", "body*"))
+            .should(QueryBuilders.termQuery("owner", "x"))
+            .filter(QueryBuilders.multiMatchQuery("x", "title", "summary", "body*"))
             .filter(QueryBuilders.idsQuery().addIds("1")).filter(QueryBuilders.termQuery("_index", "docs-chunks"));
-        assertEquals(Set.of("status", "meta.year", "tenant", "title", "summary"), UncopiedFields.fieldsOf(tree));
+        assertEquals(java.util.Set.of(List.of("status"), List.of("meta.year"), List.of("title", "summary")), java.util.Set.copyOf(
+            UncopiedFields.requiredFields(tree).stream().map(l -> l.stream().sorted(java.util.Comparator.reverseOrder()).toList()).toList()));
+        assertEquals(List.of(List.of("status")), UncopiedFields.requiredFields(QueryBuilders.termQuery("status", "x")));
     }
 
     public void testAFilterOnASourceFieldThePipelineDoesNotCopy_isA400NamingItAndCopyFields() {
@@ -78,6 +80,13 @@ public class UncopiedFieldsTests extends OpenSearchTestCase {
         check(QueryBuilders.termQuery("nowhere", "a"), "docs-chunks"); // unmapped in the source too: OpenSearch's own behaviour
         check(QueryBuilders.termQuery("status", "live"), "hand-made"); // no registered source to tell
         check(null, "docs-chunks");
+        // where the field's absence does not empty the filter: should and must_not clauses, a multi_match with a copied field
+        check(QueryBuilders.boolQuery().should(QueryBuilders.termQuery("status", "live")).should(QueryBuilders.termQuery("tenant", "a")),
+            "docs-chunks");
+        check(QueryBuilders.boolQuery().mustNot(QueryBuilders.termQuery("status", "live")), "docs-chunks");
+        check(QueryBuilders.multiMatchQuery("live", "status", "tenant"), "docs-chunks");
+        expectThrows(IllegalArgumentException.class, () -> check(QueryBuilders.multiMatchQuery("live", "status", "meta.owner"),
+            "docs-chunks"));
     }
 
     public void testMapped_followsObjectsMultiFieldsAndDerivedFields() {
