@@ -334,8 +334,8 @@ public final class ChunkIndexSetup {
         Map<String, Object> existing = metadata == null || metadata.mapping() == null ? Map.of() : metadata.mapping().sourceAsMap();
         // copied fields the chunk index does not map yet are mapped as in the source before a chunk document brings them
         // (one it mapped already, e.g. dynamically by an older version, keeps its mapping: a field's type cannot change)
-        Map<String, Object> copied = ChunkIndexMappings.missingFrom(existing, ChunkIndexMappings.definitionsOf(
-            sourceMapping(sourceIndex).mappings(), fields.copied()));
+        Map<String, Object> copied = fields.copied().isEmpty() ? Map.of() : ChunkIndexMappings.missingFrom(existing,
+            ChunkIndexMappings.definitionsOf(sourceMapping(sourceIndex).mappings(), fields.copied()));
         // chunk indices made before context_header existed get its mapping, else it would be mapped dynamically
         boolean ours = chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata);
         if (!ours && copied.isEmpty()) {

@@ -25,7 +25,8 @@ final class UncopiedFields {
 
     /** Fails when {@code filter} names a field that none of {@code chunkIndices} maps and one of their source indices does. */
     static void check(QueryBuilder filter, Index[] chunkIndices, Metadata metadata) {
-        if (filter == null) {
+        List<List<String>> required = filter == null ? List.of() : requiredFields(filter);
+        if (required.isEmpty()) {
             return;
         }
         List<IndexMetadata> chunks = new ArrayList<>();
@@ -42,12 +43,16 @@ final class UncopiedFields {
         if (chunks.isEmpty()) {
             return;
         }
-        for (List<String> fields : requiredFields(filter)) {
-            if (fields.stream().anyMatch(f -> chunks.stream().anyMatch(c -> mapped(c, f)))) {
+        // each mapping parsed once per search, and only for a filter that requires fields
+        Map<IndexMetadata, Map<String, Object>> mappings = new java.util.IdentityHashMap<>();
+        java.util.function.BiPredicate<IndexMetadata, String> maps = (index, field) -> mapped(mappings.computeIfAbsent(index,
+            UncopiedFields::mappingOf), field);
+        for (List<String> fields : required) {
+            if (fields.stream().anyMatch(f -> chunks.stream().anyMatch(c -> maps.test(c, f)))) {
                 continue;
             }
             for (String field : fields) {
-                IndexMetadata source = sources.stream().filter(s -> mapped(s, field)).findFirst().orElse(null);
+                IndexMetadata source = sources.stream().filter(s -> maps.test(s, field)).findFirst().orElse(null);
                 if (source != null) {
                     throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] filters on field [%s], which the chunk "
                         + "documents of %s do not hold: it is a field of source index [%s] that the pipeline does not copy, so the "
@@ -87,10 +92,12 @@ final class UncopiedFields {
         return out;
     }
 
-    /** Whether {@code index}'s mapping maps {@code path}: an object's field, a multi-field, an alias or a derived field. */
-    @SuppressWarnings("unchecked")
-    static boolean mapped(IndexMetadata index, String path) {
-        Map<String, Object> mapping = index.mapping() == null ? Map.of() : index.mapping().sourceAsMap();
+    static Map<String, Object> mappingOf(IndexMetadata index) {
+        return index.mapping() == null ? Map.of() : index.mapping().sourceAsMap();
+    }
+
+    /** Whether {@code mapping} (an index's) maps {@code path}: an object's field, a multi-field, an alias or a derived field. */
+    static boolean mapped(Map<String, Object> mapping, String path) {
         if (mapping.get("derived") instanceof Map<?, ?> derived && derived.containsKey(path)) {
             return true;
         }
@@ -105,10 +112,7 @@ final class UncopiedFields {
                 next = multi.get(parts[i]); // a multi-field (`tenant.keyword`)
             }
             if (next == null) {
-                // a dotted name kept whole in the mapping (rare): the rest of the path as one key
-                Object whole = m.get("properties") instanceof Map<?, ?> props ? props.get(String.join(".",
-                    java.util.Arrays.copyOfRange(parts, i, parts.length))) : null;
-                return whole != null;
+                return false; // OpenSearch keeps a dotted field name as objects in the mapping, so each part is a level
             }
             node = next;
         }

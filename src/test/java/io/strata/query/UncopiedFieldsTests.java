@@ -90,14 +90,15 @@ public class UncopiedFieldsTests extends OpenSearchTestCase {
     }
 
     public void testMapped_followsObjectsMultiFieldsAndDerivedFields() {
-        IndexMetadata chunks = metadata().index("docs-chunks");
+        Map<String, Object> chunks = UncopiedFields.mappingOf(metadata().index("docs-chunks"));
         assertTrue(UncopiedFields.mapped(chunks, "meta.year"));
         assertFalse(UncopiedFields.mapped(chunks, "meta.owner"));
         assertTrue(UncopiedFields.mapped(chunks, "tenant.keyword"));
         assertFalse(UncopiedFields.mapped(chunks, "tenant.raw"));
         assertFalse(UncopiedFields.mapped(chunks, "text.keyword"));
-        IndexMetadata derived = index("d", "d-1", Map.of("derived", Map.of("year_s", Map.of("type", "keyword")), "properties", Map.of()),
-            null);
+        Map<String, Object> derived = UncopiedFields.mappingOf(index("d", "d-1", Map.of("derived", Map.of("year_s",
+            Map.of("type", "keyword")), "properties", Map.of()),
+            null));
         assertTrue(UncopiedFields.mapped(derived, "year_s"));
         assertFalse(UncopiedFields.mapped(derived, List.of("x").get(0)));
     }
