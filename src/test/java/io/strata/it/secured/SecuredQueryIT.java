@@ -134,6 +134,50 @@ public class SecuredQueryIT extends SecuredRestTestCase {
     }
 
     /**
+     * A role's DLS query written as for the source index — a {@code term} on its {@code keyword} tenant, "Acme Corp" — keeps
+     * that tenant's parents on the chunk index: the copied field is mapped there as in the source. (Mapped dynamically as
+     * text, the term matched no chunk document and the role saw nothing.) Oracle, as admin: the chunk documents of the
+     * source documents the same term selects in the source index.
+     */
+    public void testDocumentLevelSecurity_writtenForTheSourceIndex_keepsThatTenantsParents() throws Exception {
+        call("PUT", "/sec-kw", "{\"mappings\": {\"properties\": {\"body\": {\"type\": \"text\"}, \"tenant\": {\"type\": \"keyword\"}}}}");
+        putPipeline("sec-kw", "{\"field\": \"body\", \"target_index\": \"sec-kw-chunks\", \"copy_fields\": [\"tenant\"], "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": 30}}");
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        for (String tenant : List.of("Acme Corp", "Beta Labs")) {
+            for (int d = 0; d < 2; d++) {
+                docs.put(tenant.charAt(0) + "-" + d, Map.of("body", text(tenant, d), "tenant", tenant));
+            }
+        }
+        assertEquals(false, bulk("sec-kw", "sec-kw", docs).get("errors"));
+        refresh("sec-kw-chunks");
+        String dls = "{\"term\": {\"tenant\": \"Acme Corp\"}}";
+        List<Object> sources = new ArrayList<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/sec-kw/_search", "{\"query\": " + dls + "}").get("hits"))
+            .get("hits")) {
+            sources.add(((Map<String, Object>) h).get("_id"));
+        }
+        java.util.Set<Object> expected = new java.util.TreeSet<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) call("POST", "/sec-kw-chunks/_search", json(Map.of("size", 100, "query",
+            Map.of("terms", Map.of("source_id", sources))))).get("hits")).get("hits")) {
+            expected.add(((Map<String, Object>) h).get("_id"));
+        }
+        assertEquals(2, sources.size());
+        assertFalse(expected.isEmpty());
+        putRole("sec-kw-acme", List.of(), List.of(Map.of("index_patterns", List.of("sec-kw-chunks"), "allowed_actions", List.of("read"),
+            "dls", dls)));
+        putUser("sec-kw-acme", "sec-kw-acme");
+        for (String mode : MODES) {
+            java.util.Set<Object> got = new java.util.TreeSet<>();
+            for (Map<String, Object> hit : hits(as("sec-kw-acme", "POST", "/sec-kw-chunks/_search", "{\"size\": 100, \"query\": "
+                + "{\"multi_granular\": {\"query_text\": \"the weather\", \"k\": 100, \"mode\": \"" + mode + "\"}}}"))) {
+                got.add(hit.get("_id"));
+            }
+            assertEquals(mode, expected, got);
+        }
+    }
+
+    /**
      * Every mode under DLS with a bool filter around the query, against {@link QueryOracle} computed as admin with the DLS
      * query and the filter as the restriction: the k parents of the permitted and filtered ones, with their scores.
      */
