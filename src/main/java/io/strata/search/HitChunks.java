@@ -185,24 +185,25 @@ final class HitChunks {
             wanted.add(h.index() + "/" + h.sourceId());
         }
         for (SearchHit hit : found) {
+            String index = indexOf(hit);
             Map<String, Object> source = hit.getSourceAsMap();
             if (source == null || !(source.get(ChunkDocuments.TEXT) instanceof String stored)
                 || !(source.get(ChunkDocuments.START) instanceof Number start) || !(source.get(ChunkDocuments.END) instanceof Number end)
                 || !(source.get(ChunkDocuments.ORDINAL) instanceof Number ordinal)
-                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(indexOf(hit) + "/" + sourceId)) {
+                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(index + "/" + sourceId)) {
                 continue; // text the caller may not see (field-level security), or a document an id query matched in another index
             }
             String text = ChunkDocuments.sourcePart(stored, start.intValue(), end.intValue()); // not a table piece's header
             if (text == null) {
                 continue;
             }
-            String document = document(indexOf(hit), sourceId);
+            String document = document(index, sourceId);
             SourceText doc = documents.computeIfAbsent(document, d -> {
-                citations.add(new Citation(d, indexOf(hit), (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));
+                citations.add(new Citation(d, index, (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));
                 return new SourceText();
             });
             doc.addParent(ordinal.intValue(), start.intValue(), text, finest(source, start.intValue(), text.length()));
-            parentSpans.put(indexOf(hit) + "/" + hit.getId(), new int[] {start.intValue(), start.intValue() + text.length()});
+            parentSpans.put(index + "/" + hit.getId(), new int[] {start.intValue(), start.intValue() + text.length()});
         }
         List<Seed> seeds = new ArrayList<>(hits.size());
         for (int rank = 0; rank < hits.size(); rank++) {
