@@ -8,9 +8,11 @@ import org.opensearch.core.index.Index;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Which chunk index serves which concrete source index: Strata's own record, kept in the chunk index's
@@ -187,6 +189,26 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
     /** The names of the chunk indices registered to the source index of UUID {@code sourceUuid}. */
     public List<String> namesOf(String sourceUuid) {
         return ofSource(sourceUuid).stream().map(r -> r.chunkIndex().getName()).toList();
+    }
+
+    /**
+     * The chunk indices (→ their source's name) registered to the concrete indices {@code named} that {@code named} does not
+     * hold itself: O(1) per named index, whatever the number of indices in the cluster.
+     */
+    public Map<String, String> chunkIndicesBeside(Index[] named) {
+        Set<String> names = new HashSet<>();
+        for (Index index : named) {
+            names.add(index.getName());
+        }
+        Map<String, String> out = new TreeMap<>();
+        for (Index source : named) {
+            for (Registration chunkIndex : ofSource(source.getUUID())) {
+                if (!names.contains(chunkIndex.chunkIndex().getName())) {
+                    out.put(chunkIndex.chunkIndex().getName(), source.getName());
+                }
+            }
+        }
+        return out;
     }
 
     /** The chunk indices registered to source index {@code source}, by name, when it exists in {@code metadata}. */

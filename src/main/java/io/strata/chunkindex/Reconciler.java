@@ -3,6 +3,7 @@ package io.strata.chunkindex;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
 import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.support.IndicesOptions;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
@@ -88,11 +89,22 @@ public final class Reconciler {
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(
                 v -> chunkIndices(report, report.chunkIndices.iterator(), ActionListener.wrap(
-                    w -> sourcePass.run(report, source.getIndex(), checks, renamed, ActionListener.wrap(x -> listener.onResponse(report),
+                    w -> sourcePass.run(report, source.getIndex(), checks, renamed, ActionListener.wrap(x -> refreshFixed(report, listener),
                         listener::onFailure)),
                     listener::onFailure)),
                 listener::onFailure)),
             listener::onFailure));
+    }
+
+    /** A search right after the answer sees the fixes (the source was refreshed at the start and not written since). */
+    private void refreshFixed(ReconcileReport report, ActionListener<ReconcileReport> listener) {
+        if (report.dryRun || report.fixed.get() == 0) {
+            listener.onResponse(report);
+            return;
+        }
+        client.admin().indices().prepareRefresh(report.chunkIndices.toArray(String[]::new))
+            .setIndicesOptions(IndicesOptions.lenientExpandOpen())
+            .execute(ActionListener.wrap(r -> listener.onResponse(report), e -> listener.onResponse(report)));
     }
 
     /**

@@ -15,18 +15,14 @@ import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.action.ActionResponse;
-import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.tasks.Task;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.function.Supplier;
 
 /**
@@ -104,31 +100,13 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
         }
     }
 
-    /**
-     * The chunk indices (→ their source) registered to the source indices {@code delete} names, that it does not name itself:
-     * O(1) per named index from the registry, whatever the number of indices in the cluster.
-     */
+    /** The chunk indices (→ their source) registered to the source indices {@code delete} names, that it does not name itself. */
     private Map<String, String> chunkIndicesLeftOut(ClusterState state, DeleteIndexRequest delete) {
-        Index[] named;
         try {
-            named = resolver.get().concreteIndices(state, delete);
+            return registry.get().chunkIndicesBeside(resolver.get().concreteIndices(state, delete));
         } catch (RuntimeException e) {
             return Map.of(); // the action itself reports what is wrong with the request
         }
-        Set<String> names = new HashSet<>();
-        for (Index index : named) {
-            names.add(index.getName());
-        }
-        Map<String, String> out = new TreeMap<>();
-        ChunkIndexRegistry r = registry.get();
-        for (Index source : named) {
-            for (ChunkIndexRegistry.Registration chunkIndex : r.ofSource(source.getUUID())) {
-                if (!names.contains(chunkIndex.chunkIndex().getName())) {
-                    out.put(chunkIndex.chunkIndex().getName(), source.getName());
-                }
-            }
-        }
-        return out;
     }
 
     private static OpenSearchSecurityException refused(Map<String, String> chunkIndices, Exception cause) {

@@ -26,6 +26,7 @@ import org.opensearch.ingest.IngestService;
 import org.opensearch.ingest.Processor;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -101,7 +102,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         }
         try {
             Object value = writer.valueIn(document.getSourceAndMetadata());
-            if (value == null) {
+            if (value == null || (ignoreMissing && value instanceof String blank && blank.isBlank())) {
+                // nothing to chunk: with ignore_missing a blank text is stored without chunks, as an update that blanks it is
                 if (ignoreMissing) {
                     handler.accept(document, null);
                     return;
@@ -109,7 +111,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
                     "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, writer.field()));
             }
-            text = validText(value);
+            text = validText(value, document.getSourceAndMetadata());
             Object summary = document.getSourceAndMetadata().get(ChunkWriter.SUMMARY_FIELD);
             if (summary != null && !ChunkWriter.isSummary(summary)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the document's field [%s] holds data of its own, "
@@ -267,23 +269,45 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             : value instanceof Boolean ? "boolean" : value.getClass().getSimpleName();
     }
 
-    private String validText(Object value) {
+    private String validText(Object value, Map<String, Object> source) {
         if (!(value instanceof String text)) {
             // a list of paragraphs is the common case: say how to make it one text (the chunks' offsets are into one string)
             String remedy = value instanceof List<?> ? "; a document has one chunked text: join the elements in a processor before "
-                + "this one, e.g. {\"script\": {\"source\": \"ctx." + writer.field() + " = String.join('\\n\\n', ctx." + writer.field()
-                + ")\"}}" : "";
+                + "this one, e.g. " + joinScript(source) : "";
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[%s] field [%s] must be a string, got [%s]%s", TYPE, writer.field(), jsonType(value), remedy));
         }
         if (text.isBlank()) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] field [%s] is empty", TYPE, writer.field()));
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[%s] field [%s] is empty; set [ignore_missing] to store such documents without chunks", TYPE, writer.field()));
         }
         if (text.length() > maxChars) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[%s] field [%s] has %d characters, more than [max_chars] = %d", TYPE, writer.field(), text.length(), maxChars));
         }
         return text;
+    }
+
+    /**
+     * A script processor that makes the array at {@code field} one text: the field's own array of strings joined in place,
+     * or, when the path crosses an array of objects ({@code sections: [{text}, …]} for {@code sections.text}), their texts
+     * joined into a new field to chunk instead. Tried with {@code _ingest/pipeline/_simulate}.
+     */
+    private String joinScript(Map<String, Object> source) {
+        String field = writer.field();
+        String[] path = field.split("\\.");
+        Object at = source;
+        for (int i = 0; i < path.length - 1 && at instanceof Map<?, ?> map; i++) {
+            at = map.get(path[i]);
+            if (at instanceof List<?>) {
+                String objects = String.join(".", Arrays.copyOfRange(path, 0, i + 1));
+                String inner = String.join(".", Arrays.copyOfRange(path, i + 1, path.length));
+                String joined = field.replace('.', '_');
+                return "{\"script\": {\"source\": \"ctx." + joined + " = ctx." + objects + ".stream().map(e -> e." + inner
+                    + ").filter(t -> t != null).collect(Collectors.joining('\\n\\n'))\"}}, then chunk field [" + joined + "]";
+            }
+        }
+        return "{\"script\": {\"source\": \"ctx." + field + " = String.join('\\n\\n', ctx." + field + ")\"}}";
     }
 
     /** Reads and validates the processor configuration once, at pipeline creation. */

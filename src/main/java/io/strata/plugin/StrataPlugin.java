@@ -27,6 +27,7 @@ import io.strata.chunkindex.RegisterChunkIndexAction;
 import io.strata.chunkindex.RestReconcileAction;
 import io.strata.chunkindex.TransportRegisterChunkIndexAction;
 import io.strata.chunkindex.SourceIndexDeleteFilter;
+import io.strata.chunkindex.SourceIndexRefreshFilter;
 import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
 import io.strata.chunkindex.Reconciler;
@@ -226,6 +227,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         Supplier<ThreadContext> threadContext = () -> threadPool.get() == null ? null : threadPool.get().getThreadContext();
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
             new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get, () -> registry),
+            new SourceIndexRefreshFilter(threadContext, clusterService::get, client::get, resolver::get, () -> registry),
             new SearchTaskFilter(threadContext));
     }
 

@@ -2,6 +2,7 @@ package io.strata.query;
 
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.ChunkIndexRegistry;
 import io.strata.chunking.Embedder;
 import io.strata.model.ModelRef;
 import org.apache.lucene.util.SetOnce;
@@ -13,6 +14,7 @@ import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.search.SearchType;
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexAbstraction;
+import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
@@ -27,6 +29,7 @@ import org.opensearch.search.SearchHits;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -398,13 +401,29 @@ final class QueryPlanner {
         for (Index index : indices) {
             ChunkIndexMeta meta = ChunkIndexMeta.of(state.metadata().index(index));
             if (meta == null) {
+                List<String> own = chunkIndicesOf(index, state);
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search the target_index of a "
-                        + "multi_granular_chunking pipeline", MultiGranularQueryBuilder.NAME, index.getName()));
+                    "[%s] index [%s] is not a Strata chunk index (no [_meta.strata] in its mapping); search %s",
+                    MultiGranularQueryBuilder.NAME, index.getName(), own.isEmpty()
+                        ? "the target_index of a multi_granular_chunking pipeline"
+                        : "its chunk " + (own.size() == 1 ? "index " : "indices ") + own + " (it is their source index)"));
             }
             metas.put(index.getName(), meta);
         }
         return metas;
+    }
+
+    /** The chunk indices registered to source index {@code source} (a scan of the cluster's indices: for the error only). */
+    private static List<String> chunkIndicesOf(Index source, ClusterState state) {
+        List<String> out = new ArrayList<>();
+        for (IndexMetadata index : state.metadata().indices().values()) {
+            ChunkIndexRegistry.Registration r = ChunkIndexRegistry.registrationOf(index);
+            if (r != null && r.source().getUUID().equals(source.getUUID())) {
+                out.add(r.chunkIndex().getName());
+            }
+        }
+        Collections.sort(out);
+        return out;
     }
 
     /**

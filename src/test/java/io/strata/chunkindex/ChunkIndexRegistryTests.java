@@ -49,6 +49,22 @@ public class ChunkIndexRegistryTests extends OpenSearchTestCase {
         assertEquals(List.of(), registry.ofDeletedSource(third, "b"));
     }
 
+    public void testChunkIndicesBeside_namesTheRegisteredChunkIndicesARequestLeavesOut() {
+        ChunkIndexRegistry registry = new ChunkIndexRegistry();
+        registry.apply(Metadata.builder().put(index("a", "ua"), false).put(index("b", "ub"), false).put(index("plain", "up"), false)
+            .put(chunksOf("a-chunks", "ca", "a", "ua"), false).put(chunksOf("a-more", "ca2", "a", "ua"), false)
+            .put(chunksOf("b-chunks", "cb", "b", "ub"), false).build());
+        Index a = new Index("a", "ua");
+        Index b = new Index("b", "ub");
+        assertEquals(Map.of("a-chunks", "a", "a-more", "a"), registry.chunkIndicesBeside(new Index[] {a}));
+        assertEquals(Map.of("a-more", "a", "b-chunks", "b"),
+            registry.chunkIndicesBeside(new Index[] {a, b, new Index("a-chunks", "ca")}));
+        assertEquals("a chunk index or a plain index has none", Map.of(),
+            registry.chunkIndicesBeside(new Index[] {new Index("a-chunks", "ca"), new Index("plain", "up")}));
+        assertEquals("another incarnation of a (another UUID) has none", Map.of(),
+            registry.chunkIndicesBeside(new Index[] {new Index("a", "other")}));
+    }
+
     public void testRegister_recordsTheSourceInTheChunkIndexsMetadata_onceAndForOneSourceOnly() {
         IndexMetadata chunks = chunkIndex("c", "cu", ChunkDocuments.mapping(null));
         ClusterState current = state(index("logs-1", "u1"), index("logs-2", "u2"), chunks);

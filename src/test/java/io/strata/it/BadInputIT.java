@@ -2,6 +2,7 @@ package io.strata.it;
 
 import org.opensearch.client.ResponseException;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -57,7 +58,7 @@ public class BadInputIT extends StrataRestTestCase {
         assertEquals("[multi_granular_chunking] field [body] must be a string, got [array]; a document has one chunked text: join the "
             + "elements in a processor before this one, e.g. {\"script\": {\"source\": \"ctx.body = String.join('\\n\\n', ctx.body)\"}}",
             ((Map<?, ?>) entityAsMap(array.getResponse()).get("error")).get("reason"));
-        assertBadDocument("{\"body\": \"\"}", "field [body] is empty");
+        assertBadDocument("{\"body\": \"\"}", "field [body] is empty; set [ignore_missing] to store such documents without chunks");
         assertBadDocument("{\"body\": \"   \\n  \"}", "field [body] is empty");
         assertBadDocument(json(Map.of("body", "word ".repeat(300))), "more than [max_chars] = 1000");
         // the summary's field holding the document's own data: refused, not overwritten
@@ -85,6 +86,61 @@ public class BadInputIT extends StrataRestTestCase {
         Map<String, Object> source = (Map<String, Object>) call("GET", "/docs/_doc/1").get("_source");
         assertEquals(Map.of("title", "no body"), source);
         assertFalse(indexExists("docs-chunks"));
+        // a blank text has nothing to chunk: stored as sent, and a re-ingest that blanks a text removes its chunks (as an
+        // _update that blanks it does)
+        call("PUT", "/docs/_doc/2?pipeline=lenient&refresh=true", json(Map.of("body", "Emma walked to Highbury in the rain.")));
+        assertEquals(1, chunksOf("docs-chunks", "2").size());
+        for (String blank : List.of("", "  \n\t ")) {
+            call("PUT", "/docs/_doc/2?pipeline=lenient&refresh=true", json(Map.of("body", blank, "title", "t")));
+            assertEquals(Map.of("body", blank, "title", "t"), call("GET", "/docs/_doc/2").get("_source"));
+            assertEquals(List.of(), chunksOf("docs-chunks", "2"));
+        }
+    }
+
+    /** The processor the 400 for an array names, cut out of its reason: {@code {"script": …}}, and the field to chunk after it. */
+    private static List<String> remedyOf(ResponseException e) throws Exception {
+        String reason = (String) ((Map<?, ?>) entityAsMap(e.getResponse()).get("error")).get("reason");
+        int from = reason.indexOf("e.g. ") + 5;
+        int then = reason.indexOf(", then chunk field [");
+        String script = reason.substring(from, then < 0 ? reason.length() : then);
+        String field = then < 0 ? null : reason.substring(then + ", then chunk field [".length(), reason.length() - 1);
+        return Arrays.asList(script, field);
+    }
+
+    /**
+     * An array where one text is expected — of strings ({@code body: [..]}), or of objects on the field's path
+     * ({@code sections: [{text}, ..]} for {@code sections.text}): the 400 gives a processor that makes it one text, and that
+     * processor, put before the chunking one as the message says, chunks every element's text (oracle: the elements
+     * themselves, each found whole in a parent of the {@code _simulate} result).
+     */
+    public void testIngest_anArrayInTheField_getsAProcessorThatMakesItOneText() throws Exception {
+        List<String> texts = List.of("Emma walked from Hartfield to Highbury in the rain.", "Mr Knightley rode to Donwell Abbey.");
+        putPipeline("sections", "{\"field\": \"sections.text\", \"target_index\": \"docs-chunks\", \"embed\": false}");
+        Map<String, Object> ofObjects = Map.of("sections", List.of(Map.of("text", texts.get(0)), Map.of("title", "no text"),
+            Map.of("text", texts.get(1))));
+        Map<String, Object> ofStrings = Map.of("body", texts);
+        for (var c : List.of(List.of("sections", ofObjects, "sections.text"), List.of("p", ofStrings, "body"))) {
+            if (c.get(0).equals("p")) {
+                putPipeline("p", "{\"field\": \"body\", \"target_index\": \"docs-chunks\", \"embed\": false}");
+            }
+            ResponseException e = callFailing("PUT", "/docs/_doc/1?pipeline=" + c.get(0), json((Map<String, ?>) c.get(1)));
+            assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+            List<String> remedy = remedyOf(e);
+            String field = remedy.get(1) == null ? (String) c.get(2) : remedy.get(1);
+            Map<String, Object> simulated = call("POST", "/_ingest/pipeline/_simulate", "{\"pipeline\": {\"processors\": ["
+                + remedy.get(0) + ", {\"multi_granular_chunking\": {\"field\": \"" + field + "\", \"target_index\": \"docs-chunks\", "
+                + "\"embed\": false}}]}, \"docs\": [{\"_index\": \"docs\", \"_id\": \"1\", \"_source\": " + json((Map<String, ?>) c.get(1))
+                + "}]}");
+            Map<String, Object> doc = (Map<String, Object>) ((Map<String, Object>) ((List<Object>) simulated.get("docs")).get(0)).get("doc");
+            assertNotNull(simulated.toString(), doc);
+            List<Map<String, Object>> parents = (List<Map<String, Object>>) ((Map<String, Object>) ((Map<String, Object>) doc.get("_source"))
+                .get("strata")).get("chunks");
+            String all = String.join("\n", parents.stream().map(p -> (String) p.get("text")).toList());
+            for (String text : texts) {
+                assertTrue(c.get(0) + ": [" + text + "] in " + all, all.contains(text));
+            }
+        }
+        assertFalse(indexExists("docs"));
     }
 
     public void testIngest_intoItsOwnTargetIndex_isRejected() throws Exception {

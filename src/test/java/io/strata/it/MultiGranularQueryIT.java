@@ -347,6 +347,10 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
             assertBadQuery("q-chunks,plain", "{\"multi_granular\": " + q + "}", "index [plain] is not a Strata chunk index");
         }
         assertBadQuery("plain", "{\"multi_granular\": {\"vector\": [1, 2]}}", "index [plain] is not a Strata chunk index");
+        // the source index, searched by mistake (or beside its chunk index, as `q-*` would name both): the error names where its chunks are
+        assertBadQuery("q-src", "{\"multi_granular\": {\"match\": \"x\"}}", "index [q-src] is not a Strata chunk index");
+        assertBadQuery("q-src", "{\"multi_granular\": {\"match\": \"x\"}}", "search its chunk index [q-chunks]");
+        assertBadQuery("q-chunks,q-src", "{\"multi_granular\": {\"query_text\": \"x\"}}", "search its chunk index [q-chunks]");
         assertBadQuery("q-chunks", "{\"multi_granular\": {\"vector\": [1, 2], \"model\": \"bge-small-en-v15-q\"}}",
             "[model] and [model_id] go with [query_text] only");
     }

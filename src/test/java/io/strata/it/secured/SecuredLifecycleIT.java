@@ -82,4 +82,43 @@ public class SecuredLifecycleIT extends SecuredRestTestCase {
         call("DELETE", "/sec-life-c-src");
         assertFalse(exists("/sec-life-c-chunks"));
     }
+
+    /** The chunk documents a search of {@code chunks} sees now (no refresh of its own). */
+    private static int visible(String chunks) throws Exception {
+        return ((Number) call("GET", "/" + chunks + "/_count").get("count")).intValue();
+    }
+
+    /**
+     * A refresh of a source index also refreshes its chunk index — as the caller: a role that may refresh the source
+     * but not the chunk index gets its refresh (200) and the chunks stay unrefreshed; one that may refresh both makes
+     * them searchable.
+     */
+    public void testARefreshOfTheSourceIndex_refreshesItsChunkIndex_withTheCallersPermissions() throws Exception {
+        // refreshed only when asked: no timer, and no replica (a replica's recovery after the writes refreshes it)
+        call("PUT", "/_index_template/sec-life-r", "{\"index_patterns\": [\"sec-life-r-*\"], "
+            + "\"template\": {\"settings\": {\"index.refresh_interval\": \"-1\", \"index.number_of_replicas\": 0}}}");
+        putPipeline("sec-life-r", "{\"field\": \"body\", \"target_index\": \"sec-life-r-chunks\", \"embed\": false}");
+        Map<String, Object> written = call("POST", "/_bulk?pipeline=sec-life-r",
+            json(Map.of("index", Map.of("_index", "sec-life-r-src", "_id", "a"))) + "\n"
+                + json(Map.of("body", "Emma Woodhouse, handsome, clever, and rich.")) + "\n"
+                + json(Map.of("index", Map.of("_index", "sec-life-r-src", "_id", "b"))) + "\n"
+                + json(Map.of("body", "Mr. Knightley was a sensible man about seven or eight-and-thirty.")) + "\n");
+        assertEquals(written.toString(), false, written.get("errors"));
+        putRole("sec-life-r-source", List.of(), List.of(indexPermission(List.of("sec-life-r-src"), List.of("indices:admin/refresh*"))));
+        putRole("sec-life-r-both", List.of(), List.of(indexPermission(List.of("sec-life-r-src", "sec-life-r-chunks"),
+            List.of("indices:admin/refresh*"))));
+        putUser("sec-life-r-source", "sec-life-r-source");
+        putUser("sec-life-r-both", "sec-life-r-both");
+
+        Response sourceOnly = as("sec-life-r-source", "POST", "/sec-life-r-src/_refresh", null);
+        assertEquals(bodyOf(sourceOnly), 200, status(sourceOnly));
+        assertEquals(2, visible("sec-life-r-src"));
+        assertEquals("not refreshed by a caller who may not", 0, visible("sec-life-r-chunks"));
+
+        Response both = as("sec-life-r-both", "POST", "/sec-life-r-src/_refresh", null);
+        assertEquals(bodyOf(both), 200, status(both));
+        int seen = visible("sec-life-r-chunks");
+        assertTrue("chunks searchable: " + seen, seen >= 2);
+        assertEquals("every chunk written", count("sec-life-r-chunks"), seen);
+    }
 }
