@@ -27,6 +27,7 @@ import org.opensearch.tasks.Task;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -224,10 +225,13 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 }
                 return;
             }
+            // the chunk indices registered to the index, and those this bulk's items of the same document prepared chunks for:
+            // the first bulk into a new chunk index registers it only as its chunks are written, after this plan, and an item
+            // may follow another of the same document (written, then updated or deleted, as change streams batch them)
+            List<String> targets = targetsOf(registered, concrete, sent, item.getId());
             if (result == DocWriteResponse.Result.DELETED || (result == DocWriteResponse.Result.NOT_FOUND && seqNo >= 0)) {
                 // not_found: possibly a retried delete whose first attempt removed the source but not its chunks
-                for (ChunkIndexRegistry.Registration r : registered) {
-                    String target = r.chunkIndex().getName();
+                for (String target : targets) {
                     touched.add(target);
                     work.add(l -> c.commit().delete(target, item.getId(), seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
                 }
@@ -250,9 +254,9 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 work.add(l -> writeEntry(item, concrete, seqNo, entry, target, l));
             }
             List<String> rest = new ArrayList<>();
-            for (ChunkIndexRegistry.Registration r : registered) {
-                if (!covered.contains(r.chunkIndex().getName())) {
-                    rest.add(r.chunkIndex().getName());
+            for (String target : targets) {
+                if (!covered.contains(target)) {
+                    rest.add(target);
                 }
             }
             if (rest.isEmpty() && !chunkedPartial) {
@@ -283,6 +287,19 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                     work.add(l -> rechunk(item, stored, concrete, rest, l));
                 }
             }
+        }
+
+        /** The chunk indices {@code registered} to {@code concrete}, and those this bulk prepared chunks of {@code id} for. */
+        private List<String> targetsOf(List<ChunkIndexRegistry.Registration> registered, Index concrete, DocWriteRequest<?> sent,
+                                       String id) {
+            Set<String> out = new LinkedHashSet<>();
+            registered.forEach(r -> out.add(r.chunkIndex().getName()));
+            for (ChunkLedger.Entry e : ledger.entriesFor(id)) {
+                if (e.index().equals(sent.index()) || e.concreteIndex().equals(concrete.getName())) {
+                    out.add(e.chunks().writer().targetFor(concrete.getName()));
+                }
+            }
+            return List.copyOf(out);
         }
 
         /** The ledger entries of the request in {@code sent}'s slot: same id, same index as named, one per chunk index. */

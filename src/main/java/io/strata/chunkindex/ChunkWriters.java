@@ -20,4 +20,14 @@ public interface ChunkWriters {
 
     /** Every writer of every pipeline this node has parsed. */
     List<ChunkWriter> all();
+
+    /**
+     * Whether {@code writer}'s processor runs on {@code doc} as stored: false when the processor's {@code if} condition is
+     * false for it, as a write of that document through its pipeline would skip the processor (an update that made a
+     * document fail the condition — no longer public, no longer in the language — leaves it without chunks). Throws what
+     * the condition throws.
+     */
+    default boolean runsOn(ChunkWriter writer, ChunkStore.StoredSource doc) {
+        return true;
+    }
 }

@@ -115,8 +115,15 @@ public final class Rechunker {
             return;
         }
         String text = writer.textIn(doc.source());
-        if (text == null) {
-            newSummary[0] = null; // the text is gone: so are its chunks and its summary
+        boolean runs;
+        try {
+            runs = text != null && lookup.runsOn(writer, doc);
+        } catch (Exception e) {
+            listener.onFailure(e); // the processor's condition failed on the document: as the pipeline would answer
+            return;
+        }
+        if (!runs) {
+            newSummary[0] = null; // the text is gone, or the processor would skip it now: so are its chunks and its summary
             commit.delete(target, doc.id(), doc.seqNo(), next);
             return;
         }
@@ -188,10 +195,10 @@ public final class Rechunker {
         IndexRequest index = new IndexRequest(doc.index()).id(doc.id()).routing(doc.routing()).source(updated)
             .setPipeline(IngestService.NOOP_PIPELINE_NAME).setIfSeqNo(doc.seqNo()).setIfPrimaryTerm(doc.primaryTerm());
         ActionListener<Outcome> caller = ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
-        try (ThreadContext.StoredContext ignored = threadContext.newStoredContext(true)) {
-            if (threadContext.getTransient(ChunkLedger.TRANSIENT) == null) {
-                threadContext.putTransient(ChunkLedger.TRANSIENT, ChunkLedger.ownWrites()); // our own write: not handled again
-            }
+        // our own write, not handled again — also inside a bulk's chunk work, whose ledger (of the caller's documents) would
+        // hold this document's earlier text when the bulk wrote it before updating it, and refuse the summary as changed
+        try (ThreadContext.StoredContext ignored = threadContext.newStoredContext(true, List.of(ChunkLedger.TRANSIENT))) {
+            threadContext.putTransient(ChunkLedger.TRANSIENT, ChunkLedger.ownWrites());
             client.index(index, ActionListener.wrap(r -> caller.onResponse(Outcome.DONE), e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof VersionConflictEngineException) {
                     caller.onResponse(Outcome.SUPERSEDED); // written meanwhile: that write carries its own chunks

@@ -1,18 +1,25 @@
 package io.strata.ingest;
 
 import io.strata.chunkindex.ChunkLifecycleFilter;
+import io.strata.chunkindex.ChunkStore;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunkindex.ChunkWriters;
 
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.index.IndexSettings;
+import org.opensearch.ingest.ConditionalProcessor;
+import org.opensearch.ingest.IngestDocument;
 import org.opensearch.ingest.IngestService;
+import org.opensearch.ingest.Pipeline;
 import org.opensearch.ingest.PipelineConfiguration;
+import org.opensearch.ingest.Processor;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -61,6 +68,46 @@ public final class ChunkProcessors implements ChunkWriters {
             }
         }
         return out;
+    }
+
+    /**
+     * Runs the {@code if} condition that wraps {@code writer}'s processor in its pipeline (a top-level processor's) on
+     * {@code doc} as OpenSearch runs it — the condition's own script, language and parameters — with a probe in the ingest
+     * metadata that tells the processor, should the condition let it run, to mark the probe and do nothing else.
+     */
+    @Override
+    public boolean runsOn(ChunkWriter writer, ChunkStore.StoredSource doc) {
+        ConditionalProcessor condition = conditionOf(writer);
+        if (condition == null) {
+            return true;
+        }
+        IngestDocument probe = new IngestDocument(doc.index(), doc.id(), doc.routing(), null, null, new HashMap<>(doc.source()));
+        AtomicBoolean ran = new AtomicBoolean();
+        probe.getIngestMetadata().put(MultiGranularChunkingProcessor.CONDITION_PROBE, ran);
+        Exception[] failed = { null };
+        condition.execute(probe, (d, e) -> failed[0] = e); // synchronous: a condition script, then the probe's no-op
+        if (failed[0] != null) {
+            throw failed[0] instanceof RuntimeException r ? r : new IllegalStateException(failed[0]);
+        }
+        return ran.get();
+    }
+
+    /** The {@code if} condition around the processor whose writer is {@code writer}, or null when it has none. */
+    private ConditionalProcessor conditionOf(ChunkWriter writer) {
+        IngestService ingestService = this.ingestService.get();
+        for (PipelineConfiguration config : IngestService.getPipelines(clusterService.state())) {
+            Pipeline pipeline = ingestService.getPipeline(config.getId());
+            if (pipeline == null) {
+                continue;
+            }
+            for (Processor p : pipeline.getProcessors()) {
+                if (p instanceof ConditionalProcessor c && c.getInnerProcessor() instanceof MultiGranularChunkingProcessor m
+                    && m.writer() == writer) {
+                    return c;
+                }
+            }
+        }
+        return null;
     }
 
     private ChunkWriter inPipeline(String pipelineId, String sourceIndex, Map<?, ?> summary, String target) {

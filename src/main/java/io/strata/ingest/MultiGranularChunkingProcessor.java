@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
 /**
@@ -89,8 +90,19 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         throw new UnsupportedOperationException("[" + TYPE + "] runs asynchronously only");
     }
 
+    /**
+     * The ingest-metadata key of {@link ChunkProcessors#runsOn}'s probe: an {@link AtomicBoolean} the processor sets, doing
+     * nothing else, when its {@code if} condition let it run.
+     */
+    static final String CONDITION_PROBE = "_strata_condition_probe";
+
     @Override
     public void execute(IngestDocument document, BiConsumer<IngestDocument, Exception> handler) {
+        if (document.getIngestMetadata().get(CONDITION_PROBE) instanceof AtomicBoolean ran) {
+            ran.set(true);
+            handler.accept(document, null);
+            return;
+        }
         final String text;
         final String concreteIndex;
         final String target;

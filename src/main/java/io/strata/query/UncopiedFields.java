@@ -4,16 +4,23 @@ import io.strata.chunkindex.ChunkIndexRegistry;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.core.index.Index;
+import org.opensearch.index.mapper.IdFieldMapper;
+import org.opensearch.index.query.IdsQueryBuilder;
 import org.opensearch.index.query.MultiMatchQueryBuilder;
 import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.QueryBuilderVisitor;
+import org.opensearch.index.query.TermQueryBuilder;
+import org.opensearch.index.query.TermsQueryBuilder;
 import org.opensearch.index.query.WithFieldName;
 import org.apache.lucene.search.BooleanClause;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
 
 /**
  * A filter of {@code multi_granular} (its own, or the clauses around it that restrict its top k) on a field the chunk
@@ -23,8 +30,17 @@ import java.util.Map;
  */
 final class UncopiedFields {
 
-    /** Fails when {@code filter} names a field that none of {@code chunkIndices} maps and one of their source indices does. */
+    /** A chunk document's {@code _id}: its source document's {@code _id}, a colon and its parent's ordinal. */
+    private static final Pattern CHUNK_ID = Pattern.compile(".*:[0-9]+");
+
+    /**
+     * Fails when {@code filter} names a field that none of {@code chunkIndices} maps and one of their source indices does,
+     * or requires an {@code _id} no chunk document can have (a source document's id).
+     */
     static void check(QueryBuilder filter, Index[] chunkIndices, Metadata metadata) {
+        if (filter != null) {
+            checkIds(filter);
+        }
         List<List<String>> required = filter == null ? List.of() : requiredFields(filter);
         if (required.isEmpty()) {
             return;
@@ -73,15 +89,46 @@ final class UncopiedFields {
      */
     static List<List<String>> requiredFields(QueryBuilder query) {
         List<List<String>> out = new ArrayList<>();
+        visitRequired(query, q -> {
+            List<String> fields = q instanceof WithFieldName named ? List.of(String.valueOf(named.fieldName()))
+                : q instanceof MultiMatchQueryBuilder multi ? List.copyOf(multi.fields().keySet()) : List.of();
+            fields = fields.stream().filter(f -> !f.isEmpty() && !f.startsWith("_") && !f.contains("*")).toList();
+            if (!fields.isEmpty()) {
+                out.add(fields);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * An {@code ids} query, or a {@code term} / {@code terms} on {@code _id}, that every match must satisfy, with a value
+     * that is not a chunk id: written for the source index (its documents' ids), it would keep no parent. Exact: a value
+     * without the {@code :<ordinal>} suffix is the id of no chunk document.
+     */
+    static void checkIds(QueryBuilder filter) {
+        visitRequired(filter, q -> {
+            Collection<?> ids = q instanceof IdsQueryBuilder idsQuery ? idsQuery.ids()
+                : q instanceof TermQueryBuilder term && IdFieldMapper.NAME.equals(term.fieldName()) ? List.of(term.value())
+                : q instanceof TermsQueryBuilder terms && IdFieldMapper.NAME.equals(terms.fieldName()) && terms.values() != null
+                ? terms.values() : List.of();
+            List<String> sourceIds = ids.stream().map(String::valueOf).filter(id -> !CHUNK_ID.matcher(id).matches()).sorted().distinct()
+                .toList();
+            if (!sourceIds.isEmpty()) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] filters on [_id] with %s, which no chunk "
+                    + "document has: a chunk document's id is its source document's id and its parent's ordinal ([<id>:0], "
+                    + "[<id>:1], …), so the filter would keep no parent. To keep the parents of given source documents, filter "
+                    + "on [source_id]: {\"terms\": {\"source_id\": %s}}", MultiGranularQueryBuilder.NAME, sourceIds,
+                    sourceIds.stream().map(id -> '"' + id.replace("\\", "\\\\").replace("\"", "\\\"") + '"').toList()));
+            }
+        });
+    }
+
+    /** Visits {@code query} and the clauses every match of it must match ({@code must} and {@code filter}, nested). */
+    private static void visitRequired(QueryBuilder query, Consumer<QueryBuilder> visitor) {
         query.visit(new QueryBuilderVisitor() {
             @Override
             public void accept(QueryBuilder q) {
-                List<String> fields = q instanceof WithFieldName named ? List.of(String.valueOf(named.fieldName()))
-                    : q instanceof MultiMatchQueryBuilder multi ? List.copyOf(multi.fields().keySet()) : List.of();
-                fields = fields.stream().filter(f -> !f.isEmpty() && !f.startsWith("_") && !f.contains("*")).toList();
-                if (!fields.isEmpty()) {
-                    out.add(fields);
-                }
+                visitor.accept(q);
             }
 
             @Override
@@ -89,7 +136,6 @@ final class UncopiedFields {
                 return occur == BooleanClause.Occur.MUST || occur == BooleanClause.Occur.FILTER ? this : QueryBuilderVisitor.NO_OP_VISITOR;
             }
         });
-        return out;
     }
 
     static Map<String, Object> mappingOf(IndexMetadata index) {

@@ -143,6 +143,41 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
         assertEquals(List.of(), ((Map<String, Object>) r.get("hits")).get("hits"));
     }
 
+    /**
+     * A filter on source documents' ids — the {@code ids} query an application sends to the source index to keep its answer
+     * to given documents — kept no parent (a chunk document's id is {@code <id>:<ordinal>}): the search answered nothing. It
+     * is a 400 that gives the filter on {@code source_id}, and that filter, pasted from the message, keeps exactly the
+     * parents of those documents (oracle: every chunk document of the index with its {@code source_id}).
+     */
+    public void testAFilterOnSourceDocumentIds_isA400GivingTheSourceIdFilter_whichKeepsTheirParents() throws Exception {
+        Map<String, List<String>> parentsOf = tenantDocuments("annoids");
+        String mg = "{\"multi_granular\": {\"query_text\": \"Who came to visit Hartfield?\", \"k\": 100%s}}";
+        String reason = null;
+        for (String query : List.of(mg.formatted(", \"filter\": {\"ids\": {\"values\": [\"d1\", \"d4\"]}}"),
+            "{\"bool\": {\"must\": [" + mg.formatted("") + "], \"filter\": [{\"terms\": {\"_id\": [\"d1\", \"d4\"]}}]}}")) {
+            org.opensearch.client.ResponseException e = callFailing("POST", "/annoids-chunks/_search", "{\"query\": " + query + "}");
+            assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+            reason = (String) ((Map<String, Object>) entityAsMap(e.getResponse()).get("error")).get("reason");
+            assertTrue(reason, reason.contains("[multi_granular] filters on [_id] with [d1, d4], which no chunk document has"));
+        }
+        String filter = reason.substring(reason.indexOf("{\"terms\""));
+        Map<String, Object> r = call("POST", "/annoids-chunks/_search", "{\"size\": 100, \"query\": " + mg.formatted(
+            ", \"filter\": " + filter) + "}");
+        Set<String> found = new TreeSet<>();
+        for (Object h : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
+            found.add((String) ((Map<String, Object>) h).get("_id"));
+        }
+        Set<String> expected = new TreeSet<>(parentsOf.get("d1"));
+        expected.addAll(parentsOf.get("d4"));
+        assertEquals(expected, found);
+        // a parent's own id (from an earlier hit) is a chunk id, and filters as before
+        String parent = parentsOf.get("d1").get(0);
+        r = call("POST", "/annoids-chunks/_search", "{\"query\": " + mg.formatted(", \"filter\": {\"ids\": {\"values\": [\""
+            + parent + "\"]}}") + "}");
+        assertEquals(List.of(parent), ((List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")).stream()
+            .map(h -> ((Map<String, Object>) h).get("_id")).toList());
+    }
+
     private static void writeChapters(String index, boolean inObject) throws IOException {
         StringBuilder bulk = new StringBuilder();
         int n = 0;

@@ -198,6 +198,92 @@ public class LifecycleConformanceIT extends StrataRestTestCase {
         oracle.remove(c);
     }
 
+    /**
+     * A change stream batched into bulks (as connectors and CDC sinks send it): several writes, updates and deletes of one
+     * document in one bulk, the first bulk into an index whose chunk index it creates. A delete after a write in the first
+     * bulk left the written chunks (the new chunk index was not yet registered when the delete was planned), and an update
+     * after a write failed its item with a 400 and left the document's summary and chunks of two different texts (the
+     * bulk's record of the written text refused the summary the update stored). Random sequences, three bulks.
+     */
+    public void testAChangeStreamBatch_writesUpdatesAndDeletesOfOneDocumentInOneBulk() throws Exception {
+        pipeline("lc-cdc", "body", "lc-cdc-chunks");
+        String c = "lc-cdc-chunks";
+        Map<String, String> state = new TreeMap<>();
+        for (int round = 0; round < 3; round++) {
+            List<String> lines = new ArrayList<>();
+            for (int doc = 0; doc < 8; doc++) {
+                String id = "d" + doc;
+                int ops = 1 + random().nextInt(4);
+                for (int op = 0; op < ops; op++) {
+                    String text = text("r" + round + " d" + doc + " op" + op, 1 + random().nextInt(4));
+                    int kind = random().nextInt(3);
+                    if (kind == 0 || (kind == 1 && !state.containsKey(id))) {
+                        lines.add(action("index", "lc-cdc", id));
+                        lines.add(body(text));
+                        state.put(id, text);
+                    } else if (kind == 1) {
+                        lines.add(action("update", "lc-cdc", id));
+                        lines.add(json(Map.of("doc", Map.of("body", text))));
+                        state.put(id, text);
+                    } else {
+                        lines.add(action("delete", "lc-cdc", id));
+                        state.remove(id);
+                    }
+                }
+            }
+            bulkOk("&pipeline=lc-cdc", lines.toArray(String[]::new));
+            for (int doc = 0; doc < 8; doc++) {
+                String id = "d" + doc;
+                if (state.containsKey(id)) {
+                    expect(c, id, state.get(id));
+                } else {
+                    gone(c, id);
+                }
+            }
+            check("change-stream bulk " + round + ": " + lines);
+        }
+        assertReconcileClean("lc-cdc");
+    }
+
+    /**
+     * A processor with an {@code if} condition (only public documents chunked, so only they are retrievable): an update
+     * that makes a document fail the condition removes its chunks, as a write of it through the pipeline would skip the
+     * processor. It used to keep them — the stored summary carried over, and the node re-chunked from it — so a document
+     * made private stayed retrievable. With the index's default pipeline (which OpenSearch 3.4 runs on updates) and with a
+     * pipeline named per request (which updates do not run), single and in a bulk, with the condition's parameters.
+     */
+    public void testAConditionalProcessor_anUpdateThatFailsTheCondition_removesTheChunks() throws Exception {
+        String processor = "\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", " + CHUNKING;
+        putPipeline("lc-if", "{\"if\": {\"source\": \"ctx.visibility == params.shown\", \"params\": {\"shown\": \"public\"}}, "
+            + processor + "}");
+        call("PUT", "/lc-if-default", "{\"settings\": {\"index.default_pipeline\": \"lc-if\"}}");
+        for (String index : List.of("lc-if-default", "lc-if-request")) {
+            String c = index + "-chunks";
+            String param = index.endsWith("request") ? "&pipeline=lc-if" : "";
+            bulkOk(param, action("index", index, "a"), json(Map.of("body", text("a", 3), "visibility", "public")),
+                action("index", index, "b"), json(Map.of("body", text("b", 2), "visibility", "private")),
+                action("index", index, "c"), json(Map.of("body", text("c", 2), "visibility", "public")));
+            expect(c, "a", text("a", 3));
+            expect(c, "c", text("c", 2));
+            check(index + ": written");
+
+            update("/" + index + "/_update/a?refresh=true", "{\"doc\": {\"visibility\": \"private\"}}");
+            bulkOk(param, action("update", index, "c"), "{\"doc\": {\"visibility\": \"private\", \"body\": \"" + text("c2", 2) + "\"}}");
+            gone(c, "a");
+            gone(c, "c");
+            check(index + ": made private");
+            assertNull("no summary left", ((Map<String, Object>) call("GET", "/" + index + "/_doc/a").get("_source")).get("strata"));
+
+            if (index.endsWith("default")) {
+                // the default pipeline runs on the updated document: made public, it is chunked
+                update("/" + index + "/_update/b?refresh=true", "{\"doc\": {\"visibility\": \"public\"}}");
+                expect(c, "b", text("b", 2));
+                check(index + ": made public");
+            }
+            assertReconcileClean(index);
+        }
+    }
+
     // ---- updates
 
     public void testUpdates_partialScriptUpsertAndScriptedDelete_withAndWithoutADefaultPipeline() throws Exception {

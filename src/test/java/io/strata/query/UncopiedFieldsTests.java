@@ -89,6 +89,25 @@ public class UncopiedFieldsTests extends OpenSearchTestCase {
             "docs-chunks"));
     }
 
+    public void testAFilterOnSourceDocumentIds_isA400NamingSourceId_andChunkIdsPass() {
+        for (QueryBuilder ids : List.of(QueryBuilders.idsQuery().addIds("70", "71:0"), QueryBuilders.termQuery("_id", "70"),
+            QueryBuilders.termsQuery("_id", "70", "71:0"), QueryBuilders.boolQuery().filter(QueryBuilders.boolQuery()
+                .must(QueryBuilders.idsQuery().addIds("70"))))) {
+            IllegalArgumentException e = expectThrows(IllegalArgumentException.class, () -> check(ids, "docs-chunks"));
+            assertThat(e.getMessage(), containsString("[multi_granular] filters on [_id] with [70], which no chunk document has"));
+            assertThat(e.getMessage(), containsString("{\"terms\": {\"source_id\": [\"70\"]}}"));
+        }
+        // chunk ids (a parent's own), and ids where their absence does not empty the filter
+        check(QueryBuilders.idsQuery().addIds("70:0", "a:b:12"), "docs-chunks");
+        check(QueryBuilders.termQuery("_id", "70:3"), "docs-chunks");
+        check(QueryBuilders.boolQuery().should(QueryBuilders.idsQuery().addIds("70")).should(QueryBuilders.termQuery("tenant", "a")),
+            "docs-chunks");
+        check(QueryBuilders.boolQuery().mustNot(QueryBuilders.idsQuery().addIds("70")), "docs-chunks");
+        IllegalArgumentException quoted = expectThrows(IllegalArgumentException.class,
+            () -> check(QueryBuilders.termQuery("_id", "say \"hi\""), "docs-chunks"));
+        assertThat(quoted.getMessage(), containsString("[\"say \\\"hi\\\"\"]"));
+    }
+
     public void testMapped_followsObjectsMultiFieldsAndDerivedFields() {
         Map<String, Object> chunks = UncopiedFields.mappingOf(metadata().index("docs-chunks"));
         assertTrue(UncopiedFields.mapped(chunks, "meta.year"));
