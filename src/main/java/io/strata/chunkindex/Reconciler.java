@@ -17,6 +17,7 @@ import org.opensearch.transport.client.Client;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -50,10 +51,12 @@ public final class Reconciler {
     private final Supplier<ChunkWriters> writers;
     private final ReconcileChunkPass chunkPass;
     private final ReconcileSourcePass sourcePass;
+    private final CallerView view;
 
     public Reconciler(Client client, ClusterService clusterService, ChunkIndexSetup setup, ChunkStore store, Rechunker rechunker,
-                      Supplier<ChunkWriters> writers) {
+                      Supplier<ChunkWriters> writers, CallerView view) {
         this.client = client;
+        this.view = view;
         this.clusterService = clusterService;
         this.setup = setup;
         this.writers = writers;
@@ -86,13 +89,20 @@ public final class Reconciler {
         List<String> all = new ArrayList<>(chunkIndices);
         all.add(sourceIndex);
         // searches see refreshed documents only: make every acknowledged write visible first
+        // the caller must see all of them: what it cannot see it would take for gone (CallerView)
+        Map<String, List<String>> counted = new LinkedHashMap<>();
+        ChunkWriters lookup = writers.get();
+        counted.put(sourceIndex, lookup == null ? List.of() : lookup.all().stream().map(ChunkWriter::field).distinct().sorted().toList());
+        chunkIndices.forEach(c -> counted.put(c, List.of()));
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(
+            refreshed -> view.requireWhole(counted, ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(
                 v -> chunkIndices(report, report.chunkIndices.iterator(), ActionListener.wrap(
                     w -> sourcePass.run(report, source.getIndex(), checks, renamed, ActionListener.wrap(x -> refreshFixed(report, listener),
                         listener::onFailure)),
                     listener::onFailure)),
                 listener::onFailure)),
+            listener::onFailure)),
             listener::onFailure));
     }
 

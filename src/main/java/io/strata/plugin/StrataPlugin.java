@@ -15,6 +15,7 @@ import io.strata.studio.RestStudioAction;
 import io.strata.stats.transport.RestStatsAction;
 import io.strata.stats.transport.StatsAction;
 import io.strata.stats.transport.TransportStatsAction;
+import io.strata.chunkindex.CallerView;
 import io.strata.chunkindex.ChunkCommit;
 import io.strata.chunkindex.ChunkIndexJanitor;
 import io.strata.chunkindex.ChunkIndexRegistry;
@@ -22,6 +23,7 @@ import io.strata.chunkindex.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkLifecycleFilter;
 import io.strata.chunkindex.ChunkStore;
 import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.DocCountsAction;
 import io.strata.chunkindex.Rechunker;
 import io.strata.chunkindex.RegisterChunkIndexAction;
 import io.strata.chunkindex.RestReconcileAction;
@@ -158,7 +160,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         InferenceGauges gauges = new InferenceGauges(InferenceSettings.THREAD_POOL, InferenceSettings.QUERY_THREAD_POOL,
             () -> inference.embedded().truncations());
         return List.of(chunks.store(), chunks.setup(), registry, inference, stats, gauges, new Chunkers(inference, segmenter),
-            new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters));
+            new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters,
+                CallerView.of(client)));
     }
 
     @Override
@@ -178,6 +181,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new ActionHandler<>(StatsAction.INSTANCE, TransportStatsAction.class),
             new ActionHandler<>(ChunkPreviewAction.INSTANCE, TransportChunkPreviewAction.class),
             new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class),
+            new ActionHandler<>(DocCountsAction.INSTANCE, DocCountsAction.TransportDocCountsAction.class),
             new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class));
     }
 

@@ -71,7 +71,8 @@ public class ReconcilerTests extends OpenSearchTestCase {
             () -> new org.opensearch.cluster.metadata.IndexNameExpressionResolver(threadPool.getThreadContext()));
         store = new ChunkStore(client, new StrataStats());
         Rechunker rechunker = new Rechunker(setup, new ChunkCommit(store, Slicing.DEFAULTS), () -> writers, client, new StrataStats());
-        reconciler = new Reconciler(client, clusterService, setup, store, rechunker, () -> writers);
+        // the caller sees everything here; the check itself runs against the real security plugin (SecuredIngestIT)
+        reconciler = new Reconciler(client, clusterService, setup, store, rechunker, () -> writers, (fields, l) -> l.onResponse(null));
     }
 
     private void setState(org.opensearch.cluster.ClusterState state) {
