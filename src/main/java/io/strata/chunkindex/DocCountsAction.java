@@ -52,6 +52,14 @@ public final class DocCountsAction extends ActionType<DocCountsAction.Response> 
         return field == null ? index : index + '\u0000' + field;
     }
 
+    private static Map<String, List<String>> readFields(StreamInput in) throws IOException {
+        return in.readMap(StreamInput::readString, StreamInput::readStringList);
+    }
+
+    private static void writeFields(StreamOutput out, Map<String, List<String>> fields) throws IOException {
+        out.writeMap(fields, StreamOutput::writeString, StreamOutput::writeStringCollection);
+    }
+
     /** The indices to count, and the fields whose holders to count in each. */
     public static final class Request extends BaseNodesRequest<Request> {
         final Map<String, List<String>> fields;
@@ -63,13 +71,13 @@ public final class DocCountsAction extends ActionType<DocCountsAction.Response> 
 
         public Request(StreamInput in) throws IOException {
             super(in);
-            fields = in.readMap(StreamInput::readString, StreamInput::readStringList);
+            fields = readFields(in);
         }
 
         @Override
         public void writeTo(StreamOutput out) throws IOException {
             super.writeTo(out);
-            out.writeMap(fields, StreamOutput::writeString, StreamOutput::writeStringCollection);
+            writeFields(out, fields);
         }
     }
 
@@ -82,13 +90,13 @@ public final class DocCountsAction extends ActionType<DocCountsAction.Response> 
 
         public NodeRequest(StreamInput in) throws IOException {
             super(in);
-            fields = in.readMap(StreamInput::readString, StreamInput::readStringList);
+            fields = readFields(in);
         }
 
         @Override
         public void writeTo(StreamOutput out) throws IOException {
             super.writeTo(out);
-            out.writeMap(fields, StreamOutput::writeString, StreamOutput::writeStringCollection);
+            writeFields(out, fields);
         }
     }
 

@@ -9,21 +9,16 @@ import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.support.clustermanager.AcknowledgedResponse;
-import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
-import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.action.ActionResponse;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.tasks.Task;
-import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 
 /**
  * Deleting a source index deletes its chunk indices (those {@link ChunkIndexRegistry} records for it, never what a
@@ -40,21 +35,10 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
     /** Marks our own expanded request in the thread context, so that it is not expanded again. */
     static final String EXPANDED = "strata.delete_with_chunk_indices";
 
-    private final Supplier<ThreadContext> threadContext;
-    private final Supplier<ClusterService> clusterService;
-    private final Supplier<Client> client;
-    private final Supplier<IndexNameExpressionResolver> resolver;
-    private final Supplier<ChunkIndexRegistry> registry;
+    private final SourceIndexLookup node;
 
-    /** Suppliers because the node creates action filters before plugin components. */
-    public SourceIndexDeleteFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
-                                   Supplier<Client> client, Supplier<IndexNameExpressionResolver> resolver,
-                                   Supplier<ChunkIndexRegistry> registry) {
-        this.threadContext = threadContext;
-        this.clusterService = clusterService;
-        this.client = client;
-        this.resolver = resolver;
-        this.registry = registry;
+    public SourceIndexDeleteFilter(SourceIndexLookup node) {
+        this.node = node;
     }
 
     @Override
@@ -67,15 +51,13 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
     public <Request extends ActionRequest, Response extends ActionResponse> void apply(Task task, String action, Request request,
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
-        ThreadContext context = threadContext.get();
-        ClusterService cluster = clusterService.get();
-        if (!DeleteIndexAction.NAME.equals(action) || !(request instanceof DeleteIndexRequest delete) || context == null
-            || cluster == null || client.get() == null || resolver.get() == null || registry.get() == null
-            || !cluster.getClusterSettings().get(ChunkIndexJanitor.DELETE_WITH_SOURCE)) {
+        if (!DeleteIndexAction.NAME.equals(action) || !(request instanceof DeleteIndexRequest delete) || !node.ready()
+            || !node.clusterService().get().getClusterSettings().get(ChunkIndexJanitor.DELETE_WITH_SOURCE)) {
             chain.proceed(task, action, request, listener);
             return;
         }
-        Map<String, String> chunkIndices = chunkIndicesLeftOut(cluster.state(), delete);
+        ThreadContext context = node.threadContext().get();
+        Map<String, String> chunkIndices = node.chunkIndicesLeftOut(delete);
         if (chunkIndices.isEmpty()) {
             chain.proceed(task, action, request, listener);
             return;
@@ -96,16 +78,7 @@ public final class SourceIndexDeleteFilter implements ActionFilter {
         try (ThreadContext.StoredContext restore = context.newStoredContext(true)) {
             context.putTransient(EXPANDED, Boolean.TRUE);
             // the caller's own context (user, roles): the security plugin checks the delete of both
-            client.get().admin().indices().delete(both, reply);
-        }
-    }
-
-    /** The chunk indices (→ their source) registered to the source indices {@code delete} names, that it does not name itself. */
-    private Map<String, String> chunkIndicesLeftOut(ClusterState state, DeleteIndexRequest delete) {
-        try {
-            return registry.get().chunkIndicesBeside(resolver.get().concreteIndices(state, delete));
-        } catch (RuntimeException e) {
-            return Map.of(); // the action itself reports what is wrong with the request
+            node.client().get().admin().indices().delete(both, reply);
         }
     }
 

@@ -10,18 +10,12 @@ import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.support.IndicesOptions;
-import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
-import org.opensearch.cluster.service.ClusterService;
-import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.action.ActionResponse;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.tasks.Task;
-import org.opensearch.transport.client.Client;
 
 import java.util.Set;
-import java.util.function.Supplier;
 
 /**
  * A refresh of source indices also refreshes their chunk indices, so that what the refresh made searchable in a source
@@ -40,21 +34,10 @@ public final class SourceIndexRefreshFilter implements ActionFilter {
     /** Closed or deleted in between: refresh what is there. */
     private static final IndicesOptions CHUNK_INDICES = IndicesOptions.lenientExpandOpen();
 
-    private final Supplier<ThreadContext> threadContext;
-    private final Supplier<ClusterService> clusterService;
-    private final Supplier<Client> client;
-    private final Supplier<IndexNameExpressionResolver> resolver;
-    private final Supplier<ChunkIndexRegistry> registry;
+    private final SourceIndexLookup node;
 
-    /** Suppliers because the node creates action filters before plugin components. */
-    public SourceIndexRefreshFilter(Supplier<ThreadContext> threadContext, Supplier<ClusterService> clusterService,
-                                    Supplier<Client> client, Supplier<IndexNameExpressionResolver> resolver,
-                                    Supplier<ChunkIndexRegistry> registry) {
-        this.threadContext = threadContext;
-        this.clusterService = clusterService;
-        this.client = client;
-        this.resolver = resolver;
-        this.registry = registry;
+    public SourceIndexRefreshFilter(SourceIndexLookup node) {
+        this.node = node;
     }
 
     @Override
@@ -66,20 +49,17 @@ public final class SourceIndexRefreshFilter implements ActionFilter {
     public <Request extends ActionRequest, Response extends ActionResponse> void apply(Task task, String action, Request request,
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
-        ThreadContext context = threadContext.get();
-        ClusterService cluster = clusterService.get();
-        if (!RefreshAction.NAME.equals(action) || !(request instanceof RefreshRequest refresh) || context == null || cluster == null
-            || client.get() == null || resolver.get() == null || registry.get() == null) {
+        if (!RefreshAction.NAME.equals(action) || !(request instanceof RefreshRequest refresh) || !node.ready()) {
             chain.proceed(task, action, request, listener);
             return;
         }
-        Set<String> chunkIndices = chunkIndicesLeftOut(cluster.state(), refresh);
+        Set<String> chunkIndices = node.chunkIndicesLeftOut(refresh).keySet();
         if (chunkIndices.isEmpty()) {
             chain.proceed(task, action, request, listener);
             return;
         }
         ActionListener<Response> then = ContextPreservingActionListener.wrapPreservingContext(ActionListener.wrap(
-            response -> client.get().admin().indices().refresh(
+            response -> node.client().get().admin().indices().refresh(
                 new RefreshRequest(chunkIndices.toArray(String[]::new)).indicesOptions(CHUNK_INDICES),
                 ActionListener.wrap(r -> listener.onResponse(response), e -> {
                     if (ExceptionsHelper.status(e) == RestStatus.FORBIDDEN) {
@@ -89,16 +69,7 @@ public final class SourceIndexRefreshFilter implements ActionFilter {
                     }
                     listener.onResponse(response);
                 })),
-            listener::onFailure), context);
+            listener::onFailure), node.threadContext().get());
         chain.proceed(task, action, request, then);
-    }
-
-    /** The chunk indices registered to the concrete indices {@code refresh} names, that it does not name itself. */
-    private Set<String> chunkIndicesLeftOut(ClusterState state, RefreshRequest refresh) {
-        try {
-            return registry.get().chunkIndicesBeside(resolver.get().concreteIndices(state, refresh)).keySet();
-        } catch (RuntimeException e) {
-            return Set.of(); // the action itself reports what is wrong with the request
-        }
     }
 }

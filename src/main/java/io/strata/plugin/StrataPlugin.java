@@ -29,6 +29,7 @@ import io.strata.chunkindex.RegisterChunkIndexAction;
 import io.strata.chunkindex.RestReconcileAction;
 import io.strata.chunkindex.TransportRegisterChunkIndexAction;
 import io.strata.chunkindex.SourceIndexDeleteFilter;
+import io.strata.chunkindex.SourceIndexLookup;
 import io.strata.chunkindex.SourceIndexRefreshFilter;
 import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
@@ -229,9 +230,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     @Override
     public List<ActionFilter> getActionFilters() {
         Supplier<ThreadContext> threadContext = () -> threadPool.get() == null ? null : threadPool.get().getThreadContext();
+        SourceIndexLookup sources = new SourceIndexLookup(threadContext, clusterService::get, client::get, resolver::get, () -> registry);
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
-            new SourceIndexDeleteFilter(threadContext, clusterService::get, client::get, resolver::get, () -> registry),
-            new SourceIndexRefreshFilter(threadContext, clusterService::get, client::get, resolver::get, () -> registry),
+            new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
             new SearchTaskFilter(threadContext));
     }
 
