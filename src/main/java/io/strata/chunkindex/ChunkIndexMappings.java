@@ -9,11 +9,13 @@ import org.opensearch.common.xcontent.support.XContentMapValues;
 import org.opensearch.core.xcontent.MediaTypeRegistry;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 /**
  * What mappings mean for chunking, as plain functions over mapping maps: whether a source index's mapping can hold what
@@ -234,7 +236,7 @@ final class ChunkIndexMappings {
 
     @SuppressWarnings("unchecked")
     private static Map<String, Object> withProperties(Map<String, Object> mapping,
-                                                      java.util.function.UnaryOperator<Map<String, Object>> change) {
+                                                      UnaryOperator<Map<String, Object>> change) {
         Map<String, Object> out = new LinkedHashMap<>(mapping);
         out.put("properties", change.apply((Map<String, Object>) mapping.get("properties")));
         return out;
@@ -277,7 +279,7 @@ final class ChunkIndexMappings {
         if (includes.length == 0 && excludes.length == 0) {
             return true;
         }
-        Map<String, Object> probe = new java.util.HashMap<>();
+        Map<String, Object> probe = new HashMap<>();
         probe.put(field, "x");
         return XContentMapValues.extractValue(field, XContentMapValues.filter(probe, includes, excludes)) != null;
     }

@@ -8,13 +8,13 @@ import org.opensearch.action.support.nodes.BaseNodesRequest;
 import org.opensearch.action.support.nodes.BaseNodesResponse;
 import org.opensearch.action.support.nodes.TransportNodesAction;
 import org.opensearch.cluster.ClusterName;
+import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.node.DiscoveryNode;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.inject.Inject;
 import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
-import org.opensearch.core.index.Index;
 import org.opensearch.index.IndexService;
 import org.opensearch.index.engine.Engine;
 import org.opensearch.index.mapper.MappedFieldType;
@@ -179,9 +179,8 @@ public final class DocCountsAction extends ActionType<DocCountsAction.Response> 
         protected NodeResponse nodeOperation(NodeRequest request) {
             Map<String, Long> counts = new HashMap<>();
             for (var e : request.fields.entrySet()) {
-                Index index = clusterService.state().metadata().index(e.getKey()) == null ? null
-                    : clusterService.state().metadata().index(e.getKey()).getIndex();
-                IndexService service = index == null ? null : indices.indexService(index);
+                IndexMetadata metadata = clusterService.state().metadata().index(e.getKey());
+                IndexService service = metadata == null ? null : indices.indexService(metadata.getIndex());
                 if (service == null) {
                     continue;
                 }

@@ -56,10 +56,10 @@ public final class Reconciler {
     public Reconciler(Client client, ClusterService clusterService, ChunkIndexSetup setup, ChunkStore store, Rechunker rechunker,
                       Supplier<ChunkWriters> writers, CallerView view) {
         this.client = client;
-        this.view = view;
         this.clusterService = clusterService;
         this.setup = setup;
         this.writers = writers;
+        this.view = view;
         ShardPages pages = new ShardPages(client, clusterService);
         this.chunkPass = new ReconcileChunkPass(client, pages);
         this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers, setup.registry());
@@ -88,12 +88,12 @@ public final class Reconciler {
         WriteChecks checks = new WriteChecks(setup);
         List<String> all = new ArrayList<>(chunkIndices);
         all.add(sourceIndex);
-        // searches see refreshed documents only: make every acknowledged write visible first
         // the caller must see all of them: what it cannot see it would take for gone (CallerView)
         Map<String, List<String>> counted = new LinkedHashMap<>();
         ChunkWriters lookup = writers.get();
         counted.put(sourceIndex, lookup == null ? List.of() : lookup.all().stream().map(ChunkWriter::field).distinct().sorted().toList());
         chunkIndices.forEach(c -> counted.put(c, List.of()));
+        // searches see refreshed documents only: make every acknowledged write visible first
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(
             refreshed -> view.requireWhole(counted, ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(

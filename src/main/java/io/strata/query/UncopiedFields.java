@@ -16,9 +16,11 @@ import org.apache.lucene.search.BooleanClause;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
@@ -60,8 +62,8 @@ final class UncopiedFields {
             return;
         }
         // each mapping parsed once per search, and only for a filter that requires fields
-        Map<IndexMetadata, Map<String, Object>> mappings = new java.util.IdentityHashMap<>();
-        java.util.function.BiPredicate<IndexMetadata, String> maps = (index, field) -> mapped(mappings.computeIfAbsent(index,
+        Map<IndexMetadata, Map<String, Object>> mappings = new IdentityHashMap<>();
+        BiPredicate<IndexMetadata, String> maps = (index, field) -> mapped(mappings.computeIfAbsent(index,
             UncopiedFields::mappingOf), field);
         for (List<String> fields : required) {
             if (fields.stream().anyMatch(f -> chunks.stream().anyMatch(c -> maps.test(c, f)))) {
