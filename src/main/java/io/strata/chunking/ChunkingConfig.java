@@ -273,8 +273,8 @@ public final class ChunkingConfig {
         public void rejectUnknown() {
             String key = firstUnknown();
             if (key != null) {
-                throw new ConfigException(path(key), String.format(Locale.ROOT,
-                    "[%s] unknown option [%s] for strategy [%s]; supported: %s", field, key, type, known()));
+                String reason = String.format(Locale.ROOT, "unknown option [%s] for strategy [%s]; supported: %s", key, type, known());
+                throw new ConfigException(path(key), "[" + field + "] " + reason, reason);
             }
         }
     }

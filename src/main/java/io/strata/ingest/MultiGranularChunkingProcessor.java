@@ -348,6 +348,10 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
         }
 
+        private static String withoutPrefix(String message, String prefix) {
+            return message.startsWith(prefix) ? message.substring(prefix.length()) : message;
+        }
+
         private MultiGranularChunkingProcessor parse(String tag, String description, Map<String, Object> config) {
             ConfigMap c = new ConfigMap(null, "", config).expect(KEYS);
             String unknown = c.firstUnknown();
@@ -394,7 +398,9 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             } catch (ConfigException e) {
                 throw e;
             } catch (IllegalArgumentException e) {
-                throw new ConfigException(modelField, e.getMessage());
+                // the model layer names its owner and the key; OpenSearch names the processor and the property itself
+                throw new ConfigException(modelField, withoutPrefix(withoutPrefix(e.getMessage(), "[" + TYPE + "] "),
+                    "[" + modelField + "] "));
             }
             ChildEmbedding childEmbedding = childEmbedding(config.remove(ChildEmbedding.FIELD), embed ? model : null, services.inference());
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);

@@ -100,6 +100,12 @@ public class MultiGranularChunkingProcessorFactoryTests {
         OpenSearchParseException e = rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "nope")));
         assertEquals("strategy.type", e.getMetadata("opensearch.property_name").get(0));
         assertTrue(e.getMessage(), e.getMessage().contains("unknown strategy [nope]; supported: " + io.strata.chunking.ChunkingConfig.strategyTypes()));
+        // each message names its field once: OpenSearch adds the property's name, so the reason must not repeat it
+        assertEquals("[strategy.threshold] unknown option [threshold] for strategy [semantic]; supported: [breakpoint_threshold_amount, "
+            + "breakpoint_threshold_type, buffer_size, max_tokens, max_words, model, model_id, type]",
+            rejected(Map.of("field", "b", "target_index", "c", "strategy", Map.of("type", "semantic", "threshold", "high"))).getMessage());
+        assertEquals("[model] must be the name of a model folder in the plugin's config directory ([a-z0-9][a-z0-9._-]{0,99}), got "
+            + "[../etc]", rejected(Map.of("field", "b", "target_index", "c", "model", "../etc")).getMessage());
         assertTrue(rejected(Map.of("field", "b", "target_index", "UPPER")).getMessage().contains("must be lowercase"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "a,b")).getMessage().contains("is not a valid index name"));
         assertTrue(rejected(Map.of("field", "b", "target_index", "c", "copy_fields", List.of("children.x"))).getMessage()
