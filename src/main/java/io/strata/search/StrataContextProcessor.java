@@ -6,6 +6,7 @@ import io.strata.context.ContextOptions;
 import io.strata.context.ContextPacker;
 import io.strata.context.PackedContext;
 import io.strata.inference.InferenceService;
+import io.strata.model.ModelRef;
 import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.search.SearchResponseSections;
@@ -78,6 +79,9 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
                                      ActionListener<SearchResponse> listener) {
         try {
             ContextParams params = options(request);
+            if (params.tokenizer() != null && !params.tokenizer().equals(defaults.tokenizer())) {
+                checkTokenizer(services.inference().get(), "ext." + TYPE, params.tokenizer());
+            }
             SearchHit[] hits = response.getHits().getHits();
             if (hits.length == 0) {
                 listener.onResponse(withContext(response, render(new PackedContext(0, params.budget(), List.of(), ""), params, null,
@@ -110,6 +114,19 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
             }, ActionListener.wrap(c -> listener.onResponse(withContext(response, c)), listener::onFailure)), listener::onFailure));
         } catch (Exception e) {
             listener.onFailure(e);
+        }
+    }
+
+    /**
+     * A named tokenizer must be an embedding model of this node: checked when the pipeline is created and when a request
+     * names another, so the error names [tokenizer] (the model layer's own message names [model]).
+     */
+    static void checkTokenizer(InferenceService inference, String owner, String tokenizer) {
+        try {
+            inference.validate("", ModelRef.embedded(tokenizer));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [tokenizer] %s", owner,
+                e.getMessage().strip().replaceFirst("^\\[model\\] ", "")), e);
         }
     }
 
@@ -210,6 +227,9 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
                                               String description, boolean ignoreFailure, Map<String, Object> config,
                                               Processor.PipelineContext pipelineContext) {
             ContextParams defaults = ContextParams.parse(TYPE, config, ContextParams.DEFAULTS);
+            if (defaults.tokenizer() != null) {
+                checkTokenizer(services.inference().get(), TYPE, defaults.tokenizer());
+            }
             config.clear(); // every key was read (or refused) above
             return new StrataContextProcessor(tag, description, ignoreFailure, defaults, services);
         }

@@ -240,6 +240,16 @@ public class StrataContextIT extends StrataRestTestCase {
             {"response_processors": [{"strata_context": {"budgett": 10}}]}""");
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
         assertTrue(e.getMessage(), e.getMessage().contains("unknown field [budgett]"));
+        // a tokenizer that is no model of this node: refused when the pipeline is created (it used to be stored, and every
+        // search through it failed naming [model]), and per request, naming [tokenizer] and the models there are
+        e = callFailing("PUT", "/_search/pipeline/bad-ctx", """
+            {"response_processors": [{"strata_context": {"tokenizer": "e5-large"}}]}""");
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[strata_context] [tokenizer] unknown model [e5-large]"));
+        assertTrue(e.getMessage(), e.getMessage().contains("available: ["));
+        e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, "{\"tokenizer\": \"e5-large\"}"));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[ext.strata_context] [tokenizer] unknown model [e5-large]"));
     }
 
     /** As applications call it: the query inside a bool filter, through an alias, the pipeline as the index's default. */
