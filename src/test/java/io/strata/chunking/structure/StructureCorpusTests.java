@@ -43,9 +43,12 @@ import static org.junit.Assert.assertTrue;
  * The structure rules on real documentation (src/test/resources/structure-corpus, see its PROVENANCE.md), checked against
  * the parsers' own view of each page: commonmark's heading nodes, code blocks and tables for Markdown; jsoup's headings
  * and table rows for HTML. At θ = 300 and θ = 80 (which splits many tables and code blocks), with children at θ/2 and θ/4.
+ *
+ * <p>{@code -Dstrata.structure.corpus=DIR} runs the same checks on another corpus: every {@code .md} file under
+ * {@code DIR/markdown} and every {@code .html} file under {@code DIR/html}, subfolders included.
  */
 public class StructureCorpusTests {
-    private static final Path CORPUS = Path.of("src/test/resources/structure-corpus");
+    private static final Path CORPUS = Path.of(System.getProperty("strata.structure.corpus", "src/test/resources/structure-corpus"));
     private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
     /**
      * Recursive cutting at two sizes, and two strategies that take the other path of the layout (each stretch of prose
@@ -303,7 +306,7 @@ public class StructureCorpusTests {
     }
 
     private static List<Path> files(String folder, String suffix) throws IOException {
-        try (Stream<Path> s = Files.list(CORPUS.resolve(folder))) {
+        try (Stream<Path> s = Files.walk(CORPUS.resolve(folder))) {
             return s.filter(p -> p.toString().endsWith(suffix)).sorted().toList();
         }
     }
