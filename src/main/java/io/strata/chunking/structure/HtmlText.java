@@ -399,15 +399,24 @@ final class HtmlText {
         }
     }
 
+    /**
+     * The span without surrounding whitespace, no-break spaces included: they stay in the text (they do not collapse) but,
+     * as for TextIndex and jsoup, are no text of their own, so a row, item or heading of only {@code &nbsp;} is blank
+     * (not a table's header, a unit or a section) and a title does not start or end with one.
+     */
     private Span trimmed(int start, int end) {
         start = Math.min(start, end);
-        while (start < end && isSpace(out[start])) {
+        while (start < end && isTrimmed(out[start])) {
             start++;
         }
-        while (end > start && isSpace(out[end - 1])) {
+        while (end > start && isTrimmed(out[end - 1])) {
             end--;
         }
         return new Span(start, end);
+    }
+
+    private static boolean isTrimmed(char c) {
+        return isSpace(c) || c == '\u00A0' || c == '\u2007' || c == '\u202F';
     }
 
     private static boolean isSpace(char c) {

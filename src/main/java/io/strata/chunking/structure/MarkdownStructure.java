@@ -29,7 +29,8 @@ import java.util.List;
  *
  * <p>Headings are the top-level ATX and setext headings (a heading inside a list or a quote does not open a section).
  * Blocks are fenced and indented code blocks, GFM tables and lists at the top level or inside block quotes; code blocks,
- * tables and lists inside list items are nested blocks of their list. A leading YAML front matter ({@code ---} … {@code ---}
+ * tables and lists inside list items are nested blocks of their list; inside a block quote, a block and its lines, rows
+ * and items start at the quote's {@code >} markers of their line. A leading YAML front matter ({@code ---} … {@code ---}
  * or {@code ...}, as Jekyll and Hugo pages start) is read as plain text: it is blanked before parsing, offsets unchanged,
  * since CommonMark would otherwise read its closing {@code ---} as a setext heading underline.
  *
@@ -142,7 +143,41 @@ public final class MarkdownStructure {
             }
             SourceSpan first = spans.get(0);
             SourceSpan last = spans.get(spans.size() - 1);
-            return trimmed(offset(first), offset(last) + last.getLength());
+            return trimmed(quoteLineStart(node, first), offset(last) + last.getLength());
+        }
+
+        /**
+         * Where the line of {@code s} (a span of {@code node}) starts inside the outermost block quote holding the node: at
+         * its {@code >} markers. commonmark's spans of a block inside a quote start after the markers, and a block or a
+         * unit starting there would leave the markers of its first line at the end of the chunk before it (a stray
+         * {@code >}, and a cut inside a line). Outside quotes, or on a line the quote has no span on, where {@code s} starts.
+         */
+        private int quoteLineStart(Node node, SourceSpan s) {
+            BlockQuote quote = null;
+            for (Node n = node.getParent(); n != null; n = n.getParent()) {
+                if (n instanceof BlockQuote q) {
+                    quote = q;
+                }
+            }
+            if (quote == null) {
+                return offset(s);
+            }
+            // one span per line of the quote, in line order: bisect for the line of s
+            List<SourceSpan> lines = quote.getSourceSpans();
+            int lo = 0;
+            int hi = lines.size() - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                int line = lines.get(mid).getLineIndex();
+                if (line < s.getLineIndex()) {
+                    lo = mid + 1;
+                } else if (line > s.getLineIndex()) {
+                    hi = mid - 1;
+                } else {
+                    return Math.min(offset(lines.get(mid)), offset(s));
+                }
+            }
+            return offset(s);
         }
 
         /** The span without surrounding whitespace (a line inside a list item starts with part of its indentation), or null. */
@@ -161,7 +196,7 @@ public final class MarkdownStructure {
             List<Span> out = new ArrayList<>(spans.size());
             for (SourceSpan s : spans) {
                 int start = offset(s);
-                Span line = trimmed(start, start + s.getLength());
+                Span line = trimmed(quoteLineStart(node, s), start + s.getLength());
                 if (line != null) {
                     out.add(line);
                 }

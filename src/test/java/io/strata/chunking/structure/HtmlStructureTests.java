@@ -58,6 +58,19 @@ public class HtmlStructureTests {
     }
 
     @Test
+    public void testParse_takesRowsItemsAndHeadingsOfOnlyNoBreakSpacesAsBlank() {
+        // as in the Apache httpd manual (mod_lbmethod_byrequests): a spacer row of &nbsp; is no row, and no header either
+        StructuredText t = parse("<h2>&nbsp;</h2><h2>&nbsp;Usage&nbsp;</h2><table><tr><th>&nbsp;</th></tr><tr><th>k</th><th>v</th></tr>"
+            + "<tr><td>a</td><td>b</td></tr><tr><td colspan=2>&nbsp;</td></tr><tr><td>c</td><td>d</td></tr></table>"
+            + "<ul><li>&nbsp;<li>e</ul>");
+        assertEquals("\u00A0\n\n\u00A0Usage\u00A0\n\n\u00A0\nk | v\na | b\n\u00A0\nc | d\n\n\u00A0\ne", t.text());
+        assertEquals(List.of(new Heading(2, "Usage", 4)), t.headings());
+        assertEquals(List.of(
+            new Block(Block.Kind.TABLE, new Span(14, 33), List.of(new Span(20, 25), new Span(28, 33)), new Span(14, 19), List.of()),
+            new Block(Block.Kind.LIST, new Span(37, 38), List.of(new Span(37, 38)), null, List.of())), t.blocks());
+    }
+
+    @Test
     public void testParse_leavesOutHeadScriptsStylesTemplatesAndOtherNonText() {
         assertEquals("shown\n\nend", parse("<head><style>p{}</style><script>var x;</script></head><body><p>shown</p>"
             + "<template>hidden</template><noscript>no</noscript><svg><text>s</text></svg><select><option>o</select>end</body>").text());

@@ -57,6 +57,25 @@ public class StructuredChunkingTests {
     }
 
     @Test
+    public void testChunk_whenCodeBlockInABlockQuoteIsSplit_cutsAtLineStartsLeavingNoQuoteMarkerBehind() {
+        // as in The Rust Programming Language (ch05-03): a listing inside a "> " note, larger than a chunk
+        StringBuilder md = new StringBuilder("# Methods\n\n> Note: the following are the same:\n>\n> ```rust\n");
+        for (int i = 0; i < 30; i++) {
+            md.append(">     let value").append(i).append(" = compute(first, second, third);\n");
+        }
+        String text = md.append("> ```\n").toString();
+        List<ChunkedParent> parents = chunk(DocumentFormat.MARKDOWN, 40, text);
+        assertTrue(parents.size() > 3);
+        for (ChunkedParent p : parents) {
+            for (Chunk c : p.all()) {
+                // a piece ends with its last line; the next line's "> " opens the next piece
+                assertTrue("ends at a line end: " + c.text(), c.end() == text.length() - 1 || text.charAt(c.end()) == '\n');
+                assertTrue("starts at a line start: " + c.text(), c.start() == 0 || text.charAt(c.start() - 1) == '\n');
+            }
+        }
+    }
+
+    @Test
     public void testChunk_whenSiblingSectionsFitTogether_mergesThemAndRecordsTheMerge() {
         String text = "# Install\n\n" + words("intro", 44) + "\n\n## On Linux\n\nRun the script now please.\n\n## On Mac\n\nUse brew to install it.\n";
         List<ChunkedParent> parents = chunk(DocumentFormat.MARKDOWN, 50, text);
