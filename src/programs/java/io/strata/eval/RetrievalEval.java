@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * Retrieval quality through the real plugin, {@code bin/strata-eval}: the LGMGC paper's Table 1 protocol (§4) on every
@@ -40,6 +41,8 @@ import java.util.Set;
 public final class RetrievalEval {
     static final Path BUNDLED = Path.of("src/test/resources/eval/datasets");
     static final List<String> BUNDLED_DATASETS = List.of("gutenqa-emma", "squad2-dev-sample");
+    /** Bundled, run when named ({@code --data covid-qa-sample}): a set no default was chosen on, to confirm them. */
+    static final List<String> CONFIRMATION_DATASETS = List.of("covid-qa-sample");
     static final Set<String> OPTIONS = Set.of("url", "data", "corpus", "docs", "questions", "split", "name", "rows", "thetas", "only",
         "baseline", "k", "out", "runs", "reuse", "context", "context-tokenizer");
     static final int TOP = 20;
@@ -217,12 +220,12 @@ public final class RetrievalEval {
         List<String> names = opts.containsKey("data") ? Arrays.stream(opts.get("data").split(",")).map(String::strip).toList() : BUNDLED_DATASETS;
         for (String name : names) {
             Path dir = Path.of(name);
-            if (!Files.isDirectory(dir) && BUNDLED_DATASETS.contains(name)) {
+            if (!Files.isDirectory(dir) && (BUNDLED_DATASETS.contains(name) || CONFIRMATION_DATASETS.contains(name))) {
                 dir = BUNDLED.resolve(name);
             }
             if (!Files.isDirectory(dir)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[--data] [%s] is not a folder nor a bundled dataset %s", name,
-                    BUNDLED_DATASETS));
+                    Stream.concat(BUNDLED_DATASETS.stream(), CONFIRMATION_DATASETS.stream()).toList()));
             }
             // --split is for the book folders among them; a SQuAD-kind folder refuses it only when it is the sole one
             EvalDataset d = EvalDataset.fromFolder(dir, Files.isDirectory(dir.resolve("docs")) ? null : opts.get("split"));
