@@ -398,9 +398,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             } catch (ConfigException e) {
                 throw e;
             } catch (IllegalArgumentException e) {
-                // the model layer names its owner and the key; OpenSearch names the processor and the property itself
-                throw new ConfigException(modelField, withoutPrefix(withoutPrefix(e.getMessage(), "[" + TYPE + "] "),
-                    "[" + modelField + "] "));
+                // the model layer names its owner; OpenSearch names the processor itself (and ConfigException drops the key)
+                throw new ConfigException(modelField, withoutPrefix(e.getMessage(), "[" + TYPE + "] "));
             }
             ChildEmbedding childEmbedding = childEmbedding(config.remove(ChildEmbedding.FIELD), embed ? model : null, services.inference());
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
