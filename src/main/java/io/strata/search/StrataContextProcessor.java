@@ -121,7 +121,7 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
      * A named tokenizer must be an embedding model of this node: checked when the pipeline is created and when a request
      * names another, so the error names [tokenizer] (the model layer's own message names [model]).
      */
-    static void checkTokenizer(InferenceService inference, String owner, String tokenizer) {
+    private static void checkTokenizer(InferenceService inference, String owner, String tokenizer) {
         try {
             inference.validate("", ModelRef.embedded(tokenizer));
         } catch (IllegalArgumentException e) {

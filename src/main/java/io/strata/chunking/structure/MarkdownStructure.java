@@ -143,22 +143,27 @@ public final class MarkdownStructure {
             }
             SourceSpan first = spans.get(0);
             SourceSpan last = spans.get(spans.size() - 1);
-            return trimmed(quoteLineStart(node, first), offset(last) + last.getLength());
+            return trimmed(lineStart(outermostQuote(node), first), offset(last) + last.getLength());
         }
 
-        /**
-         * Where the line of {@code s} (a span of {@code node}) starts inside the outermost block quote holding the node: at
-         * its {@code >} markers. commonmark's spans of a block inside a quote start after the markers, and a block or a
-         * unit starting there would leave the markers of its first line at the end of the chunk before it (a stray
-         * {@code >}, and a cut inside a line). Outside quotes, or on a line the quote has no span on, where {@code s} starts.
-         */
-        private int quoteLineStart(Node node, SourceSpan s) {
+        /** The outermost block quote holding {@code node}, or null. */
+        private static BlockQuote outermostQuote(Node node) {
             BlockQuote quote = null;
             for (Node n = node.getParent(); n != null; n = n.getParent()) {
                 if (n instanceof BlockQuote q) {
                     quote = q;
                 }
             }
+            return quote;
+        }
+
+        /**
+         * Where the line of span {@code s} starts inside {@code quote} (the outermost block quote holding its node): at its
+         * {@code >} markers. commonmark's spans of a block inside a quote start after the markers, and a block or a unit
+         * starting there would leave the markers of its first line at the end of the chunk before it (a stray {@code >},
+         * and a cut inside a line). Outside quotes (null), or on a line the quote has no span on, where {@code s} starts.
+         */
+        private int lineStart(BlockQuote quote, SourceSpan s) {
             if (quote == null) {
                 return offset(s);
             }
@@ -194,9 +199,10 @@ public final class MarkdownStructure {
         private List<Span> lines(Node node) {
             List<SourceSpan> spans = node.getSourceSpans();
             List<Span> out = new ArrayList<>(spans.size());
+            BlockQuote quote = outermostQuote(node);
             for (SourceSpan s : spans) {
                 int start = offset(s);
-                Span line = trimmed(quoteLineStart(node, s), start + s.getLength());
+                Span line = trimmed(lineStart(quote, s), start + s.getLength());
                 if (line != null) {
                     out.add(line);
                 }
