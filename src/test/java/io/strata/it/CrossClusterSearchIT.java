@@ -66,7 +66,7 @@ public class CrossClusterSearchIT extends StrataRestTestCase {
             Map<String, Object> local = call("POST", "/" + CHUNKS + "/_search", body);
             Map<String, Object> remote = call("POST", "/" + REMOTE + ":" + CHUNKS + "/_search", body);
             assertFalse(body, hits(local).isEmpty());
-            assertEquals(body, idsAndScores(local), idsAndScores(remote));
+            assertSameAnswer(body, idsAndScores(local), idsAndScores(remote));
             for (Map<String, Object> hit : hits(remote)) {
                 assertEquals(REMOTE + ":" + CHUNKS, hit.get("_index"));
             }

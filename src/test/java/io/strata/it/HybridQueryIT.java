@@ -229,12 +229,12 @@ public class HybridQueryIT extends StrataRestTestCase {
             + ", \"mode\": \"dense\", \"k\": 5}}", 5);
         List<Map<String, Object>> byVector = search("hs-chunks", "{\"multi_granular\": {\"vector\": " + vector + ", \"k\": 5}}", 5);
         assertEquals(ids(byVector), ids(dense));
-        assertEquals(scores(byVector), scores(dense));
+        assertSameAnswer("dense", scores(byVector), scores(dense));
         List<Map<String, Object>> lexical = search("hs-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
             + ", \"mode\": \"lexical\", \"k\": 5}}", 5);
         List<Map<String, Object>> byMatch = search("hs-chunks", "{\"multi_granular\": {\"match\": " + quote(question) + "}}", 5);
         assertEquals(ids(byMatch), ids(lexical));
-        assertEquals(scores(byMatch), scores(lexical));
+        assertSameAnswer("lexical", scores(byMatch), scores(lexical));
     }
 
     public void testQueryText_onAChunkIndexWithoutVectors_isLexical_andHybridThereIsA400() throws Exception {

@@ -221,8 +221,8 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
                 "{\"index\": \"q-chunks\"}\n" + json(Map.of("id", "strata-ask", "params", params)) + "\n").get("responses")).get(0);
             List<Object> expected = hitsOf(direct);
             assertEquals(mode, 5, expected.size());
-            assertEquals(mode, expected, hitsOf(templated));
-            assertEquals(mode, expected, hitsOf(multi));
+            assertSameAnswer(mode + " template", expected, hitsOf(templated));
+            assertSameAnswer(mode + " msearch template", expected, hitsOf(multi));
         }
     }
 
@@ -253,8 +253,8 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
                     "[multi_granular] [mode: " + mode + "] scores the children through a nested query, which OpenSearch does not run "
                         + "while [search.allow_expensive_queries] is false; use [mode: dense]");
             }
-            assertEquals(before, search(dense, 5).stream().map(h -> List.of(h.get("_id"), h.get("_score"))).map(Object.class::cast)
-                .toList());
+            assertSameAnswer("dense", before, search(dense, 5).stream().map(h -> List.of(h.get("_id"), h.get("_score")))
+                .map(Object.class::cast).toList());
         } finally {
             call("PUT", "/_cluster/settings", "{\"transient\": {\"search.allow_expensive_queries\": null}}");
         }

@@ -403,7 +403,7 @@ public class QueryConformanceIT extends StrataRestTestCase {
             assertEquals(index + ": " + outer, 3, outer.size());
             assertEquals(index, ids(inner), ids(outer));
             for (int i = 0; i < 3; i++) {
-                assertEquals(index + " #" + i, score(inner.get(i)), score(outer.get(i)), 0f);
+                assertSameAnswer(index + " #" + i, score(inner.get(i)), score(outer.get(i)));
             }
         }
     }

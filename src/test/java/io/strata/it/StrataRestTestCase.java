@@ -35,6 +35,31 @@ public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
     }
 
 
+    /**
+     * Two answers to the same question, alike except for floating-point scores, which may differ in their last bits:
+     * Lucene's vectorised cosine sums lanes in an order that differs before and after the JIT compiles it (a cold node's
+     * first searches), so one vector's score can move by an ulp, and the fused scores and shares built on it a little more.
+     * Maps and lists must match exactly in shape, keys, strings and integers; floats within {@code 1e-5} relative.
+     */
+    protected static void assertSameAnswer(String message, Object expected, Object actual) {
+        if (expected instanceof Map<?, ?> e && actual instanceof Map<?, ?> a) {
+            assertEquals(message + " keys", e.keySet(), a.keySet());
+            for (Object key : e.keySet()) {
+                assertSameAnswer(message + "." + key, e.get(key), a.get(key));
+            }
+        } else if (expected instanceof List<?> e && actual instanceof List<?> a) {
+            assertEquals(message + " size: " + a, e.size(), a.size());
+            for (int i = 0; i < e.size(); i++) {
+                assertSameAnswer(message + "[" + i + "]", e.get(i), a.get(i));
+            }
+        } else if ((expected instanceof Float || expected instanceof Double) && (actual instanceof Float || actual instanceof Double)) {
+            double x = ((Number) expected).doubleValue();
+            assertEquals(message, x, ((Number) actual).doubleValue(), 1e-5 * Math.max(1, Math.abs(x)));
+        } else {
+            assertEquals(message, expected, actual);
+        }
+    }
+
     /** Performs a request with an optional JSON body and returns the parsed response. */
     protected static Map<String, Object> call(String method, String path, String body) throws IOException {
         Request request = new Request(method, path);
