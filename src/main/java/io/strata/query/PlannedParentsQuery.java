@@ -5,6 +5,7 @@ import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.DocIdSetIterator;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
@@ -92,7 +93,8 @@ final class PlannedParentsQuery extends Query {
                 postings = ids.postings(postings, PostingsEnum.NONE);
                 for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
                     if (roots.get(doc) && (live == null || live.get(doc))) {
-                        hits.add(new ScoreDoc(leaf.docBase + doc, e.getValue().fused().score()));
+                        Fusion.Fused fused = e.getValue().fused();
+                        hits.add(new ScoredDocsQuery.Explained(leaf.docBase + doc, fused.score(), sides(fused)));
                     }
                 }
             }
@@ -100,6 +102,26 @@ final class PlannedParentsQuery extends Query {
         return hits.isEmpty() ? new MatchNoDocsQuery("no planned parent on this shard")
             : new ScoredDocsQuery(hits.toArray(ScoreDoc[]::new), searcher.getIndexReader(), "multi_granular " + mode.key()
                 + ": among the top k parents planned on the coordinator, with the score planned there");
+    }
+
+    /**
+     * What each side that ran added to a parent's score ({@link Fusion}: its weight times the parent's normalised score,
+     * or its weighted reciprocal rank), with the side's raw score, the MAX over the parent's chunks of the k-NN score
+     * (dense) or of BM25 (lexical). A side that did not find the parent in its window adds nothing. In the dense or lexical
+     * mode the one side is the whole score.
+     */
+    private Explanation[] sides(Fusion.Fused f) {
+        return switch (mode) {
+            case DENSE -> new Explanation[] { side("dense", "k-NN score", f.dense(), f.score()) };
+            case LEXICAL -> new Explanation[] { side("lexical", "BM25", f.lexical(), f.score()) };
+            case HYBRID -> new Explanation[] { side("dense", "k-NN score", f.dense(), (float) f.denseShare()),
+                side("lexical", "BM25", f.lexical(), (float) f.lexicalShare()) };
+        };
+    }
+
+    private static Explanation side(String name, String scoring, float raw, float added) {
+        return Float.isNaN(raw) ? Explanation.noMatch(name + " side: the parent is not in its window")
+            : Explanation.match(added, name + " side: the parent's best chunk's " + scoring + " " + raw);
     }
 
     @Override

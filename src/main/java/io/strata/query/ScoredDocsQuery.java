@@ -29,15 +29,29 @@ final class ScoredDocsQuery extends Query {
     private final Object readerId;
     /** What the scores are, for {@code explain}. */
     private final String description;
+    /** Per document, what its score is made of, for {@code explain} (empty: nothing beyond the description). */
+    private final Explanation[][] details;
+
+    /** A hit whose score {@code explain} breaks down into {@code details} (scaled by the query's boost, as the score is). */
+    static final class Explained extends ScoreDoc {
+        final Explanation[] details;
+
+        Explained(int doc, float score, Explanation... details) {
+            super(doc, score);
+            this.details = details;
+        }
+    }
 
     ScoredDocsQuery(ScoreDoc[] hits, IndexReader reader, String description) {
         ScoreDoc[] sorted = hits.clone();
         Arrays.sort(sorted, Comparator.comparingInt(h -> h.doc));
         this.docs = new int[sorted.length];
         this.scores = new float[sorted.length];
+        this.details = new Explanation[sorted.length][];
         for (int i = 0; i < sorted.length; i++) {
             docs[i] = sorted[i].doc;
             scores[i] = sorted[i].score;
+            details[i] = sorted[i] instanceof Explained e ? e.details : new Explanation[0];
         }
         this.readerId = reader.getContext().id();
         this.description = description;
@@ -62,8 +76,16 @@ final class ScoredDocsQuery extends Query {
             @Override
             public Explanation explain(LeafReaderContext context, int doc) {
                 int i = Arrays.binarySearch(docs, context.docBase + doc);
-                return i < 0 ? Explanation.noMatch("not among the top parents of [multi_granular]")
-                    : Explanation.match(scores[i] * boost, description);
+                if (i < 0) {
+                    return Explanation.noMatch("not among the top parents of [multi_granular]");
+                }
+                Explanation[] parts = new Explanation[details[i].length];
+                for (int p = 0; p < parts.length; p++) {
+                    Explanation d = details[i][p];
+                    parts[p] = d.isMatch() ? Explanation.match(d.getValue().floatValue() * boost, d.getDescription(), d.getDetails())
+                        : d;
+                }
+                return Explanation.match(scores[i] * boost, description, parts);
             }
 
             @Override

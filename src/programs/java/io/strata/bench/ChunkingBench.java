@@ -13,15 +13,22 @@ import io.strata.chunking.structure.StructuredLayout;
 
 import com.sun.management.OperatingSystemMXBean;
 
+import java.io.File;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
 import java.util.function.ToIntFunction;
 import java.util.stream.Stream;
 
@@ -35,6 +42,18 @@ import java.util.stream.Stream;
  */
 public final class ChunkingBench {
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals(FORK)) {
+            DocumentFormat format = DocumentFormat.valueOf(args[1].toUpperCase(Locale.ROOT));
+            Structured r = structured(format);
+            System.out.printf(Locale.ROOT, "%s %s %.6f %.6f %.4f %.4f %.4f %.4f%n", FORK, format.value(), r.wallRatio(), r.cpuRatio(),
+                r.steady()[0], r.steady()[1], r.steady()[2], r.steady()[3]);
+            return;
+        }
+        if (args.length > 0 && args[0].startsWith("forks=")) {
+            forks(Integer.parseInt(args[0].substring("forks=".length())),
+                args.length > 1 ? List.of(DocumentFormat.valueOf(args[1].toUpperCase(Locale.ROOT))) : List.of(DocumentFormat.MARKDOWN, DocumentFormat.HTML));
+            return;
+        }
         String text = loadBook(args);
         double mb = text.getBytes(StandardCharsets.UTF_8).length / 1e6;
         int words = text.split("\\s+").length;
@@ -70,8 +89,77 @@ public final class ChunkingBench {
             System.out.printf(Locale.ROOT, "%-6d %-34s %10s %10s %8.2f%n", theta, "ratio strata/langchain4j", "", "",
                 strataBest / peerBest);
         }
-        structured("markdown", DocumentFormat.MARKDOWN, ".md");
-        structured("html", DocumentFormat.HTML, ".html");
+        structured(DocumentFormat.MARKDOWN);
+        structured(DocumentFormat.HTML);
+    }
+
+    private static final String FORK = "--fork";
+
+    /** One JVM's figures for a format: the best rounds' wall and CPU ratios, and {@link #steady}'s four figures. */
+    private record Structured(double wallRatio, double cpuRatio, double[] steady) {}
+
+    /**
+     * The structured rows in {@code n} fresh JVMs per format, one after the other (formats alternated): each JVM compiles
+     * the two configurations its own way, and the {@code recursive} baseline's steady pass moved from 10.9 to 14.4 ms
+     * between runs of the same code, so one JVM's ratio is one sample. Prints each JVM's ratios, then per format the
+     * geometric mean of the JVMs' steady-minimum ratios (recursive / structured per pass) and of their wall ratios, with
+     * 95 % bootstrap intervals over the JVMs.
+     */
+    private static void forks(int n, List<DocumentFormat> formats) throws Exception {
+        String javaCommand = ProcessHandle.current().info().command().orElse("java");
+        StringBuilder classpath = new StringBuilder();
+        for (URL url : ((URLClassLoader) Thread.currentThread().getContextClassLoader()).getURLs()) {
+            classpath.append(classpath.isEmpty() ? "" : File.pathSeparator).append(Path.of(url.toURI()));
+        }
+        Map<DocumentFormat, List<double[]>> results = new LinkedHashMap<>();
+        System.out.printf(Locale.ROOT, "%d fresh JVMs per format (%s), one at a time%n", n, javaCommand);
+        for (int i = 0; i < n; i++) {
+            for (DocumentFormat format : formats) {
+                Process p = new ProcessBuilder(javaCommand, "-cp", classpath.toString(), ChunkingBench.class.getName(), FORK, format.value())
+                    .redirectErrorStream(true).start();
+                String line = null;
+                for (String l : new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                    if (l.startsWith(FORK + " ")) {
+                        line = l;
+                    }
+                }
+                if (p.waitFor() != 0 || line == null) {
+                    throw new IllegalStateException("fork " + i + " (" + format.value() + ") failed, exit " + p.exitValue());
+                }
+                String[] f = line.split(" ");
+                double[] r = { Double.parseDouble(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[6]) };
+                results.computeIfAbsent(format, k -> new ArrayList<>()).add(r);
+                System.out.printf(Locale.ROOT, "JVM %2d %-8s wall ratio %.2f, CPU ratio %.2f; steady min ms %s %.1f / recursive %.1f:"
+                    + " ratio %.2f%n", i + 1, format.value(), r[0], r[1], format.value(), r[2], r[3], r[3] / r[2]);
+            }
+        }
+        for (var e : results.entrySet()) {
+            List<double[]> rs = e.getValue();
+            double[] steadyRatios = rs.stream().mapToDouble(r -> r[3] / r[2]).toArray();
+            double[] wallRatios = rs.stream().mapToDouble(r -> r[0]).toArray();
+            double[] steadyCi = geometricMeanCi(steadyRatios);
+            double[] wallCi = geometricMeanCi(wallRatios);
+            System.out.printf(Locale.ROOT, "%s / recursive over %d JVMs (geometric mean [95%% bootstrap CI]): steady min %.3f [%.3f, %.3f];"
+                + " wall %.3f [%.3f, %.3f]; lowest JVM %.2f / %.2f%n", e.getKey().value(), rs.size(), steadyCi[0], steadyCi[1],
+                steadyCi[2], wallCi[0], wallCi[1], wallCi[2], Arrays.stream(steadyRatios).min().orElse(0),
+                Arrays.stream(wallRatios).min().orElse(0));
+        }
+    }
+
+    /** [geometric mean, 2.5 %, 97.5 %] of {@code values}, resampled 10,000 times (fixed seed: the same figures reprint). */
+    static double[] geometricMeanCi(double[] values) {
+        Random random = new Random(42);
+        double[] means = new double[10_000];
+        for (int b = 0; b < means.length; b++) {
+            double sum = 0;
+            for (int i = 0; i < values.length; i++) {
+                sum += Math.log(values[random.nextInt(values.length)]);
+            }
+            means[b] = Math.exp(sum / values.length);
+        }
+        Arrays.sort(means);
+        double mean = Math.exp(Arrays.stream(values).map(Math::log).average().orElse(0));
+        return new double[] { mean, means[(int) (0.025 * means.length)], means[(int) (0.975 * means.length) - 1] };
     }
 
     /**
@@ -79,7 +167,9 @@ public final class ChunkingBench {
      * corpus, read as plain text; θ = 300, 3 levels each. Measured once the JIT has settled (warm-up rounds until compiling
      * takes under 2 % of the process's CPU time in a round), best of 5 rounds.
      */
-    private static void structured(String folder, DocumentFormat format, String suffix) throws Exception {
+    private static Structured structured(DocumentFormat format) throws Exception {
+        String folder = format.value();
+        String suffix = format == DocumentFormat.HTML ? ".html" : ".md";
         List<String> docs = new ArrayList<>();
         try (Stream<Path> files = Files.list(Path.of("src/test/resources/structure-corpus", folder))) {
             for (Path f : files.filter(f -> f.toString().endsWith(suffix)).sorted().toList()) {
@@ -131,7 +221,8 @@ public final class ChunkingBench {
             plainBest[0], plainChunks, "", plainBest[1]);
         System.out.printf(Locale.ROOT, "%-6d %-34s %10s %10s %8.2f %10s %8.2f%n", 300, "ratio " + format.value() + "/recursive", "",
             "", structuredBest[0] / plainBest[0], "", structuredBest[1] / plainBest[1]);
-        steady(format.value(), structuredRun, plainRun);
+        return new Structured(structuredBest[0] / plainBest[0], structuredBest[1] / plainBest[1],
+            steady(format.value(), structuredRun, plainRun));
     }
 
     /**
@@ -140,7 +231,8 @@ public final class ChunkingBench {
      * cores does not count, nor do the collector's and compiler's threads); the minimum and the median per configuration
      * and their ratios. Rounds of 1 s above moved by ±0.1 in the ratio between runs at a load of 5–11.
      */
-    private static void steady(String format, ToIntFunction<String> structuredRun, ToIntFunction<String> plainRun) {
+    /** [structured min, structured median, recursive min, recursive median] ms per corpus pass. */
+    private static double[] steady(String format, ToIntFunction<String> structuredRun, ToIntFunction<String> plainRun) {
         List<Long> structured = new ArrayList<>();
         List<Long> plain = new ArrayList<>();
         long end = System.nanoTime() + STEADY_SECONDS * 1_000_000_000L;
@@ -157,6 +249,7 @@ public final class ChunkingBench {
         System.out.printf(Locale.ROOT, "steady (%d passes each, thread CPU ms per corpus pass): format: %s min %.1f median %.1f; "
             + "recursive min %.1f median %.1f; ratio recursive/%s: min %.2f, median %.2f%n", structured.size(), format, sMin, sMedian,
             pMin, pMedian, format, pMin / sMin, pMedian / sMedian);
+        return new double[] { sMin, sMedian, pMin, pMedian };
     }
 
     private static final int STEADY_SECONDS = 45;

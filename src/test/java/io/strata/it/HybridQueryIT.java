@@ -160,6 +160,73 @@ public class HybridQueryIT extends StrataRestTestCase {
         assertEquals(ids(lexical).subList(0, 5), ids(allLexical));
     }
 
+    /**
+     * {@code explain} breaks a hybrid hit's score into what each side added, with each side's raw score: the oracle is the
+     * dense and the lexical modes searched apart (the raw scores) and the documented min_max fusion over them (what each adds).
+     */
+    public void testExplain_ofAHybridHit_givesEachSidesRawScoreAndWhatItAdded_asTheModesApartGiveThem() throws Exception {
+        ingest("hx", 2);
+        String question = QUESTIONS.get(0);
+        List<Map<String, Object>> dense = search("hx-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"dense\", \"k\": 100}}", 100);
+        List<Map<String, Object>> lexical = hits(searchResponse("hx-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"lexical\", \"k\": 100}}", 100, "?search_type=dfs_query_then_fetch"));
+        Map<String, Double> denseAdds = new HashMap<>();
+        addMinMax(denseAdds, dense, 0.5);
+        Map<String, Double> lexicalAdds = new HashMap<>();
+        addMinMax(lexicalAdds, lexical, 0.5);
+        Map<String, Object> response = call("POST", "/hx-chunks/_search", "{\"size\": 10, \"explain\": true, \"query\": "
+            + "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 10}}}");
+        Set<Integer> sidesFound = new java.util.HashSet<>();
+        for (Map<String, Object> hit : hits(response)) {
+            String id = (String) hit.get("_id");
+            Map<String, Object> ours = explanationOf((Map<String, Object>) hit.get("_explanation"), "multi_granular hybrid");
+            assertNotNull(id + ": " + hit.get("_explanation"), ours);
+            assertSameAnswer(id, ((Number) hit.get("_score")).doubleValue(), ((Number) ours.get("value")).doubleValue());
+            List<Map<String, Object>> sides = (List<Map<String, Object>>) ours.get("details");
+            assertEquals(id + ": " + sides, 2, sides.size());
+            checkSide(id, sides.get(0), "dense side: the parent's best chunk's k-NN score ", dense, denseAdds);
+            checkSide(id, sides.get(1), "lexical side: the parent's best chunk's BM25 ", lexical, lexicalAdds);
+            sidesFound.add((denseAdds.containsKey(id) ? 1 : 0) + (lexicalAdds.containsKey(id) ? 2 : 0));
+        }
+        assertTrue("a parent found by both sides: " + sidesFound, sidesFound.contains(3));
+        // the _explain API says the same of one hit
+        Map<String, Object> first = hits(response).get(0);
+        Map<String, Object> one = call("POST", "/hx-chunks/_explain/" + first.get("_id"), "{\"query\": {\"multi_granular\": "
+            + "{\"query_text\": " + quote(question) + ", \"k\": 10}}}");
+        assertSameAnswer("_explain", explanationOf((Map<String, Object>) first.get("_explanation"), "multi_granular hybrid"),
+            explanationOf((Map<String, Object>) one.get("explanation"), "multi_granular hybrid"));
+    }
+
+    private static void checkSide(String id, Map<String, Object> side, String prefix, List<Map<String, Object>> modeHits,
+                                  Map<String, Double> adds) {
+        Map<String, Object> apart = modeHits.stream().filter(h -> id.equals(h.get("_id"))).findFirst().orElse(null);
+        String description = (String) side.get("description");
+        if (apart == null) {
+            assertEquals(id + ": " + side, 0.0, ((Number) side.get("value")).doubleValue(), 0.0);
+            assertTrue(id + ": " + description, description.endsWith("side: the parent is not in its window"));
+            return;
+        }
+        assertTrue(id + ": " + description, description.startsWith(prefix));
+        assertSameAnswer(id + " raw", ((Number) apart.get("_score")).doubleValue(),
+            Double.parseDouble(description.substring(prefix.length())));
+        assertSameAnswer(id + " added", adds.get(id), ((Number) side.get("value")).doubleValue());
+    }
+
+    /** The node of an explanation tree whose description starts with {@code prefix}, or null. */
+    private static Map<String, Object> explanationOf(Map<String, Object> node, String prefix) {
+        if (((String) node.get("description")).startsWith(prefix)) {
+            return node;
+        }
+        for (Object d : (List<Object>) node.getOrDefault("details", List.of())) {
+            Map<String, Object> found = explanationOf((Map<String, Object>) d, prefix);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+
     public void testExplainChild_namesTheSideAndTheChunkOfEachSide_withExactOffsets() throws Exception {
         Map<String, String> bodies = ingest("he", 2);
         Set<String> sides = new java.util.HashSet<>();
