@@ -32,6 +32,8 @@ final class ScoredDocsQuery extends Query {
     /** Per document, what its score is made of, for {@code explain} (empty: nothing beyond the description). */
     private final Explanation[][] details;
 
+    private static final Explanation[] NO_DETAILS = new Explanation[0];
+
     /** A hit whose score {@code explain} breaks down into {@code details} (scaled by the query's boost, as the score is). */
     static final class Explained extends ScoreDoc {
         final Explanation[] details;
@@ -51,7 +53,7 @@ final class ScoredDocsQuery extends Query {
         for (int i = 0; i < sorted.length; i++) {
             docs[i] = sorted[i].doc;
             scores[i] = sorted[i].score;
-            details[i] = sorted[i] instanceof Explained e ? e.details : new Explanation[0];
+            details[i] = sorted[i] instanceof Explained e ? e.details : NO_DETAILS;
         }
         this.readerId = reader.getContext().id();
         this.description = description;
