@@ -4,6 +4,7 @@ import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
@@ -37,10 +38,12 @@ final class PlannedParentsQuery extends Query {
     private final boolean explainChild;
     /** Null: no evidence packs. */
     private final PlannedParentsQueryBuilder.EvidenceSpec evidence;
+    /** The lexical side's words for visitors (highlighting), never run; null when no lexical side ran. */
+    private final Query words;
 
     PlannedParentsQuery(MultiGranularQueryBuilder.Mode mode, Map<String, PlannedParentsQueryBuilder.Parent> parents,
                         BitSetProducer rootDocs, float[] vector, List<Integer> levels, boolean explainChild,
-                        PlannedParentsQueryBuilder.EvidenceSpec evidence) {
+                        PlannedParentsQueryBuilder.EvidenceSpec evidence, Query words) {
         this.mode = mode;
         this.parents = Map.copyOf(parents);
         this.rootDocs = rootDocs;
@@ -48,6 +51,7 @@ final class PlannedParentsQuery extends Query {
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
         this.evidence = evidence;
+        this.words = words;
     }
 
     MultiGranularQueryBuilder.Mode mode() {
@@ -124,9 +128,17 @@ final class PlannedParentsQuery extends Query {
             : Explanation.match(added, name + " side: the parent's best chunk's " + scoring + " " + raw);
     }
 
+    /**
+     * A leaf, but for the lexical side's words: a highlighter collects them as it does a {@code match} query's, so
+     * {@code highlight} needs no {@code highlight_query} when a lexical side ran. The dense side has no words (as {@code knn}).
+     */
     @Override
     public void visit(QueryVisitor visitor) {
-        visitor.visitLeaf(this);
+        if (words == null) {
+            visitor.visitLeaf(this);
+        } else {
+            words.visit(visitor.getSubVisitor(BooleanClause.Occur.SHOULD, this));
+        }
     }
 
     @Override
@@ -139,11 +151,11 @@ final class PlannedParentsQuery extends Query {
         return sameClassAs(o) && mode == ((PlannedParentsQuery) o).mode && parents.equals(((PlannedParentsQuery) o).parents)
             && rootDocs.equals(((PlannedParentsQuery) o).rootDocs) && java.util.Arrays.equals(vector, ((PlannedParentsQuery) o).vector)
             && levels.equals(((PlannedParentsQuery) o).levels) && explainChild == ((PlannedParentsQuery) o).explainChild
-            && Objects.equals(evidence, ((PlannedParentsQuery) o).evidence);
+            && Objects.equals(evidence, ((PlannedParentsQuery) o).evidence) && Objects.equals(words, ((PlannedParentsQuery) o).words);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(classHash(), mode, parents, java.util.Arrays.hashCode(vector), levels, explainChild, evidence);
+        return Objects.hash(classHash(), mode, parents, java.util.Arrays.hashCode(vector), levels, explainChild, evidence, words);
     }
 }

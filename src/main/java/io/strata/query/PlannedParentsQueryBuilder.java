@@ -1,5 +1,6 @@
 package io.strata.query;
 
+import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
 import org.opensearch.common.lucene.search.Queries;
@@ -8,9 +9,11 @@ import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.index.query.AbstractQueryBuilder;
+import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.index.query.QueryShardContext;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -113,15 +116,18 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
     private final boolean explainChild;
     /** Null: no evidence packs. */
     private final EvidenceSpec evidence;
+    /** The text the lexical side matched, for a {@code highlight} without {@code highlight_query}; null when no lexical side ran. */
+    private final String lexicalText;
 
     PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode mode, List<Parent> parents, float[] vector, List<Integer> levels,
-                               boolean explainChild, EvidenceSpec evidence) {
+                               boolean explainChild, EvidenceSpec evidence, String lexicalText) {
         this.mode = mode;
         this.parents = List.copyOf(parents);
         this.vector = vector;
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
         this.evidence = evidence;
+        this.lexicalText = lexicalText;
     }
 
     public PlannedParentsQueryBuilder(StreamInput in) throws IOException {
@@ -139,6 +145,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         this.levels = in.readList(StreamInput::readVInt);
         this.explainChild = in.readBoolean();
         this.evidence = in.readBoolean() ? new EvidenceSpec(in) : null;
+        this.lexicalText = in.readOptionalString();
     }
 
     @Override
@@ -166,6 +173,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         if (evidence != null) {
             evidence.writeTo(out);
         }
+        out.writeOptionalString(lexicalText);
     }
 
     public MultiGranularQueryBuilder.Mode mode() {
@@ -206,6 +214,9 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         if (evidence != null) {
             builder.field("evidence", evidence.evidence());
         }
+        if (lexicalText != null) {
+            builder.field("lexical_text", lexicalText);
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -223,18 +234,31 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
             return new MatchNoDocsQuery("no planned parent in index [" + index + "]");
         }
         return new PlannedParentsQuery(mode, here, context.bitsetFilter(Queries.newNonNestedFilter()), vector, levels, explainChild,
-            evidence);
+            evidence, lexicalText == null ? null : words(lexicalText, context));
+    }
+
+    /**
+     * The lexical side's words as a {@code match} on the parent's text (and its contextual header) finds them: what a
+     * {@code highlight} without {@code highlight_query} marks, as it would for a {@code match} query. Only visited, never run.
+     */
+    private static Query words(String text, QueryShardContext context) {
+        try {
+            return QueryBuilders.boolQuery().should(QueryBuilders.matchQuery(ChunkDocuments.TEXT, text))
+                .should(QueryBuilders.matchQuery(ChunkDocuments.CONTEXT_HEADER, text)).toQuery(context);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override
     protected boolean doEquals(PlannedParentsQueryBuilder o) {
         return mode == o.mode && parents.equals(o.parents) && Arrays.equals(vector, o.vector) && levels.equals(o.levels)
-            && explainChild == o.explainChild && Objects.equals(evidence, o.evidence);
+            && explainChild == o.explainChild && Objects.equals(evidence, o.evidence) && Objects.equals(lexicalText, o.lexicalText);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(mode, parents, Arrays.hashCode(vector), levels, explainChild, evidence);
+        return Objects.hash(mode, parents, Arrays.hashCode(vector), levels, explainChild, evidence, lexicalText);
     }
 
     @Override

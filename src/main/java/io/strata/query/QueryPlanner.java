@@ -224,7 +224,7 @@ final class QueryPlanner {
                         parents.add(PlannedParentsQueryBuilder.Parent.dense(hit.getIndex(), hit.getId(), hit.getScore()));
                     }
                     listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.DENSE, parents,
-                        query.explains() ? vector : null, Levels.counted(query.levels()), query.explainChild(), evidence(null, null)));
+                        query.explains() ? vector : null, Levels.counted(query.levels()), query.explainChild(), evidence(null, null), null));
                 }, listener::onFailure));
         }, listener::onFailure));
     }
@@ -239,7 +239,7 @@ final class QueryPlanner {
                     query.explains() ? lexicalChunks(hit, innerHits()) : null));
             }
             listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.LEXICAL, parents, null,
-                Levels.counted(query.levels()), query.explainChild(), evidence(null, null)));
+                Levels.counted(query.levels()), query.explainChild(), evidence(null, null), text));
         }, listener::onFailure));
     }
 
@@ -273,7 +273,8 @@ final class QueryPlanner {
                     parents.add(new PlannedParentsQueryBuilder.Parent(f, chunks.get(key(f.index(), f.id()))));
                 }
                 listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, parents,
-                    query.explains() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild(), evidence));
+                    query.explains() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild(), evidence,
+                    query.queryText()));
             }, listener::onFailure);
             if (query.explains()) {
                 lexicalChunksOf(client, fused, respond);

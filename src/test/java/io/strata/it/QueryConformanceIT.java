@@ -6,7 +6,9 @@ import org.opensearch.client.ResponseException;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -14,6 +16,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code multi_granular} composed with OpenSearch the way applications compose queries, checked against {@link QueryOracle}
@@ -369,6 +373,49 @@ public class QueryConformanceIT extends StrataRestTestCase {
                 .filter(id -> hits.stream().noneMatch(h -> id.equals(h.get("_id")))).findFirst().orElseThrow();
             assertEquals(mode, false, call("POST", "/" + index + "/_explain/" + outsider, "{\"query\": " + query + "}").get("matched"));
             assertEquals(mode, true, call("POST", "/" + index + "/_validate/query", "{\"query\": " + query + "}").get("valid"));
+        }
+    }
+
+    /**
+     * {@code highlight} without a {@code highlight_query}: where a lexical side ran (hybrid, lexical) it marks in every hit
+     * what a {@code match} of the same text marks there, bare and under a bool filter, on one shard and three; the dense mode
+     * has no words to mark (as {@code knn}). Before, every mode answered without any highlight.
+     */
+    public void testHighlight_withoutAHighlightQuery_marksTheLexicalSidesWords_asAMatchOfTheTextDoes() throws Exception {
+        ingestOnce();
+        Set<String> questionWords = new HashSet<>(Arrays.asList(QUESTION.toLowerCase(Locale.ROOT).split("[^\\p{L}]+")));
+        for (String index : INDICES) {
+            String path = "/" + index + "/_search";
+            for (String mode : MODES) {
+                for (String query : List.of(mg(mode), "{\"bool\": {\"must\": " + mg(mode) + ", \"filter\": {\"term\": {\"topic\": \"b\"}}}}")) {
+                    String label = index + " " + mode + " " + query;
+                    List<Map<String, Object>> implicit = hits(search(path, "{\"size\": 100, \"query\": " + query
+                        + ", \"highlight\": {\"fields\": {\"text\": {}}}}"));
+                    List<Map<String, Object>> explicit = hits(search(path, "{\"size\": 100, \"query\": " + query
+                        + ", \"highlight\": {\"fields\": {\"text\": {\"highlight_query\": {\"match\": {\"text\": " + quote(QUESTION) + "}}}}}}"));
+                    assertEquals(label, K, implicit.size());
+                    assertEquals(label, ids(explicit), ids(implicit));
+                    int marked = 0;
+                    for (int i = 0; i < implicit.size(); i++) {
+                        Object highlight = implicit.get(i).get("highlight");
+                        if (mode.equals("dense")) {
+                            assertNull(label + " " + implicit.get(i).get("_id"), highlight);
+                            continue;
+                        }
+                        assertEquals(label + " " + implicit.get(i).get("_id"), explicit.get(i).get("highlight"), highlight);
+                        if (highlight != null) {
+                            marked++;
+                            Matcher em = Pattern.compile("<em>([^<]+)</em>").matcher(String.valueOf(highlight));
+                            while (em.find()) {
+                                assertTrue(label + ": marked " + em.group(1), questionWords.contains(em.group(1).toLowerCase(Locale.ROOT)));
+                            }
+                        }
+                    }
+                    if (!mode.equals("dense")) {
+                        assertTrue(label + ": no hit marked", marked > 0);
+                    }
+                }
+            }
         }
     }
 

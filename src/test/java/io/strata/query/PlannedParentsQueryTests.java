@@ -7,7 +7,10 @@ import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.Term;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
@@ -20,8 +23,10 @@ import org.opensearch.index.mapper.Uid;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
@@ -76,7 +81,7 @@ public class PlannedParentsQueryTests {
                 fused.put("src-4:3", parent("src-4:3", 0.5f));
                 fused.put("src-9:0", parent("src-9:0", 0.4f)); // on another shard
                 PlannedParentsQuery query = new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.HYBRID, fused, new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y"))),
-                    null, List.of(0, 1, 2), false, null);
+                    null, List.of(0, 1, 2), false, null, null);
                 TopDocs top = searcher.search(query, 10);
                 assertEquals(3, top.totalHits.value());
                 List<String> ids = new ArrayList<>();
@@ -98,12 +103,29 @@ public class PlannedParentsQueryTests {
                 List.of(new PlannedParentsQueryBuilder.SideChunk(2, 3, 12.5f), new PlannedParentsQueryBuilder.SideChunk(1, 0, 9f))),
             new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "b:1", 0.5f, Float.NaN, 7f, 0, 0.5), null)),
             new float[] { 0.25f, -1f }, List.of(0, 2), true,
-            new PlannedParentsQueryBuilder.EvidenceSpec(new Evidence(3, 2), "who wrote it", 0.9f, 0.1f, 14f, Float.NaN));
+            new PlannedParentsQueryBuilder.EvidenceSpec(new Evidence(3, 2), "who wrote it", 0.9f, 0.1f, 14f, Float.NaN), "who wrote it");
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             b.writeTo(out);
             PlannedParentsQueryBuilder read = new PlannedParentsQueryBuilder(out.bytes().streamInput());
             assertEquals(b, read);
             assertEquals(b.hashCode(), read.hashCode());
         }
+    }
+
+    @Test
+    public void testVisit_givesTheLexicalSidesWords_toAHighlighter_andIsALeafWithoutThem() {
+        Map<String, PlannedParentsQueryBuilder.Parent> planned = Map.of("a:0", parent("a:0", 0.9f));
+        QueryBitSetProducer roots = new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y")));
+        BooleanQuery words = new BooleanQuery.Builder()
+            .add(new TermQuery(new Term("text", "hannah")), BooleanClause.Occur.SHOULD)
+            .add(new TermQuery(new Term("text", "fortunate")), BooleanClause.Occur.SHOULD).build();
+        Set<Term> collected = new HashSet<>();
+        new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.HYBRID, planned, roots, null, List.of(0), false, null, words)
+            .visit(QueryVisitor.termCollector(collected));
+        assertEquals(Set.of(new Term("text", "hannah"), new Term("text", "fortunate")), collected);
+        collected.clear();
+        new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.DENSE, planned, roots, null, List.of(0), false, null, null)
+            .visit(QueryVisitor.termCollector(collected));
+        assertEquals(Set.of(), collected);
     }
 }

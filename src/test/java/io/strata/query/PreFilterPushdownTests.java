@@ -115,7 +115,7 @@ public class PreFilterPushdownTests {
     private static Query planned() {
         return new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.DENSE, java.util.Map.of("a:0",
             PlannedParentsQueryBuilder.Parent.dense("i", "a:0", 0.9f)), new org.apache.lucene.search.join.QueryBitSetProducer(term("root")),
-            null, List.of(0, 1), false, null);
+            null, List.of(0, 1), false, null, null);
     }
 
     @Test
