@@ -32,7 +32,49 @@ public final class TextIndex {
     private final int[] tokenStarts;
 
     public TextIndex(String text, SentenceSegmenter segmenter) {
-        this(text, segmenter, null);
+        this(text, segmenter, (ModelTokens) null);
+    }
+
+    /**
+     * Word starts and paragraph breaks of a text, as this index finds them: for a reader that writes the text char by char
+     * anyway ({@code format: html}) and finds them as it writes, instead of a second pass over the text here.
+     *
+     * @param starts word starts, {@code [0, count)} used
+     * @param breaks blank-line whitespace runs as start, end pairs, {@code [0, 2 * breakCount)} used
+     */
+    public record Words(int[] starts, int count, int[] breaks, int breakCount) {
+        /** Equal when the used parts are (for tests: a reader's against this index's own pass). */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Words w && Arrays.equals(starts, 0, count, w.starts, 0, w.count)
+                && Arrays.equals(breaks, 0, 2 * breakCount, w.breaks, 0, 2 * w.breakCount);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * Arrays.hashCode(Arrays.copyOf(starts, count)) + Arrays.hashCode(Arrays.copyOf(breaks, 2 * breakCount));
+        }
+
+        @Override
+        public String toString() {
+            return "Words" + Arrays.toString(Arrays.copyOf(starts, count)) + " breaks " + Arrays.toString(Arrays.copyOf(breaks, 2 * breakCount));
+        }
+    }
+
+    /** An index over {@code text} whose word starts and paragraph breaks were found by its reader ({@link Words}). */
+    public TextIndex(String text, SentenceSegmenter segmenter, Words words) {
+        this.text = text;
+        this.tokenStarts = null;
+        this.segmenter = segmenter;
+        this.wordStarts = words.starts();
+        this.wordCount = words.count();
+        this.paragraphBreaks = words.breaks();
+        this.paragraphBreakCount = words.breakCount();
+    }
+
+    /** The word starts and paragraph breaks this index holds. */
+    public Words wordIndex() {
+        return new Words(wordStarts, wordCount, paragraphBreaks, paragraphBreakCount);
     }
 
     /** @param tokens the model whose tokens θ counts, or null for words */
@@ -278,7 +320,8 @@ public final class TextIndex {
         return new Span(start, end);
     }
 
-    static boolean isWhitespace(char c) {
+    /** Whitespace as this index counts it (words are the runs between): ASCII whitespace and Unicode spaces, no-break ones included. */
+    public static boolean isWhitespace(char c) {
         if (c <= ' ') { // ASCII fast path: this runs once per character of every document
             return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\u001C' && c <= '\u001F');
         }

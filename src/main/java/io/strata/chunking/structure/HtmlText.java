@@ -1,6 +1,7 @@
 package io.strata.chunking.structure;
 
 import io.strata.chunking.Span;
+import io.strata.chunking.TextIndex;
 import org.jsoup.nodes.Element;
 import org.jsoup.nodes.Node;
 import org.jsoup.nodes.TextNode;
@@ -53,13 +54,22 @@ final class HtmlText {
     private int[] starts = new int[16];
     private int startCount;
     private int preDepth;
+    /**
+     * Word starts and blank-line runs of the text, found as it is written ({@link TextIndex.Words}): the chunker's index then
+     * needs no second pass over the text. Only whitespace is ever cut from the end, so what is recorded at a word stays.
+     */
+    private int[] wordStarts = new int[512];
+    private int wordCount;
+    private int[] breaks = new int[32];
+    private int breakCount;
 
     StructuredText extract(Element root) {
         walk(root);
         trimTrailing();
         // a heading nested in another (broken markup) ends first: order them by where they start
         headings.sort(Comparator.comparingInt(Heading::start));
-        return new StructuredText(new String(out, 0, length), headings, blocks);
+        return new StructuredText(new String(out, 0, length), headings, blocks,
+            new TextIndex.Words(wordStarts, wordCount, breaks, breakCount));
     }
 
     /**
@@ -288,6 +298,7 @@ final class HtmlText {
         reserve(n);
         if (preDepth > 0) {
             text.getChars(0, n, out, length);
+            scan(length, length + n);
             length += n;
             return;
         }
@@ -296,10 +307,23 @@ final class HtmlText {
         char[] buf = out;
         int write = length;
         boolean afterText = write > 0 && !isSpace(buf[write - 1]);
+        boolean afterWhitespace = write == 0 || TextIndex.isWhitespace(buf[write - 1]); // as the index counts it
+        // no line break is written here (they collapse): after a word of this node, a run holds none, so is no paragraph break
+        boolean wroteWord = false;
         int read = 0;
         while (read < n) {
             char c = text.charAt(read++);
             if (c > ' ' || !isSpace(c)) {
+                boolean whitespace = (c <= ' ' || c >= '\u0080') && TextIndex.isWhitespace(c); // &nbsp; stays, and is one
+                if (afterWhitespace && !whitespace) {
+                    if (wroteWord) {
+                        recordWord(write);
+                    } else {
+                        wordAt(write);
+                        wroteWord = true;
+                    }
+                }
+                afterWhitespace = whitespace;
                 buf[write++] = c;
                 afterText = true;
             } else {
@@ -309,6 +333,7 @@ final class HtmlText {
                 if (afterText) {
                     buf[write++] = ' ';
                     afterText = false;
+                    afterWhitespace = true;
                 }
             }
         }
@@ -317,13 +342,59 @@ final class HtmlText {
 
     private void append(char c) {
         reserve(1);
-        out[length++] = c;
+        out[length] = c;
+        scan(length, length + 1);
+        length++;
     }
 
     private void append(String s) {
         reserve(s.length());
         s.getChars(0, s.length(), out, length);
+        scan(length, length + s.length());
         length += s.length();
+    }
+
+    /** Records the words starting in {@code out[from, to)}, just written. */
+    private void scan(int from, int to) {
+        boolean afterWhitespace = from == 0 || TextIndex.isWhitespace(out[from - 1]);
+        for (int i = from; i < to; i++) {
+            boolean whitespace = TextIndex.isWhitespace(out[i]);
+            if (afterWhitespace && !whitespace) {
+                wordAt(i);
+            }
+            afterWhitespace = whitespace;
+        }
+    }
+
+    private void recordWord(int i) {
+        if (wordCount == wordStarts.length) {
+            wordStarts = Arrays.copyOf(wordStarts, wordCount * 2);
+        }
+        wordStarts[wordCount++] = i;
+    }
+
+    /**
+     * A word starts at {@code i}: recorded, and the whitespace run before it (as it now stands: cuts of the end have happened)
+     * with it when the run holds a blank line, as {@link TextIndex} records paragraph breaks.
+     */
+    private void wordAt(int i) {
+        recordWord(i);
+        int j = i - 1;
+        int newlines = 0;
+        while (j >= 0 && TextIndex.isWhitespace(out[j])) {
+            if (out[j] == '\n') {
+                newlines++;
+            }
+            j--;
+        }
+        if (newlines >= 2 && j >= 0) {
+            if (2 * breakCount + 2 > breaks.length) {
+                breaks = Arrays.copyOf(breaks, breaks.length * 2);
+            }
+            breaks[2 * breakCount] = j + 1;
+            breaks[2 * breakCount + 1] = i;
+            breakCount++;
+        }
     }
 
     private void reserve(int more) {

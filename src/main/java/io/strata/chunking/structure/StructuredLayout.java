@@ -49,7 +49,7 @@ public final class StructuredLayout implements DocumentLayout {
                                              SentenceSegmenter segmenter) {
         StructuredText document = reader.apply(source);
         String text = document.text();
-        TextIndex index = new TextIndex(text, segmenter);
+        TextIndex index = document.words() == null ? new TextIndex(text, segmenter) : new TextIndex(text, segmenter, document.words());
         StructureLayout layout = new StructureLayout(index, Outline.of(document.headings(), text.length()), document.blocks());
         List<Segmentation.Evidence> evidence = new ArrayList<>();
         List<Piece> parents = layout.layout(new Span(0, text.length()), strategy.maxWords(), strategyProse(strategy, segmenter, index, evidence));

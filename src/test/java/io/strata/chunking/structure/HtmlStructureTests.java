@@ -1,9 +1,12 @@
 package io.strata.chunking.structure;
 
+import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.Span;
+import io.strata.chunking.TextIndex;
 import org.junit.Test;
 
 import java.util.List;
+import java.util.Random;
 
 import static org.junit.Assert.assertEquals;
 
@@ -80,5 +83,34 @@ public class HtmlStructureTests {
     public void testParse_onDeeplyNestedMarkup_readsTheTextWithoutOverflowing() {
         String html = "<div>" + "<div>".repeat(5000) + "deep" + "</div>".repeat(5000) + " tail</div>";
         assertEquals("deep\n\ntail", parse(html).text());
+    }
+
+    @Test
+    public void testParse_findsTheWordsAndBlankLinesTheIndexFinds_whileExtracting() {
+        List<String> pages = List.of("", "<p>   </p>", "x", "<p>a</p><p>b</p>", "<pre>\n\n  code\n\n\n  more\t\u000B end</pre>after",
+            "<p>one\u00A0two \u00A0 three\u3000four\u2003five</p><h2>\u00A0Title </h2>", "<table><tr><th>a</th><th> b </th></tr>"
+                + "<tr><td>1</td><td></td><td>3</td></tr></table>", "<ul><li>a<br>b<li> c</ul><dl><dt>t<dd>d</dl>",
+            "<div>lead <span>in</span>line\u000B\u001Cx<div>nested</div>  tail</div>", "<p>x</p><pre>\n</pre><p>\u00A0</p><p>y</p>");
+        for (String page : pages) {
+            StructuredText structure = parse(page);
+            assertEquals(page, new TextIndex(structure.text(), SentenceSegmenter.english()).wordIndex(), structure.words());
+        }
+    }
+
+    /** Random tag soup (unclosed, misnested, whitespace of every kind, entities): the words found as written are the index's. */
+    @Test
+    public void testParse_onRandomTagSoup_findsTheWordsTheIndexFinds() {
+        String[] parts = { "<p>", "</p>", "<div>", "</div>", "<pre>", "</pre>", "<br>", "<table>", "<tr>", "<td>", "<th>", "</tr>",
+            "<ul>", "<li>", "</ul>", "<h2>", "</h2>", "<b>", "</b>", "<script>x y</script>", " ", "  ", "\n", "\n\n", "\t", "\r\n",
+            "&nbsp;", "\u00A0", "\u2003", "\u000B", "\u001F", "word", "two words", "é", "日本", "|", ".", "\u2028" };
+        Random random = new Random(42);
+        for (int page = 0; page < 2000; page++) {
+            StringBuilder html = new StringBuilder();
+            for (int i = random.nextInt(40); i >= 0; i--) {
+                html.append(parts[random.nextInt(parts.length)]);
+            }
+            StructuredText structure = parse(html.toString());
+            assertEquals(html.toString(), new TextIndex(structure.text(), SentenceSegmenter.english()).wordIndex(), structure.words());
+        }
     }
 }

@@ -137,6 +137,8 @@ public class StructureCorpusTests {
             String source = Files.readString(file, StandardCharsets.UTF_8);
             StructuredText structure = new HtmlStructure().parse(source);
             String text = structure.text();
+            // the words found while extracting are those the index finds in the text
+            assertEquals(file.toString(), new TextIndex(text, SentenceSegmenter.english()).wordIndex(), structure.words());
             // the headings found are jsoup's, in order, each at an offset where its title is the text
             List<Element> elements = Jsoup.parse(source).body().select("h1, h2, h3, h4, h5, h6");
             List<Element> titled = elements.stream().filter(e -> !e.text().isBlank()).toList();
