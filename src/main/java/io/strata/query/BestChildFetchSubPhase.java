@@ -10,7 +10,6 @@ import org.apache.lucene.index.SortedNumericDocValues;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.Query;
-import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.VectorScorer;
 import org.apache.lucene.search.join.BitSetProducer;
 import org.apache.lucene.util.BitSet;
@@ -53,7 +52,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
     public FetchSubPhaseProcessor getProcessor(FetchContext context) {
         Query parsed = context.parsedQuery() == null ? null : context.parsedQuery().query();
         BitSetProducer roots = context.getQueryShardContext().bitsetFilter(Queries.newNonNestedFilter());
-        PlannedParentsQuery planned = find(parsed, PlannedParentsQuery.class);
+        PlannedParentsQuery planned = QueryTrees.find(parsed, PlannedParentsQuery.class);
         if (planned != null) {
             if (!planned.explainChild() && planned.evidence() == null) {
                 return null;
@@ -72,7 +71,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             }
             return plannedProcessor(planned, roots, sentences);
         }
-        MultiGranularQuery query = find(parsed, MultiGranularQuery.class);
+        MultiGranularQuery query = QueryTrees.find(parsed, MultiGranularQuery.class);
         if (query == null || !query.explainChild()) {
             return null;
         }
@@ -368,26 +367,5 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         }
         out.put("score", score);
         return out;
-    }
-
-    private static <T extends Query> T find(Query query, Class<T> type) {
-        if (query == null) {
-            return null;
-        }
-        List<T> found = new ArrayList<>(1);
-        query.visit(new QueryVisitor() {
-            @Override
-            public void visitLeaf(Query q) {
-                if (type.isInstance(q) && found.isEmpty()) {
-                    found.add(type.cast(q));
-                }
-            }
-
-            @Override
-            public QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur, Query parent) {
-                return this;
-            }
-        });
-        return found.isEmpty() ? null : found.get(0);
     }
 }

@@ -76,26 +76,10 @@ public final class PreFilterPushdown implements SearchOperationListener {
                 }
             }
         }
-        if (must == null || !(subSearch || holdsPlannedParents(must)) || !must.equals(original.get())) {
+        if (must == null || !(subSearch || QueryTrees.find(must, PlannedParentsQuery.class) != null) || !must.equals(original.get())) {
             return query;
         }
         return new BooleanQuery.Builder().add(must, BooleanClause.Occur.MUST).add(shoulds.build(), BooleanClause.Occur.FILTER).build();
-    }
-
-    private static boolean holdsPlannedParents(Query query) {
-        boolean[] found = { false };
-        query.visit(new org.apache.lucene.search.QueryVisitor() {
-            @Override
-            public void visitLeaf(Query q) {
-                found[0] |= q instanceof PlannedParentsQuery;
-            }
-
-            @Override
-            public org.apache.lucene.search.QueryVisitor getSubVisitor(BooleanClause.Occur occur, Query parent) {
-                return this;
-            }
-        });
-        return found[0];
     }
 
     /** {@code query} with its restrictions moved into its {@code multi_granular} query; the same instance if none apply. */
