@@ -251,6 +251,42 @@ public class SecuredQueryIT extends SecuredRestTestCase {
         assertNotNull(explainedTexts(admin.get(0)).get(0));
     }
 
+    /**
+     * A plain {@code highlight} (no {@code highlight_query}) under DLS marks what admin's marks with the role's query as a
+     * bool filter: the same parents, the same fragments, none of another tenant's; under FLS hiding the text it marks nothing.
+     */
+    public void testHighlight_underDocumentAndFieldLevelSecurity_marksOnlyWhatTheUserMayRead() throws Exception {
+        ingestOnce();
+        putRole("sec-q-red", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "dls", "{\"term\": {\"tenant\": \"red\"}}")));
+        putUser("sec-q-red", "sec-q-red");
+        putRole("sec-q-notext", List.of(), List.of(Map.of("index_patterns", List.of(CHUNKS), "allowed_actions", List.of("read"),
+            "fls", List.of("~text", "~children.text"))));
+        putUser("sec-q-notext", "sec-q-notext");
+        String highlight = ", \"highlight\": {\"fields\": {\"text\": {}}}}";
+        String mine = "{\"size\": " + K + ", \"query\": " + multiGranular("hybrid") + highlight;
+        List<Map<String, Object>> red = hits(as("sec-q-red", "POST", "/" + CHUNKS + "/_search", mine));
+        List<Map<String, Object>> admin = (List<Map<String, Object>>) ((Map<String, Object>) call("POST", "/" + CHUNKS + "/_search",
+            "{\"size\": " + K + ", \"query\": {\"bool\": {\"must\": " + multiGranular("hybrid") + ", \"filter\": {\"term\":"
+                + " {\"tenant\": \"red\"}}}}" + highlight).get("hits")).get("hits");
+        assertEquals(K, red.size());
+        assertEquals(admin.stream().map(h -> h.get("_id")).toList(), red.stream().map(h -> h.get("_id")).toList());
+        int marked = 0;
+        for (int i = 0; i < red.size(); i++) {
+            Object fragments = red.get(i).get("highlight");
+            assertEquals(red.get(i).get("_id").toString(), admin.get(i).get("highlight"), fragments);
+            if (fragments != null) {
+                marked++;
+                assertTrue(String.valueOf(fragments), String.valueOf(fragments).contains("<em>weather</em>"));
+                assertFalse(String.valueOf(fragments), String.valueOf(fragments).contains("blue"));
+            }
+        }
+        assertEquals("every red parent speaks of the weather", K, marked);
+        for (Map<String, Object> hit : hits(as("sec-q-notext", "POST", "/" + CHUNKS + "/_search", mine))) {
+            assertNull("FLS hides the text: " + hit, hit.get("highlight"));
+        }
+    }
+
     private static String evidenceQuery(String mode) {
         return "{\"size\": " + K + ", \"query\": {\"multi_granular\": {\"query_text\": \"the weather at Donwell Abbey with "
             + "strawberries\", \"k\": " + K + ", \"mode\": \"" + mode + "\", \"evidence\": {\"chunks\": 3, \"sentences\": 2}}}}";
