@@ -46,7 +46,7 @@ final class LexicalForm {
     }
 
     /** BM25 of a chunk's text plus that of its header: either matching is a match; the scores add up. */
-    private static QueryBuilder textAndHeader(String prefix, String text) {
+    static QueryBuilder textAndHeader(String prefix, String text) {
         return QueryBuilders.boolQuery().minimumShouldMatch(1)
             .should(QueryBuilders.matchQuery(prefix + ChunkDocuments.TEXT, text))
             .should(QueryBuilders.matchQuery(prefix + ChunkDocuments.CONTEXT_HEADER, text));

@@ -1,6 +1,5 @@
 package io.strata.query;
 
-import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
 import org.opensearch.common.lucene.search.Queries;
@@ -9,7 +8,6 @@ import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.index.query.AbstractQueryBuilder;
-import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.index.query.QueryShardContext;
 
 import java.io.IOException;
@@ -243,8 +241,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
      */
     private static Query words(String text, QueryShardContext context) {
         try {
-            return QueryBuilders.boolQuery().should(QueryBuilders.matchQuery(ChunkDocuments.TEXT, text))
-                .should(QueryBuilders.matchQuery(ChunkDocuments.CONTEXT_HEADER, text)).toQuery(context);
+            return LexicalForm.textAndHeader("", text).toQuery(context);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
