@@ -263,6 +263,32 @@ public final class ChunkWriter {
         return value instanceof Map<?, ?> m && m.containsKey("target_index") && m.containsKey("parents");
     }
 
+    /** The key of a summary whose chunking failed after the text was accepted ({@link #failedSummary}): the reason. */
+    public static final String FAILURE = "failure";
+    /** The longest reason a failed summary keeps: enough to tell the cause, not a stack of nested messages. */
+    static final int FAILURE_CHARS = 1000;
+
+    /**
+     * The summary of a document whose text was accepted but whose chunks could not be cut, embedded or prepared (a model
+     * down or timing out, a rejection, the chunk index refusing writes), stored only when an {@code on_failure} handler or
+     * {@code ignore_failure} lets the write go on without chunks. Before it, such a document carried no summary, so
+     * {@code _reconcile} (which follows summaries) never counted it: its chunks were missing and nothing said so. With it,
+     * {@code _reconcile} counts the document as {@code missing} and cuts its chunks; the bulk filter leaves it without
+     * chunks until then ({@link Rechunker}). No {@code source_hash}: no chunks carry one.
+     */
+    public Map<String, Object> failedSummary(String target, String pipeline, String reason) {
+        Map<String, Object> summary = summary(target, List.of(), null, pipeline);
+        summary.remove(ChunkDocuments.SOURCE_HASH);
+        String why = reason == null ? "unknown" : reason;
+        summary.put(FAILURE, why.length() > FAILURE_CHARS ? why.substring(0, FAILURE_CHARS) + "…" : why);
+        return summary;
+    }
+
+    /** Whether {@code summary} records a chunking that failed ({@link #failedSummary}): no chunks until they are cut again. */
+    public static boolean isFailed(Map<?, ?> summary) {
+        return summary != null && summary.get(FAILURE) != null;
+    }
+
     /** The summary the source document carries under {@value #SUMMARY_FIELD}. */
     public Map<String, Object> summary(String target, List<ChunkedParent> parents, String sourceHash, String pipeline) {
         Map<String, Object> summary = new LinkedHashMap<>();

@@ -58,22 +58,33 @@ public final class Rechunker {
 
     /**
      * Brings {@code doc} (stored in concrete index {@code source}) in step in the chunk indices {@code targets} and the one
-     * its summary names. Fails when the summary names a chunk index no live pipeline writes to.
+     * its summary names, after a write. Fails when the summary names a chunk index no live pipeline writes to. A summary
+     * recording a failed chunking ({@link ChunkWriter#isFailed}: an {@code on_failure} handler stored the document) is
+     * kept, and the document has no chunks in {@code targets}: cutting them again here would fail the write the handler
+     * let through whenever the cause lasts; {@code _reconcile} ({@link #reconcile}) or the next write through the pipeline
+     * cuts them.
      */
     public void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks,
                         ActionListener<Outcome> listener) {
-        rechunk(doc, source, targets, checks, false, listener);
+        rechunk(doc, source, targets, checks, false, false, listener);
     }
 
     /**
-     * As above; {@code repair} writes at the repair version ({@link ChunkCommit#repairing()}), for {@code _reconcile} after
-     * a plain rewrite of the unchanged document lost to a chunk edited by hand.
+     * For {@code _reconcile}: as above, and a document whose summary records a failed chunking is cut again.
+     * {@code repair} writes at the repair version ({@link ChunkCommit#repairing()}), after a plain rewrite of the unchanged
+     * document lost to a chunk edited by hand.
      */
-    public void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks, boolean repair,
-                        ActionListener<Outcome> listener) {
+    public void reconcile(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks, boolean repair,
+                          ActionListener<Outcome> listener) {
+        rechunk(doc, source, targets, checks, repair, true, listener);
+    }
+
+    private void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks, boolean repair,
+                         boolean retryFailed, ActionListener<Outcome> listener) {
         ChunkCommit commit = repair ? this.commit.repairing() : this.commit;
         Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
-        String summaryTarget = movedTarget(source, summary);
+        // a failed chunking left as it is: no chunk index gets chunks (each of targets loses any), the summary stays
+        String summaryTarget = !retryFailed && ChunkWriter.isFailed(summary) ? null : movedTarget(source, summary);
         Set<String> all = new LinkedHashSet<>(targets);
         if (summaryTarget != null) {
             all.add(summaryTarget);

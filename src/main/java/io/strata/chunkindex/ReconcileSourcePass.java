@@ -24,7 +24,8 @@ import java.util.function.Supplier;
 
 /**
  * The source side of {@code _reconcile}: every source document with a summary is <b>missing</b> chunks when one of
- * {@code 0..parents-1} is absent (realtime) or its summary names another source index's chunk index (a clone's), else
+ * {@code 0..parents-1} is absent (realtime), its summary names another source index's chunk index (a clone's) or records a
+ * chunking that failed (an {@code on_failure} handler stored the document without chunks), else
  * <b>stale</b> when its text (read at the processor's field path, objects and dotted keys alike) no longer hashes to the
  * summary's {@code source_hash}, or a chunk carries another {@code source_hash}. A page's drifted documents are collected
  * first and then fixed one by one ({@link Rechunker}: the document read again, realtime with its routing, its chunks
@@ -68,13 +69,16 @@ final class ReconcileSourcePass {
          * copied the original's documents with their summaries. That index's chunks are the original's; this one has none.
          */
         final boolean elsewhere;
+        /** Its summary records a chunking that failed after the text was accepted ({@link ChunkWriter#isFailed}): no chunks. */
+        final boolean failed;
         int present;
         boolean mismatch;
 
         SourceDoc(String id, String routing, String target, int parents, String summaryHash, ChunkWriter writer, String text,
-                  boolean elsewhere) {
+                  boolean elsewhere, boolean failed) {
             this.id = id;
             this.elsewhere = elsewhere;
+            this.failed = failed;
             this.routing = routing;
             this.target = target;
             this.parents = parents;
@@ -130,7 +134,8 @@ final class ReconcileSourcePass {
             String hash = summary.get(ChunkDocuments.SOURCE_HASH) instanceof String h ? h : null;
             DocumentField routing = hit.field("_routing");
             SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
-                summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere);
+                summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere,
+                ChunkWriter.isFailed(summary));
             docs.put(doc.id, doc);
             if (doc.elsewhere) {
                 continue; // missing here, whatever the other index holds: not probed
@@ -145,7 +150,7 @@ final class ReconcileSourcePass {
         probe(docs, items, 0, ActionListener.wrap(v -> {
             List<SourceDoc> drifted = new ArrayList<>();
             for (SourceDoc doc : docs.values()) {
-                if (doc.elsewhere || doc.present < doc.parents) {
+                if (doc.elsewhere || doc.failed || doc.present < doc.parents) {
                     report.missing.incrementAndGet();
                     drifted.add(doc);
                 } else if (doc.stale()) {
@@ -240,7 +245,7 @@ final class ReconcileSourcePass {
                          ActionListener<Rechunker.Outcome> done) {
         // never the other source index's chunk index: its chunks of this id are that index's document's
         List<String> targets = doc.elsewhere ? List.of() : List.of(doc.target);
-        rechunker.rechunk(stored, source, targets, checks, repair, ActionListener.wrap(outcome -> {
+        rechunker.reconcile(stored, source, targets, checks, repair, ActionListener.wrap(outcome -> {
             if (outcome == Rechunker.Outcome.DONE) {
                 done.onResponse(outcome);
                 return;

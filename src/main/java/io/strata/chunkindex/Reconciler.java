@@ -98,21 +98,27 @@ public final class Reconciler {
             refreshed -> view.requireWhole(counted, ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(
                 v -> chunkIndices(report, report.chunkIndices.iterator(), ActionListener.wrap(
-                    w -> sourcePass.run(report, source.getIndex(), checks, renamed, ActionListener.wrap(x -> refreshFixed(report, listener),
-                        listener::onFailure)),
+                    w -> sourcePass.run(report, source.getIndex(), checks, renamed,
+                        ActionListener.wrap(x -> refreshFixed(report, source.getIndex(), listener), listener::onFailure)),
                     listener::onFailure)),
                 listener::onFailure)),
             listener::onFailure)),
             listener::onFailure));
     }
 
-    /** A search right after the answer sees the fixes (the source was refreshed at the start and not written since). */
-    private void refreshFixed(ReconcileReport report, ActionListener<ReconcileReport> listener) {
+    /**
+     * A search right after the answer sees the fixes (the source was refreshed at the start and not written since): the
+     * chunk indices of the run, and any the run's rewrites registered (one every write of the index failed to fill, its
+     * documents stored by an on_failure handler; a clone's own).
+     */
+    private void refreshFixed(ReconcileReport report, Index source, ActionListener<ReconcileReport> listener) {
         if (report.dryRun || report.fixed.get() == 0) {
             listener.onResponse(report);
             return;
         }
-        client.admin().indices().prepareRefresh(report.chunkIndices.toArray(String[]::new))
+        TreeSet<String> written = new TreeSet<>(report.chunkIndices);
+        setup.registry().ofSource(source.getUUID()).forEach(r -> written.add(r.chunkIndex().getName()));
+        client.admin().indices().prepareRefresh(written.toArray(String[]::new))
             .setIndicesOptions(IndicesOptions.lenientExpandOpen())
             .execute(ActionListener.wrap(r -> listener.onResponse(report), e -> listener.onResponse(report)));
     }

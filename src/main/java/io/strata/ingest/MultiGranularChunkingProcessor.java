@@ -160,7 +160,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             handler.accept(d, e);
         };
         writer.chunk(text, ActionListener.wrap(parents -> chunked(document, ledger, concreteIndex, target, text, fields, parents, progress, done),
-            e -> failed(done, IngestFailures.ofModel(e), e)));
+            e -> failedChunking(document, target, done, IngestFailures.ofModel(e), e)));
     }
 
     private void chunked(IngestDocument document, ChunkLedger ledger, String concreteIndex, String target, String text,
@@ -211,8 +211,8 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 }
                 stats.ingest().chunked(parents);
                 handler.accept(document, null);
-            }, e -> failed(handler, IngestFailures.of(e), e)),
-            e -> failed(handler, IngestFailures.ofModel(e), e));
+            }, e -> failedChunking(document, target, handler, IngestFailures.of(e), e)),
+            e -> failedChunking(document, target, handler, IngestFailures.ofModel(e), e));
     }
 
     /**
@@ -260,6 +260,25 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Set once the document holds this processor's summary (not before: a failure handled by [on_failure] chunked nothing). */
     private void markChunked(IngestDocument document, String target) {
         document.getIngestMetadata().put(CHUNKED_BY, "field [" + writer.field() + "] into [" + target + "]");
+    }
+
+    /**
+     * A failure after the text was accepted (cutting, embedding, preparing the chunk writes): the document is given a
+     * failed summary ({@link ChunkWriter#failedSummary}) before the failure goes on. Without a handler the write fails and
+     * the summary goes with it; with an {@code on_failure} handler or {@code ignore_failure} the document is stored with
+     * it, so {@code _reconcile} counts it as missing and cuts its chunks once the cause is gone (it used to be stored
+     * without a summary, which {@code _reconcile} does not see). Failures of the input itself (a text above
+     * {@code max_chars}, an id too long for its chunk ids) get no summary: cutting again would fail again.
+     */
+    private void failedChunking(IngestDocument document, String target, BiConsumer<IngestDocument, Exception> handler,
+                                StrataStats.Failure reason, Exception e) {
+        try {
+            String why = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+            document.setFieldValue(ChunkWriter.SUMMARY_FIELD, writer.failedSummary(target, pipelineId(document), why));
+        } catch (RuntimeException marking) {
+            e.addSuppressed(marking); // the document's failure is what the caller must see
+        }
+        failed(handler, reason, e);
     }
 
     private void failed(BiConsumer<IngestDocument, Exception> handler, StrataStats.Failure reason, Exception e) {

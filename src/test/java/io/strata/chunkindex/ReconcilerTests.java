@@ -45,6 +45,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
     /** What {@link ChunkWriters#resolve} answers for {@link #CHUNKS}; null: no pipeline writes there. */
     private ChunkWriter writer;
     private Reconciler reconciler;
+    private Rechunker rechunker;
     private final ChunkIndexRegistry registry = new ChunkIndexRegistry();
     private ChunkIndexSetup setup;
     private ChunkStore store;
@@ -70,7 +71,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         setup = new ChunkIndexSetup(client, clusterService, registry,
             () -> new org.opensearch.cluster.metadata.IndexNameExpressionResolver(threadPool.getThreadContext()));
         store = new ChunkStore(client, new StrataStats());
-        Rechunker rechunker = new Rechunker(setup, new ChunkCommit(store, Slicing.DEFAULTS), () -> writers, client, new StrataStats());
+        rechunker = new Rechunker(setup, new ChunkCommit(store, Slicing.DEFAULTS), () -> writers, client, new StrataStats());
         // the caller sees everything here; the check itself runs against the real security plugin (SecuredIngestIT)
         reconciler = new Reconciler(client, clusterService, setup, store, rechunker, () -> writers, (fields, l) -> l.onResponse(null));
     }
@@ -244,6 +245,62 @@ public class ReconcilerTests extends OpenSearchTestCase {
         assertEquals(List.of(), report.failures);
         assertEquals(Map.of(FIELD, "written meanwhile"), client.get(SOURCE, "emptied"));
         assertEquals(RestStatus.OK, report.status());
+    }
+
+    /** A document an on_failure handler stored after its chunking failed: the summary the processor gave it, no chunks. */
+    private Map<String, Object> failedChunking(String id, String text) {
+        Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("parents", 0);
+        summary.put("children", 0);
+        summary.put("target_index", CHUNKS);
+        summary.put("field", FIELD);
+        summary.put(ChunkWriter.FAILURE, "[model_id] [m] ml-commons did not answer within [2s]");
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put(FIELD, text);
+        doc.put(ChunkWriter.SUMMARY_FIELD, summary);
+        client.put(SOURCE, id, doc);
+        return doc;
+    }
+
+    public void testReconcile_countsADocumentWhoseChunkingFailed_asMissing_andChunksLeftOfItsOlderTextAsDuplicates() {
+        failedChunking("failed", "a text the model could not embed");
+        failedChunking("rewritten", "a new text whose chunking failed");
+        chunk("rewritten", 0, "the text it had before"); // left when deleting it failed too
+
+        ReconcileReport report = reconcile(true);
+
+        assertEquals(2, report.checked.get());
+        assertEquals("both are without their chunks", 2, report.missing.get());
+        assertEquals(1, report.duplicates.get());
+        assertEquals(0, report.orphans.get() + report.stale.get());
+    }
+
+    public void testReconcile_rewritesADocumentWhoseChunkingFailed_throughItsPipelinesWriter() {
+        failedChunking("failed", "a text the model could not embed");
+
+        ReconcileReport report = reconcile(false);
+
+        assertEquals(1, report.missing.get());
+        // no pipeline writes to the chunk index here: the rewrite was attempted, and says why it could not be done
+        assertEquals(1, report.failures.size());
+        assertThat(report.failures.get(0).get("reason").toString(),
+            containsString("no pipeline has a [multi_granular_chunking] processor writing to [docs-chunks]"));
+    }
+
+    public void testRechunkAfterAWrite_keepsTheSummaryOfAFailedChunking_andLeavesTheDocumentWithoutChunks() {
+        Map<String, Object> doc = failedChunking("failed", "a text the model could not embed");
+        chunk("failed", 0, "the text it had before");
+        chunk("failed", 1, "the text it had before");
+
+        Captured<Rechunker.Outcome> outcome = new Captured<>();
+        rechunker.rechunk(new ChunkStore.StoredSource(SOURCE, "failed", null, doc, 7, 1), index(SOURCE, "src-1").getIndex(),
+            List.of(CHUNKS), new WriteChecks(setup), outcome);
+
+        assertEquals(Rechunker.Outcome.DONE, outcome.value());
+        assertEquals("its chunks of the older text are deleted", List.of(), client.ids(CHUNKS));
+        assertEquals("the summary stays for _reconcile (no pipeline runs here, so cutting again would fail the write)",
+            doc, client.get(SOURCE, "failed"));
+        assertEquals(List.of(), client.requests(IndexRequest.class));
     }
 
     public void testReconcile_pagesThroughMoreSourcesThanOnePage_bySeqNo_withoutAScroll() {

@@ -73,7 +73,7 @@ public class LifecycleConformanceIT extends StrataRestTestCase {
             assertEquals(when + ": the documents with chunks in [" + chunkIndex + "]", entry.getValue().keySet(), actual.keySet());
             for (var doc : entry.getValue().entrySet()) {
                 assertEquals(when + ": the chunks of [" + doc.getKey() + "] in [" + chunkIndex + "]", cutOf(doc.getValue()),
-                    shape(actual.get(doc.getKey())));
+                    chunkShape(actual.get(doc.getKey())));
             }
         }
     }
@@ -84,33 +84,8 @@ public class LifecycleConformanceIT extends StrataRestTestCase {
         if (known != null) {
             return known;
         }
-        Map<String, Object> r = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
-            "strategy", Map.of("type", "recursive", "max_words", 20), "granularities", List.of(0.5))));
-        List<Object> out = new ArrayList<>();
-        int ordinal = 0;
-        for (Map<String, Object> p : (List<Map<String, Object>>) r.get("parents")) {
-            List<Object> children = new ArrayList<>();
-            for (Map<String, Object> c : (List<Map<String, Object>>) p.get("children")) {
-                children.add(List.of(c.get("level"), c.get("text"), c.get("start"), c.get("end")));
-            }
-            out.add(List.of(ordinal++, p.get("text"), p.get("start"), p.get("end"), children));
-        }
+        List<Object> out = cutByChunkApi(text, Map.of("type", "recursive", "max_words", 20), List.of(0.5));
         cut.put(text, out);
-        return out;
-    }
-
-    private static List<Object> shape(List<Map<String, Object>> chunks) {
-        List<Object> out = new ArrayList<>();
-        for (Map<String, Object> c : chunks) {
-            List<Object> children = new ArrayList<>();
-            for (Map<String, Object> child : (List<Map<String, Object>>) c.get("children")) {
-                if (((Number) child.get("level")).intValue() == 0) {
-                    continue; // the parent's own vector entry
-                }
-                children.add(List.of(child.get("level"), child.get("text"), child.get("start"), child.get("end")));
-            }
-            out.add(List.of(c.get("ordinal"), c.get("text"), c.get("start"), c.get("end"), children));
-        }
         return out;
     }
 

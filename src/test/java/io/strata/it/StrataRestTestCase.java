@@ -139,6 +139,47 @@ public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
         return out;
     }
 
+    /**
+     * The oracle of what a pipeline writes: what {@code _chunk} cuts from {@code text} with {@code strategy} and
+     * {@code granularities} (null: the default), per parent its ordinal, text, offsets and children (level, text, offsets).
+     */
+    @SuppressWarnings("unchecked")
+    protected static List<Object> cutByChunkApi(String text, Map<String, Object> strategy, List<Double> granularities)
+        throws IOException {
+        Map<String, Object> body = new java.util.LinkedHashMap<>(Map.of("text", text, "strategy", strategy));
+        if (granularities != null) {
+            body.put("granularities", granularities);
+        }
+        Map<String, Object> r = call("POST", "/_plugins/_strata/_chunk", json(body));
+        List<Object> out = new ArrayList<>();
+        int ordinal = 0;
+        for (Map<String, Object> p : (List<Map<String, Object>>) r.get("parents")) {
+            List<Object> children = new ArrayList<>();
+            for (Map<String, Object> c : (List<Map<String, Object>>) p.get("children")) {
+                children.add(List.of(c.get("level"), c.get("text"), c.get("start"), c.get("end")));
+            }
+            out.add(List.of(ordinal++, p.get("text"), p.get("start"), p.get("end"), children));
+        }
+        return out;
+    }
+
+    /** Chunk documents in the form of {@link #cutByChunkApi} (the parent's own level-0 vector entry left out). */
+    @SuppressWarnings("unchecked")
+    protected static List<Object> chunkShape(List<Map<String, Object>> chunks) {
+        List<Object> out = new ArrayList<>();
+        for (Map<String, Object> c : chunks) {
+            List<Object> children = new ArrayList<>();
+            for (Map<String, Object> child : (List<Map<String, Object>>) c.get("children")) {
+                if (((Number) child.get("level")).intValue() == 0) {
+                    continue; // the parent's own vector entry
+                }
+                children.add(List.of(child.get("level"), child.get("text"), child.get("start"), child.get("end")));
+            }
+            out.add(List.of(c.get("ordinal"), c.get("text"), c.get("start"), c.get("end"), children));
+        }
+        return out;
+    }
+
     @SuppressWarnings("unchecked")
     protected static int count(String index) throws IOException {
         refresh(index);
