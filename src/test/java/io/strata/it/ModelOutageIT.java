@@ -137,4 +137,100 @@ public class ModelOutageIT extends StrataRestTestCase {
         assertNotEquals(chunksBefore.get("ok-0"), reChunked);
         assertEquals(modelFailures(), failuresBefore + during.size() + edited.size());
     }
+
+    /**
+     * A pipeline whose author handles failures ({@code on_failure} storing the reason, or {@code ignore_failure}) meets a
+     * model outage: the documents are stored without chunks, as the handler asked — a document written again loses the
+     * chunks of its older text, and an index whose every write failed has none registered — and once the model answers
+     * again {@code _reconcile} counts them as missing and cuts their chunks. They used to be stored without a summary,
+     * which {@code _reconcile} follows, so it reported nothing missing and they stayed unretrievable.
+     */
+    public void testAModelOutageHandledByOnFailure_leavesDocumentsThatReconcileChunksOnceTheModelAnswers() throws Exception {
+        Map<String, Object> strategy = Map.of("type", "recursive", "max_words", 80);
+        String processor = "{\"field\": \"body\", \"target_index\": \"{{_index}}-chunks\", \"model_id\": \"" + MODEL_ID
+            + "\", \"strategy\": " + json(strategy);
+        call("PUT", "/_ingest/pipeline/handled", "{\"processors\": [{\"multi_granular_chunking\": " + processor + "}}], "
+            + "\"on_failure\": [{\"set\": {\"field\": \"chunk_error\", \"value\": \"{{ _ingest.on_failure_message }}\"}}]}");
+        call("PUT", "/_ingest/pipeline/ignored", "{\"processors\": [{\"multi_granular_chunking\": " + processor
+            + ", \"ignore_failure\": true}}]}");
+        String emma = String.join("\n\n", emmaChapters().values());
+        // index → id → text; "handled-fresh" gets its first document during the outage
+        Map<String, Map<String, String>> texts = Map.of("handled-src", new LinkedHashMap<>(), "handled-fresh", new LinkedHashMap<>());
+        Map<String, String> src = texts.get("handled-src");
+        for (int i = 0; i < 2; i++) {
+            src.put("kept-" + i, emma.substring(3000 * i, 3000 * i + 1500));
+            Map<String, Object> r = bulk("handled-src", "handled", Map.of("kept-" + i, Map.of("body", src.get("kept-" + i))));
+            assertEquals(r.toString(), false, r.get("errors"));
+        }
+        assertFalse(chunksOf("handled-src-chunks", "kept-0").isEmpty());
+        src.put("kept-0", emma.substring(9000, 10400)); // written again, with another text, during the outage
+        src.put("new-0", emma.substring(12000, 13300));
+        src.put("new-1", emma.substring(15000, 16100));
+        texts.get("handled-fresh").put("fresh-0", emma.substring(18000, 19200));
+
+        setDown(true);
+        try {
+            Map<String, Object> handled = bulk("handled-src", "handled", Map.of("kept-0", Map.of("body", src.get("kept-0")),
+                "new-0", Map.of("body", src.get("new-0"))));
+            assertEquals("the handler stored them: " + handled, false, handled.get("errors"));
+            Map<String, Object> ignored = bulk("handled-src", "ignored", Map.of("new-1", Map.of("body", src.get("new-1"))));
+            assertEquals(ignored.toString(), false, ignored.get("errors"));
+            Map<String, Object> fresh = bulk("handled-fresh", "handled", Map.of("fresh-0",
+                Map.of("body", texts.get("handled-fresh").get("fresh-0"))));
+            assertEquals(fresh.toString(), false, fresh.get("errors"));
+        } finally {
+            setDown(false);
+        }
+        for (var index : texts.entrySet()) {
+            for (String id : index.getValue().keySet()) {
+                if (id.equals("kept-1")) {
+                    continue;
+                }
+                Map<String, Object> stored = (Map<String, Object>) call("GET", "/" + index.getKey() + "/_doc/" + id).get("_source");
+                assertEquals(index.getValue().get(id), stored.get("body"));
+                Map<String, Object> summary = (Map<String, Object>) stored.get("strata");
+                assertNotNull("a summary that says the chunking failed: " + stored, summary);
+                assertTrue(summary.toString(), String.valueOf(summary.get("failure")).contains("[model_id] [" + MODEL_ID + "] is not deployed in ml-commons"));
+                assertEquals(0, summary.get("parents"));
+                if (indexExists(index.getKey() + "-chunks")) {
+                    assertEquals(id + ": no chunks, not those of its older text", List.of(), chunksOf(index.getKey() + "-chunks", id));
+                }
+                if (!id.equals("new-1")) {
+                    // what the handler recorded: OpenSearch gives it the root cause's message
+                    assertTrue(stored.toString(), String.valueOf(stored.get("chunk_error")).contains("Model not ready yet"));
+                }
+            }
+        }
+
+        for (var index : texts.entrySet()) {
+            String name = index.getKey();
+            int expectMissing = name.equals("handled-src") ? 3 : 1;
+            Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=" + name + "&dry_run=true");
+            assertEquals("every document the outage left without chunks: " + dry, expectMissing, ((Number) dry.get("missing")).intValue());
+            assertEquals(dry.toString(), 0, ((Number) dry.get("orphans")).intValue() + ((Number) dry.get("stale")).intValue()
+                + ((Number) dry.get("duplicates")).intValue());
+            Map<String, Object> fixed = call("POST", "/_plugins/_strata/_reconcile?index=" + name);
+            assertEquals(fixed.toString(), List.of(), fixed.get("failures"));
+            assertEquals(fixed.toString(), expectMissing, ((Number) fixed.get("fixed")).intValue());
+
+            int parents = 0;
+            for (var e : index.getValue().entrySet()) {
+                Map<String, Object> stored = (Map<String, Object>) call("GET", "/" + name + "/_doc/" + e.getKey()).get("_source");
+                Map<String, Object> summary = (Map<String, Object>) stored.get("strata");
+                assertNull(summary.toString(), summary.get("failure"));
+                List<Map<String, Object>> written = chunksOf(name + "-chunks", e.getKey());
+                assertEquals(e.getKey(), cutByChunkApi(e.getValue(), strategy, null), chunkShape(written));
+                assertEquals(summary.toString(), written.size(), ((Number) summary.get("parents")).intValue());
+                for (Map<String, Object> c : written) {
+                    assertEquals(384, ((List<Object>) c.get("embedding")).size());
+                }
+                parents += written.size();
+            }
+            assertEquals(parents, count(name + "-chunks"));
+            Map<String, Object> again = call("POST", "/_plugins/_strata/_reconcile?index=" + name + "&dry_run=true");
+            for (String k : List.of("orphans", "missing", "stale", "duplicates")) {
+                assertEquals(k + " in " + again, 0, ((Number) again.get(k)).intValue());
+            }
+        }
+    }
 }
