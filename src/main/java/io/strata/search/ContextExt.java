@@ -1,5 +1,6 @@
 package io.strata.search;
 
+import io.strata.chunking.ConfigException;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.xcontent.XContentBuilder;
@@ -7,6 +8,7 @@ import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.search.SearchExtBuilder;
 
 import java.io.IOException;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -36,6 +38,13 @@ public final class ContextExt extends SearchExtBuilder {
     }
 
     public static ContextExt parse(XContentParser parser) throws IOException {
+        if (parser.currentToken() != XContentParser.Token.START_OBJECT) {
+            // parser.map() reads a string, null or array here as no options at all: the search ran with the defaults
+            String got = parser.currentToken() == XContentParser.Token.VALUE_STRING ? "\"" + parser.text() + "\""
+                : String.valueOf(parser.currentToken());
+            throw new ConfigException("ext." + NAME, String.format(Locale.ROOT, "[ext.%s] must be an object of options, e.g. "
+                + "{\"budget\": 512}, got [%s]", NAME, got));
+        }
         Map<String, Object> options = parser.map();
         ContextParams.parse("ext." + NAME, options, ContextParams.DEFAULTS); // validate now: a 400 at parse time
         return new ContextExt(false, options);

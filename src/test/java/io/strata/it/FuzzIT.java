@@ -52,6 +52,15 @@ public class FuzzIT extends StrataRestTestCase {
         for (int i = 0; i < CASES_PER_ENDPOINT; i++, cases++) {
             send("POST", "/_plugins/_strata/_embed", embedBody());
         }
+        // the strata_context response processor: its config inline or as a named pipeline, its options per request in ext
+        for (int i = 0; i < CASES_PER_PARSER; i++, cases++) {
+            if (randomInt(3) == 0) {
+                send("PUT", "/_search/pipeline/fuzz-ctx", "{\"response_processors\": [{\"strata_context\": "
+                    + literal(contextConfig()) + "}]}");
+            } else {
+                send("POST", "/" + CHUNKS + "/_search", contextSearchBody());
+            }
+        }
         for (int i = 0; i < CASES_PER_ENDPOINT; i++, cases++) {
             String index = randomFrom("", "fuzz-src", CHUNKS, "no-such", "*", "fuzz-*", "_all", "a,b", "%20", "%E2%9C%93",
                 randomAlphaOfLengthBetween(1, 300).toLowerCase(java.util.Locale.ROOT));
@@ -67,6 +76,7 @@ public class FuzzIT extends StrataRestTestCase {
         assertTrue("5xx answers (" + serverErrors.size() + "):\n" + String.join("\n", serverErrors.subList(0, Math.min(20,
             serverErrors.size()))), serverErrors.isEmpty());
         call("DELETE", "/_ingest/pipeline/fuzz-*"); // fuzz-x exists only if the last case happened to be valid
+        answer("DELETE", "/_search/pipeline/fuzz-ctx", null); // as fuzz-x: maybe never created (a 404 then)
     }
 
     /**
@@ -120,8 +130,14 @@ public class FuzzIT extends StrataRestTestCase {
             config.put("max_chars", randomIntBetween(1, 100_000));
         }
         config.put(randomFrom("embed", "ignore_missing"), randomBoolean());
+        switch (randomInt(5)) {
+            case 0 -> config.put("format", randomFrom("text", "markdown", "html"));
+            case 1 -> config.put("children", Map.of("embedding", randomFrom("late", "separate")));
+            case 2 -> config.put("context", Map.of("fields", List.of("title"), "lexical", randomBoolean()));
+            default -> { }
+        }
         Object processor = rarely() ? junk(3) : mutate(config, List.of("field", "target_index", "strategy", "granularities",
-            "copy_fields", "ignore_missing", "max_chars", "model", "model_id", "embed"));
+            "copy_fields", "ignore_missing", "max_chars", "model", "model_id", "embed", "format", "children", "context"));
         String inner = rarely() ? literal(junk(3)) : literal(processor);
         return switch (randomInt(9)) {
             // OpenSearch's own pipeline parser answers 500 (ClassCastException) to a non-object in "processors"
@@ -152,6 +168,9 @@ public class FuzzIT extends StrataRestTestCase {
         if (rarely()) {
             query.put("filter", Map.of("term", Map.of("source_id", "1")));
         }
+        if (randomBoolean()) {
+            query.put("evidence", Map.of("chunks", randomIntBetween(0, 25), "sentences", randomIntBetween(0, 12)));
+        }
         if (query.containsKey("query_text") && randomBoolean()) {
             query.put("mode", randomFrom("hybrid", "dense", "lexical"));
         }
@@ -169,8 +188,58 @@ public class FuzzIT extends StrataRestTestCase {
             query.put("fusion", fusion);
         }
         Object mg = rarely() ? junk(3) : mutate(query, List.of("query_text", "vector", "match", "k", "levels", "filter",
-            "explain_child", "model", "model_id", "boost", "_name", "mode", "fusion"));
+            "explain_child", "model", "model_id", "boost", "_name", "mode", "fusion", "evidence", "num_candidates"));
         String body = "{\"size\": " + randomIntBetween(0, 5) + ", \"query\": {\"multi_granular\": " + literal(mg) + "}}";
+        return randomInt(9) == 0 ? truncate(body) : body;
+    }
+
+    /** Options of {@code strata_context}, valid ones mutated (or junk). */
+    private Object contextOptions() {
+        Map<String, Object> options = new LinkedHashMap<>();
+        if (randomBoolean()) {
+            options.put("budget", randomIntBetween(1, 2000));
+        }
+        if (randomBoolean()) {
+            options.put("order", randomFrom("rank", "document"));
+        }
+        if (randomBoolean()) {
+            options.put("separator", randomFrom("\n\n", " ", ""));
+        }
+        if (randomBoolean()) {
+            options.put("neighbours", randomBoolean());
+        }
+        if (randomBoolean()) {
+            options.put("seeds", randomFrom("chunk", "evidence"));
+        }
+        if (rarely()) {
+            options.put("tokenizer", randomFrom("e5-small-v2-q", "bge-small-en-v15-q", "no-such"));
+        }
+        return rarely() ? junk(3) : mutate(options, List.of("budget", "order", "separator", "neighbours", "seeds", "tokenizer"));
+    }
+
+    /**
+     * Options as a processor's config: an object. OpenSearch's search pipeline parser casts every processor's config to a
+     * map before any factory sees it, so a non-object (e.g. {@code {"strata_context": "x"}}) is a 500 ClassCastException
+     * upstream, outside Strata, for every processor type; junk stays inside the object here (in {@code ext} the options are
+     * Strata's to parse, junk and all).
+     */
+    private Object contextConfig() {
+        Object options = contextOptions();
+        return options instanceof Map<?, ?> ? options
+            : java.util.Collections.singletonMap(randomFrom("budget", "order", "seeds", randomKey()), options);
+    }
+
+    /** A search through {@code strata_context}: the options inline, or in {@code ext} beside an inline processor. */
+    private String contextSearchBody() {
+        String query = "{\"multi_granular\": {\"" + randomFrom("query_text", "match") + "\": " + literal(randomText())
+            + ", \"k\": " + randomIntBetween(1, 5) + (randomBoolean() ? ", \"explain_child\": true" : "")
+            + (randomBoolean() ? ", \"evidence\": {\"chunks\": 3, \"sentences\": " + randomIntBetween(0, 3) + "}" : "") + "}}";
+        String size = "\"size\": " + randomIntBetween(0, 5) + (randomBoolean() ? ", \"from\": " + randomIntBetween(0, 3) : "");
+        String body = randomBoolean()
+            ? "{" + size + ", \"query\": " + query + ", \"search_pipeline\": {\"response_processors\": [{\"strata_context\": "
+                + literal(contextConfig()) + "}]}}"
+            : "{" + size + ", \"query\": " + query + ", \"search_pipeline\": {\"response_processors\": [{\"strata_context\": {}}]}, "
+                + "\"ext\": {\"strata_context\": " + literal(contextOptions()) + "}}";
         return randomInt(9) == 0 ? truncate(body) : body;
     }
 

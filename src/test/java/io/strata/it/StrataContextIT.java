@@ -236,6 +236,12 @@ public class StrataContextIT extends StrataRestTestCase {
         assertTrue(e.getMessage(), e.getMessage().contains("[ext.strata_context] [budget]"));
         e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, "{\"order\": \"random\"}"));
         assertTrue(e.getMessage(), e.getMessage().contains("[order] must be one of [rank, document], got [random]"));
+        // not an object: it used to be read as no options, and the search ran with the defaults
+        for (String notAnObject : List.of("\"512\"", "null", "[512]", "512")) {
+            e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(5, notAnObject));
+            assertEquals(notAnObject, 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("[ext.strata_context] must be an object of options"));
+        }
         e = callFailing("PUT", "/_search/pipeline/bad-ctx", """
             {"response_processors": [{"strata_context": {"budgett": 10}}]}""");
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());

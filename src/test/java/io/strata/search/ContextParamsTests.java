@@ -2,6 +2,10 @@ package io.strata.search;
 
 import io.strata.context.ContextOptions;
 import org.junit.Test;
+import org.opensearch.common.xcontent.json.JsonXContent;
+import org.opensearch.core.xcontent.DeprecationHandler;
+import org.opensearch.core.xcontent.NamedXContentRegistry;
+import org.opensearch.core.xcontent.XContentParser;
 
 import java.util.Map;
 
@@ -34,6 +38,23 @@ public class ContextParamsTests {
         assertMessage(Map.of("seeds", "words"), "[ext.strata_context] [seeds] must be one of [chunk, evidence], got [words]");
         assertMessage(Map.of("budgett", 3), "[ext.strata_context] unknown field [budgett]; supported: [budget, neighbours, order, "
             + "seeds, separator, tokenizer]");
+    }
+
+    @Test
+    public void testExt_thatIsNotAnObject_isRefusedNamingIt_notReadAsNoOptions() throws Exception {
+        for (String notAnObject : java.util.List.of("\"512\"", "null", "[512]", "512", "true")) {
+            try (XContentParser parser = JsonXContent.jsonXContent.createParser(NamedXContentRegistry.EMPTY,
+                DeprecationHandler.THROW_UNSUPPORTED_OPERATION, notAnObject)) {
+                parser.nextToken(); // where OpenSearch's ext parsing hands over: at the value
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ContextExt.parse(parser));
+                assertTrue(e.getMessage(), e.getMessage().startsWith("[ext.strata_context] must be an object of options"));
+            }
+        }
+        try (XContentParser parser = JsonXContent.jsonXContent.createParser(NamedXContentRegistry.EMPTY,
+            DeprecationHandler.THROW_UNSUPPORTED_OPERATION, "{\"budget\": 64}")) {
+            parser.nextToken();
+            assertEquals(64, ContextExt.parse(parser).options(ContextParams.DEFAULTS).budget());
+        }
     }
 
     private static void assertMessage(Map<String, Object> config, String expected) {
