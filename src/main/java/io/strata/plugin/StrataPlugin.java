@@ -1,6 +1,7 @@
 package io.strata.plugin;
 
 import io.strata.search.ContextExt;
+import io.strata.search.ContextExtFilter;
 import io.strata.search.StrataContextProcessor;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.Chunkers;
@@ -233,7 +234,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         SourceIndexLookup sources = new SourceIndexLookup(threadContext, clusterService::get, client::get, resolver::get, () -> registry);
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
             new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
-            new SearchTaskFilter(threadContext));
+            new SearchTaskFilter(threadContext), new ContextExtFilter());
     }
 
     @Override

@@ -260,6 +260,36 @@ public class StrataContextIT extends StrataRestTestCase {
 
     /** As applications call it: the query inside a bool filter, through an alias, the pipeline as the index's default. */
     @SuppressWarnings("unchecked")
+    /**
+     * Options in {@code ext} ask for a context; a search whose pipeline has no {@code strata_context} used to answer its
+     * hits alone, silently, and an application sent its LLM no context. Now a 400 that says what to add — and the same
+     * search through a pipeline that has the processor (named, or the index's default) answers with the context.
+     */
+    public void testContextOptions_forASearchThatRunsNoStrataContext_are400_notIgnored() throws Exception {
+        ingest();
+        call("PUT", "/_search/pipeline/ctx-none", "{\"response_processors\": []}");
+        for (String params : List.of("", "?search_pipeline=ctx-none", "?search_pipeline=_none")) {
+            ResponseException e = callFailing("POST", "/ctx-emma-chunks/_search" + params, query(3, "{\"budget\": 64}"));
+            assertEquals(params, 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("[ext.strata_context] was given, but no [strata_context] response "
+                + "processor ran for this search"));
+        }
+        Map<String, Object> named = call("POST", "/ctx-emma-chunks/_search?search_pipeline=ctx", query(3, "{\"budget\": 64}"));
+        assertEquals(64, context(named).get("budget"));
+        call("PUT", "/ctx-emma-chunks/_settings", "{\"index.search.default_pipeline\": \"ctx\"}");
+        try {
+            Map<String, Object> byDefault = call("POST", "/ctx-emma-chunks/_search", query(3, "{\"budget\": 64}"));
+            assertEquals(64, context(byDefault).get("budget"));
+            // the index's default pipeline turned off for this search: no processor, so the options are refused again
+            ResponseException e = callFailing("POST", "/ctx-emma-chunks/_search?search_pipeline=_none", query(3, "{\"budget\": 64}"));
+            assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        } finally {
+            call("PUT", "/ctx-emma-chunks/_settings", "{\"index.search.default_pipeline\": null}");
+        }
+        // a search without the options runs as before, with or without the processor
+        assertNull(((Map<String, Object>) call("POST", "/ctx-emma-chunks/_search", query(3, null))).get("ext"));
+    }
+
     public void testContext_asTheDefaultPipeline_throughAnAliasWithABoolQuery() throws Exception {
         ingest();
         call("POST", "/_aliases", """
