@@ -1,6 +1,10 @@
 package io.strata.search;
 
+import org.apache.logging.log4j.LogManager;
 import org.opensearch.action.ActionRequest;
+import org.opensearch.action.search.MultiSearchAction;
+import org.opensearch.action.search.MultiSearchRequest;
+import org.opensearch.action.search.MultiSearchResponse;
 import org.opensearch.action.search.SearchAction;
 import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;
@@ -11,6 +15,9 @@ import org.opensearch.core.action.ActionResponse;
 import org.opensearch.search.SearchExtBuilder;
 import org.opensearch.tasks.Task;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Locale;
 
@@ -33,7 +40,21 @@ public final class ContextExtFilter implements ActionFilter {
     public <Request extends ActionRequest, Response extends ActionResponse> void apply(Task task, String action, Request request,
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
-        if (!SearchAction.NAME.equals(action) || !asksForContext((SearchRequest) request)) {
+        if (MultiSearchAction.NAME.equals(action)) {
+            MultiSearchRequest multi = (MultiSearchRequest) request;
+            if (multi.requests().stream().noneMatch(ContextExtFilter::asksForContext)) {
+                chain.proceed(task, action, request, listener);
+                return;
+            }
+            // its items run as searches of their own, children of this one, which the check below leaves alone: checked here
+            chain.proceed(task, action, request, ActionListener.wrap(response -> listener.onResponse(
+                (Response) checked(multi, (MultiSearchResponse) response)), listener::onFailure));
+            return;
+        }
+        // a search with a parent task is an msearch's item (checked above); a cross-cluster search's request to a remote
+        // cluster carries the user's source, ext and all, while the pipeline runs where the user's search was sent
+        if (!SearchAction.NAME.equals(action) || (task != null && task.getParentTaskId().isSet())
+            || !asksForContext((SearchRequest) request) || toARemoteCluster((SearchRequest) request)) {
             chain.proceed(task, action, request, listener);
             return;
         }
@@ -41,15 +62,60 @@ public final class ContextExtFilter implements ActionFilter {
             if (hasContext((SearchResponse) response)) {
                 listener.onResponse(response);
             } else {
-                listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT, "[ext.%s] was given, but no [%s] "
-                    + "response processor ran for this search, so there is no context to answer with: add one to the search's "
-                    + "pipeline (inline \"search_pipeline\": {\"response_processors\": [{\"%s\": {}}]}, a named pipeline in "
-                    + "?search_pipeline=, or the index's index.search.default_pipeline); one with ignore_failure that failed "
-                    + "leaves no context either", ContextExt.NAME, ContextExt.NAME, ContextExt.NAME)));
+                listener.onFailure(noContext());
             }
         }, listener::onFailure));
     }
 
+    private static MultiSearchResponse checked(MultiSearchRequest request, MultiSearchResponse response) {
+        MultiSearchResponse.Item[] items = response.getResponses().clone();
+        for (int i = 0; i < items.length; i++) {
+            if (!items[i].isFailure() && asksForContext(request.requests().get(i)) && !hasContext(items[i].getResponse())) {
+                items[i] = new MultiSearchResponse.Item(null, noContext());
+            }
+        }
+        return new MultiSearchResponse(items, response.getTook().millis());
+    }
+
+    private static IllegalArgumentException noContext() {
+        return new IllegalArgumentException(String.format(Locale.ROOT, "[ext.%s] was given, but no [%s] response processor ran "
+            + "for this search, so there is no context to answer with: add one to the search's pipeline (inline "
+            + "\"search_pipeline\": {\"response_processors\": [{\"%s\": {}}]}, a named pipeline in ?search_pipeline=, or the "
+            + "index's index.search.default_pipeline); one with ignore_failure that failed leaves no context either",
+            ContextExt.NAME, ContextExt.NAME, ContextExt.NAME));
+    }
+
+    /**
+     * {@code SearchRequest#getLocalClusterAlias}, package-private in OpenSearch 3.4: set on the request a cross-cluster search
+     * sends to a remote cluster (and on nothing else), which is how that remote tells it from a user's search. Null when it
+     * cannot be read (another OpenSearch): then no search is checked, rather than a remote one refused.
+     */
+    static final MethodHandle LOCAL_CLUSTER_ALIAS = localClusterAlias();
+
+    private static MethodHandle localClusterAlias() {
+        try {
+            Method m = SearchRequest.class.getDeclaredMethod("getLocalClusterAlias");
+            m.setAccessible(true);
+            return MethodHandles.lookup().unreflect(m);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LogManager.getLogger(ContextExtFilter.class).warn("cannot tell a cross-cluster search's remote requests from users' "
+                + "searches; [ext.strata_context] without a [strata_context] processor is not refused", e);
+            return null;
+        }
+    }
+
+    static boolean toARemoteCluster(SearchRequest request) {
+        if (LOCAL_CLUSTER_ALIAS == null) {
+            return true;
+        }
+        try {
+            return LOCAL_CLUSTER_ALIAS.invoke(request) != null;
+        } catch (Throwable t) {
+            return true;
+        }
+    }
+
+    /** Whether the search carries request options of {@code ext.strata_context}. */
     private static boolean asksForContext(SearchRequest request) {
         return request.source() != null && request.source().ext() != null
             && request.source().ext().stream().anyMatch(e -> e instanceof ContextExt c && !c.isResponse());

@@ -1,6 +1,7 @@
 package io.strata.it;
 
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import org.opensearch.client.Request;
 import org.opensearch.client.ResponseException;
 
 import java.util.ArrayList;
@@ -288,6 +289,14 @@ public class StrataContextIT extends StrataRestTestCase {
         }
         // a search without the options runs as before, with or without the processor
         assertNull(((Map<String, Object>) call("POST", "/ctx-emma-chunks/_search", query(3, null))).get("ext"));
+        // in an _msearch, the item that asks for a context without a processor fails, the others answer as they were
+        Request multi = new Request("POST", "/ctx-emma-chunks/_msearch");
+        multi.setJsonEntity("{}\n" + query(3, "{\"budget\": 64}") + "\n{}\n" + query(3, null) + "\n");
+        List<Map<String, Object>> items = (List<Map<String, Object>>) entityAsMap(client().performRequest(multi)).get("responses");
+        assertEquals(400, items.get(0).get("status"));
+        assertTrue(items.get(0).toString(), items.get(0).toString().contains("no [strata_context] response processor ran"));
+        assertEquals(200, items.get(1).get("status"));
+        assertEquals(3, hits(items.get(1)).size());
     }
 
     public void testContext_asTheDefaultPipeline_throughAnAliasWithABoolQuery() throws Exception {
