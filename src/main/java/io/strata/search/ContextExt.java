@@ -1,6 +1,7 @@
 package io.strata.search;
 
 import io.strata.chunking.ConfigException;
+import org.opensearch.action.search.SearchRequest;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.xcontent.XContentBuilder;
@@ -48,6 +49,18 @@ public final class ContextExt extends SearchExtBuilder {
         Map<String, Object> options = parser.map();
         ContextParams.parse("ext." + NAME, options, ContextParams.DEFAULTS); // validate now: a 400 at parse time
         return new ContextExt(false, options);
+    }
+
+    /** The request options of {@code ext.strata_context} a search carries, or null. */
+    static ContextExt requestOf(SearchRequest request) {
+        if (request.source() != null && request.source().ext() != null) {
+            for (SearchExtBuilder ext : request.source().ext()) {
+                if (ext instanceof ContextExt c && !c.response) {
+                    return c;
+                }
+            }
+        }
+        return null;
     }
 
     /** The request's options over {@code defaults}; null for a response's ext. */

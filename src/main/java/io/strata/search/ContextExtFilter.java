@@ -2,9 +2,6 @@ package io.strata.search;
 
 import org.apache.logging.log4j.LogManager;
 import org.opensearch.action.ActionRequest;
-import org.opensearch.action.search.MultiSearchAction;
-import org.opensearch.action.search.MultiSearchRequest;
-import org.opensearch.action.search.MultiSearchResponse;
 import org.opensearch.action.search.SearchAction;
 import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;
@@ -36,25 +33,12 @@ public final class ContextExtFilter implements ActionFilter {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <Request extends ActionRequest, Response extends ActionResponse> void apply(Task task, String action, Request request,
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
-        if (MultiSearchAction.NAME.equals(action)) {
-            MultiSearchRequest multi = (MultiSearchRequest) request;
-            if (multi.requests().stream().noneMatch(ContextExtFilter::asksForContext)) {
-                chain.proceed(task, action, request, listener);
-                return;
-            }
-            // its items run as searches of their own, children of this one, which the check below leaves alone: checked here
-            chain.proceed(task, action, request, ActionListener.wrap(response -> listener.onResponse(
-                (Response) checked(multi, (MultiSearchResponse) response)), listener::onFailure));
-            return;
-        }
-        // a search with a parent task is an msearch's item (checked above); a cross-cluster search's request to a remote
-        // cluster carries the user's source, ext and all, while the pipeline runs where the user's search was sent
-        if (!SearchAction.NAME.equals(action) || (task != null && task.getParentTaskId().isSet())
-            || !asksForContext((SearchRequest) request) || toARemoteCluster((SearchRequest) request)) {
+        // an _msearch runs each item as a search of its own, checked here: that item fails, the others answer
+        if (!SearchAction.NAME.equals(action) || ContextExt.requestOf((SearchRequest) request) == null
+            || toARemoteCluster((SearchRequest) request)) {
             chain.proceed(task, action, request, listener);
             return;
         }
@@ -65,16 +49,6 @@ public final class ContextExtFilter implements ActionFilter {
                 listener.onFailure(noContext());
             }
         }, listener::onFailure));
-    }
-
-    private static MultiSearchResponse checked(MultiSearchRequest request, MultiSearchResponse response) {
-        MultiSearchResponse.Item[] items = response.getResponses().clone();
-        for (int i = 0; i < items.length; i++) {
-            if (!items[i].isFailure() && asksForContext(request.requests().get(i)) && !hasContext(items[i].getResponse())) {
-                items[i] = new MultiSearchResponse.Item(null, noContext());
-            }
-        }
-        return new MultiSearchResponse(items, response.getTook().millis());
     }
 
     private static IllegalArgumentException noContext() {
@@ -113,12 +87,6 @@ public final class ContextExtFilter implements ActionFilter {
         } catch (Throwable t) {
             return true;
         }
-    }
-
-    /** Whether the search carries request options of {@code ext.strata_context}. */
-    private static boolean asksForContext(SearchRequest request) {
-        return request.source() != null && request.source().ext() != null
-            && request.source().ext().stream().anyMatch(e -> e instanceof ContextExt c && !c.isResponse());
     }
 
     private static boolean hasContext(SearchResponse response) {

@@ -131,14 +131,8 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
     }
 
     private ContextParams options(SearchRequest request) {
-        if (request.source() != null && request.source().ext() != null) {
-            for (SearchExtBuilder ext : request.source().ext()) {
-                if (ext instanceof ContextExt c && !c.isResponse()) {
-                    return c.options(defaults);
-                }
-            }
-        }
-        return defaults;
+        ContextExt ext = ContextExt.requestOf(request);
+        return ext == null ? defaults : ext.options(defaults);
     }
 
     /** The tokenizer of the searched chunk indices' embedded model (the default model for chunk indices without vectors). */
