@@ -2,6 +2,7 @@ package io.strata.plugin;
 
 import io.strata.search.ContextExt;
 import io.strata.search.ContextExtFilter;
+import io.strata.search.ContextLimits;
 import io.strata.search.StrataContextProcessor;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.Chunkers;
@@ -49,6 +50,7 @@ import io.strata.query.PlannedParentsQueryBuilder;
 import io.strata.query.PreFilterPushdown;
 import io.strata.query.QueryServices;
 import io.strata.stats.InferenceGauges;
+import io.strata.query.QueryLimits;
 import io.strata.query.SearchTaskFilter;
 import io.strata.stats.StrataStats;
 import org.apache.lucene.util.SetOnce;
@@ -124,6 +126,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         List<Setting<?>> all = new java.util.ArrayList<>(InferenceSettings.all());
         all.addAll(Slicing.settings());
         all.add(ChunkIndexJanitor.DELETE_WITH_SOURCE);
+        all.addAll(QueryLimits.settings());
+        all.addAll(ContextLimits.settings());
         return all;
     }
 
@@ -234,7 +238,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         SourceIndexLookup sources = new SourceIndexLookup(threadContext, clusterService::get, client::get, resolver::get, () -> registry);
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
             new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
-            new SearchTaskFilter(threadContext), new ContextExtFilter());
+            new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext));
     }
 
     @Override

@@ -84,6 +84,7 @@ final class QueryPlanner {
             && !ClusterScope.plannedHere(search, () -> ClusterScope.remoteClusterNames(cluster.getSettings(), cluster.state()))) {
             return query; // OpenSearch forwards the whole request to the one remote cluster it reads, whose coordinator plans it
         }
+        QueryLimits.check(query, cluster.getClusterSettings()); // before anything is embedded or searched
         QueryBuilder root = rootQuery(request);
         QueryBuilder restriction = root == null && !(request instanceof SearchRequest) ? null : Restrictions.of(root, query);
         SubSearches searches = SubSearches.of(request, SearchTaskFilter.current(services.threadContext().get()),

@@ -4,11 +4,15 @@ import io.strata.chunkindex.ChunkDocuments;
 import io.strata.context.Seed;
 import io.strata.context.SourceText;
 import org.opensearch.common.document.DocumentField;
+import org.opensearch.index.query.BoolQueryBuilder;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.search.SearchHit;
 import org.opensearch.transport.RemoteClusterAware;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -41,20 +45,20 @@ final class HitChunks {
                        List<int[]> sentences) {}
 
     private final List<Hit> hits;
-    private final Set<String> indices = new LinkedHashSet<>();
-    private final Set<String> ids = new LinkedHashSet<>();
+    /** The parents to read, by the index that holds them: one id in two chunk indices is two parents. */
+    private final Map<String, Set<String>> ids = new LinkedHashMap<>();
     private final List<Citation> citations = new ArrayList<>();
 
     private HitChunks(List<Hit> hits, boolean neighbours) {
         this.hits = hits;
         for (Hit h : hits) {
-            indices.add(h.index());
-            ids.add(h.id());
+            Set<String> of = ids.computeIfAbsent(h.index(), i -> new LinkedHashSet<>());
+            of.add(h.id());
             if (neighbours) {
                 if (h.ordinal() > 0) {
-                    ids.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() - 1));
+                    of.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() - 1));
                 }
-                ids.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() + 1));
+                of.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() + 1));
             }
         }
     }
@@ -154,11 +158,44 @@ final class HitChunks {
     }
 
     String[] indices() {
-        return indices.toArray(String[]::new);
+        return ids.keySet().toArray(String[]::new);
     }
 
-    String[] ids() {
-        return ids.toArray(String[]::new);
+    /** How many parents the lookup reads at most: each id of each index once. */
+    int parents() {
+        return ids.values().stream().mapToInt(Set::size).sum();
+    }
+
+    /**
+     * The lookup's queries, each for at most {@code batch} parents (a search's size within the indices' result window): the
+     * ids of each index under a filter on that index, so that a parent of the same id in another searched index neither
+     * takes the place of one asked for nor is asked for. Each query's size is the number of parents it names.
+     */
+    List<Map.Entry<QueryBuilder, Integer>> lookups(int batch) {
+        List<Map.Entry<QueryBuilder, Integer>> out = new ArrayList<>();
+        BoolQueryBuilder current = null;
+        int inCurrent = 0;
+        for (Map.Entry<String, Set<String>> e : ids.entrySet()) {
+            List<String> of = new ArrayList<>(e.getValue());
+            for (int from = 0; from < of.size(); ) {
+                if (current == null || inCurrent == batch) {
+                    if (current != null) {
+                        out.add(Map.entry(current, inCurrent));
+                    }
+                    current = QueryBuilders.boolQuery().minimumShouldMatch(1);
+                    inCurrent = 0;
+                }
+                int to = Math.min(of.size(), from + batch - inCurrent);
+                current.should(QueryBuilders.boolQuery().filter(QueryBuilders.termQuery("_index", e.getKey()))
+                    .filter(QueryBuilders.idsQuery().addIds(of.subList(from, to).toArray(String[]::new))));
+                inCurrent += to - from;
+                from = to;
+            }
+        }
+        if (current != null && inCurrent > 0) {
+            out.add(Map.entry(current, inCurrent));
+        }
+        return out;
     }
 
     List<Citation> citations() {

@@ -10,10 +10,20 @@ import io.strata.model.ModelRef;
 import org.opensearch.action.search.SearchRequest;
 import org.opensearch.action.search.SearchResponse;
 import org.opensearch.action.search.SearchResponseSections;
+import org.opensearch.action.search.ShardSearchFailure;
+import org.opensearch.OpenSearchStatusException;
+import org.opensearch.action.support.GroupedActionListener;
+import org.opensearch.common.settings.ClusterSettings;
+import org.opensearch.common.settings.Setting;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.core.tasks.TaskId;
+import org.opensearch.index.IndexSettings;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.tasks.Task;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.core.action.ActionListener;
-import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.search.SearchExtBuilder;
 import org.opensearch.search.SearchHit;
 import org.opensearch.search.builder.SearchSourceBuilder;
@@ -83,6 +93,7 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
                 checkTokenizer(services.inference().get(), "ext." + TYPE, params.tokenizer());
             }
             SearchHit[] hits = response.getHits().getHits();
+            checkLimits(params, hits.length);
             if (hits.length == 0) {
                 listener.onResponse(withContext(response, render(new PackedContext(0, params.budget(), List.of(), ""), params, null,
                     List.of())));
@@ -90,31 +101,124 @@ public final class StrataContextProcessor extends AbstractProcessor implements S
             }
             String tokenizer = params.tokenizer() != null ? params.tokenizer() : indexTokenizer(hits);
             HitChunks chunks = HitChunks.of(hits, params.neighbours());
-            // through the indices the search named (its aliases' filters apply) unless it searched a point in time
-            boolean named = request.indices() != null && request.indices().length > 0 && request.pointInTimeBuilder() == null;
-            SearchRequest fetch = new SearchRequest(named ? request.indices() : chunks.indices()).source(new SearchSourceBuilder()
-                .query(QueryBuilders.idsQuery().addIds(chunks.ids()))
-                .size(chunks.ids().length)
+            List<SearchRequest> lookups = lookups(request, chunks);
+            GroupedActionListener<SearchResponse> all = new GroupedActionListener<>(ActionListener.wrap(responses -> {
+                List<SearchHit> found = new ArrayList<>();
+                for (SearchResponse r : responses) {
+                    found.addAll(List.of(r.getHits().getHits()));
+                }
+                services.inference().get().runQuery(() -> {
+                    ContextPacker packer = new ContextPacker(services.inference().get().tokenCounter(tokenizer));
+                    ContextOptions options = new ContextOptions(params.budget(), params.order(), params.separator());
+                    HitChunks.Inputs inputs = chunks.inputs(found.toArray(SearchHit[]::new), params.seeds() == ContextParams.Seeds.EVIDENCE);
+                    PackedContext packed = packer.pack(inputs.seeds(), inputs.documents(), options);
+                    return render(packed, params, tokenizer, chunks.citations());
+                }, ActionListener.wrap(c -> listener.onResponse(withContext(response, c)), listener::onFailure));
+            }, listener::onFailure), lookups.size());
+            Client client = services.client().get();
+            for (SearchRequest lookup : lookups) {
+                client.search(lookup, ActionListener.wrap(r -> {
+                    if (r.getFailedShards() > 0 || r.isTimedOut()) {
+                        all.onFailure(incomplete(r));
+                    } else {
+                        all.onResponse(r);
+                    }
+                }, all::onFailure));
+            }
+        } catch (Exception e) {
+            listener.onFailure(e);
+        }
+    }
+
+    /** A 400 naming the node setting a search goes past: checked before anything is read. */
+    private void checkLimits(ContextParams params, int hits) {
+        ClusterSettings settings = services.clusterService().get().getClusterSettings();
+        int maxHits = value(settings, ContextLimits.MAX_HITS);
+        if (hits > maxHits) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] reads the parents of at most [%d] hits ([%s]), got [%d] "
+                + "hits; ask for fewer ([size], or [k] of multi_granular)", TYPE, maxHits, ContextLimits.MAX_HITS.getKey(), hits));
+        }
+        int maxBudget = value(settings, ContextLimits.MAX_BUDGET);
+        if (params.budget() > maxBudget) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [budget] must be at most [%d] on this cluster ([%s]), got "
+                + "[%d]", TYPE, maxBudget, ContextLimits.MAX_BUDGET.getKey(), params.budget()));
+        }
+    }
+
+    private static int value(ClusterSettings settings, Setting<Integer> setting) {
+        return settings == null || settings.get(setting.getKey()) == null ? setting.getDefault(Settings.EMPTY) : settings.get(setting);
+    }
+
+    /**
+     * The searches that read the hits' parents and their neighbours, as the caller: through the indices the search named (its
+     * aliases' filters apply) unless it searched a point in time, with its routing, preference, time-out and
+     * cancel-after-interval, each a child task of the search (a cancel stops them), no search pipeline, and in batches of at
+     * most {@value #LOOKUP_BATCH} parents (within any index's result window).
+     */
+    private List<SearchRequest> lookups(SearchRequest request, HitChunks chunks) {
+        Task task = ContextExtFilter.searchTask(services.client().get().threadPool().getThreadContext());
+        ClusterService cluster = services.clusterService().get();
+        TaskId parent = task == null || cluster.localNode() == null ? null : new TaskId(cluster.localNode().getId(), task.getId());
+        return lookups(request, chunks, parent, batch(chunks, cluster));
+    }
+
+    /** {@link #lookups(SearchRequest, HitChunks)} for the search task {@code parent} (null: none known), {@code batch} parents each. */
+    static List<SearchRequest> lookups(SearchRequest request, HitChunks chunks, TaskId parent, int batch) {
+        boolean named = request.indices() != null && request.indices().length > 0 && request.pointInTimeBuilder() == null;
+        List<SearchRequest> out = new ArrayList<>();
+        for (Map.Entry<QueryBuilder, Integer> q : chunks.lookups(batch)) {
+            SearchSourceBuilder source = new SearchSourceBuilder().query(q.getKey()).size(q.getValue())
                 // naming the vector fields lets the k-NN plugin skip rebuilding them from its derived source
                 .fetchSource(FETCHED, new String[] {ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING})
-                .trackTotalHits(false));
+                .trackTotalHits(false);
+            if (request.source() != null && request.source().timeout() != null) {
+                source.timeout(request.source().timeout());
+            }
+            SearchRequest fetch = new SearchRequest(named ? request.indices() : chunks.indices()).source(source);
             // no search pipeline: the lookup of an index whose default pipeline is this one would assemble a context of its
             // own lookup, and so on without end
             fetch.pipeline("_none");
             fetch.routing(request.routing()).preference(request.preference());
+            fetch.allowPartialSearchResults(false);
             if (named) {
                 fetch.indicesOptions(request.indicesOptions());
             }
-            services.client().get().search(fetch, ActionListener.wrap(found -> services.inference().get().runQuery(() -> {
-                ContextPacker packer = new ContextPacker(services.inference().get().tokenCounter(tokenizer));
-                ContextOptions options = new ContextOptions(params.budget(), params.order(), params.separator());
-                HitChunks.Inputs inputs = chunks.inputs(found.getHits().getHits(), params.seeds() == ContextParams.Seeds.EVIDENCE);
-                PackedContext packed = packer.pack(inputs.seeds(), inputs.documents(), options);
-                return render(packed, params, tokenizer, chunks.citations());
-            }, ActionListener.wrap(c -> listener.onResponse(withContext(response, c)), listener::onFailure)), listener::onFailure));
-        } catch (Exception e) {
-            listener.onFailure(e);
+            if (request.getCancelAfterTimeInterval() != null) {
+                fetch.setCancelAfterTimeInterval(request.getCancelAfterTimeInterval());
+            }
+            if (parent != null) {
+                fetch.setParentTask(parent);
+            }
+            out.add(fetch);
         }
+        return out;
+    }
+
+    /** Parents per lookup search. */
+    static final int LOOKUP_BATCH = 1_000;
+
+    /** {@link #LOOKUP_BATCH}, or less where a hit's index (of this cluster) has a smaller result window. */
+    private static int batch(HitChunks chunks, ClusterService cluster) {
+        int batch = LOOKUP_BATCH;
+        for (String index : chunks.indices()) {
+            IndexMetadata meta = cluster.state().metadata().index(index);
+            if (meta != null) {
+                batch = Math.min(batch, IndexSettings.MAX_RESULT_WINDOW_SETTING.get(meta.getSettings()));
+            }
+        }
+        return Math.max(1, batch);
+    }
+
+    /** A lookup that timed out or failed on some shards: no context from part of the parents. */
+    private static OpenSearchStatusException incomplete(SearchResponse r) {
+        if (r.getShardFailures().length > 0) {
+            ShardSearchFailure first = r.getShardFailures()[0];
+            return new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] reading the hits' parents failed on [%d] of [%d] shards, "
+                + "so no context is built from part of them: %s", TYPE, r.getFailedShards(), r.getTotalShards(), first.reason()),
+                first.status(), first.getCause());
+        }
+        return new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] reading the hits' parents timed out after %s (the search's "
+            + "[timeout]), so no context is built from part of them; raise [timeout]", TYPE, r.getTook()), RestStatus.GATEWAY_TIMEOUT);
     }
 
     /**
