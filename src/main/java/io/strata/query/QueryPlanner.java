@@ -86,7 +86,8 @@ final class QueryPlanner {
         }
         QueryLimits.check(query, cluster.getClusterSettings()); // before anything is embedded or searched
         QueryBuilder root = rootQuery(request);
-        QueryBuilder restriction = root == null && !(request instanceof SearchRequest) ? null : Restrictions.of(root, query);
+        // a request whose query tree is not known gets a 400 (the query is not found in it), never no restriction
+        QueryBuilder restriction = Restrictions.of(root, query, context.getWriteableRegistry());
         SubSearches searches = SubSearches.of(request, SearchTaskFilter.current(services.threadContext().get()),
             cluster.localNode() == null ? null : cluster.localNode().getId(), context.getWriteableRegistry());
         MultiGranularQueryBuilder.Mode mode = query.vector() != null ? MultiGranularQueryBuilder.Mode.DENSE

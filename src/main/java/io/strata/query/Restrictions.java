@@ -1,6 +1,10 @@
 package io.strata.query;
 
+import org.opensearch.common.io.stream.BytesStreamOutput;
 import org.opensearch.common.lucene.search.Queries;
+import org.opensearch.core.common.io.stream.NamedWriteableAwareStreamInput;
+import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
+import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.index.query.BoolQueryBuilder;
 import org.opensearch.index.query.BoostingQueryBuilder;
 import org.opensearch.index.query.ConstantScoreQueryBuilder;
@@ -12,6 +16,7 @@ import org.opensearch.index.query.functionscore.FunctionScoreQueryBuilder;
 import org.opensearch.index.query.functionscore.ScriptScoreQueryBuilder;
 import org.apache.lucene.search.BooleanClause;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -58,6 +63,26 @@ final class Restrictions {
         return r.build();
     }
 
+    /**
+     * {@link #of}, copied through the wire format: the sub-searches run it later, and a change to the request's tree in the
+     * meantime (builders are mutable) must not change what restricts them. When a clause cannot be copied before its own
+     * rewrite, the clauses themselves.
+     */
+    static QueryBuilder of(QueryBuilder root, QueryBuilder target, NamedWriteableRegistry registry) {
+        QueryBuilder restriction = of(root, target);
+        if (restriction == null || registry == null) {
+            return restriction;
+        }
+        try (BytesStreamOutput out = new BytesStreamOutput()) {
+            out.writeNamedWriteable(restriction);
+            try (StreamInput in = new NamedWriteableAwareStreamInput(out.bytes().streamInput(), registry)) {
+                return in.readNamedWriteable(QueryBuilder.class);
+            }
+        } catch (IOException | RuntimeException e) {
+            return restriction;
+        }
+    }
+
     private QueryBuilder build() {
         if (filters.isEmpty() && mustNots.isEmpty()) {
             return null;
@@ -92,10 +117,17 @@ final class Restrictions {
             return walk(ss.query(), target, filterContext);
         }
         if (node instanceof DisMaxQueryBuilder dm) {
+            QueryBuilder holder = null;
             for (QueryBuilder q : dm.innerQueries()) {
                 if (contains(q, x -> x == target)) {
-                    return walk(q, target, filterContext);
+                    if (holder != null) {
+                        throw twice();
+                    }
+                    holder = q;
                 }
+            }
+            if (holder != null) {
+                return walk(holder, target, filterContext);
             }
         }
         if (node instanceof BoostingQueryBuilder b) {
@@ -112,12 +144,24 @@ final class Restrictions {
 
     private enum Occur { MUST, FILTER, SHOULD, MUST_NOT }
 
+    /**
+     * The query is found by identity: one object at two places of the tree (a request built in code) would get the first
+     * place's restriction at both.
+     */
+    private static IllegalArgumentException twice() {
+        return new IllegalArgumentException("[" + NAME + "] one query object is used at two places of the request's query; its "
+            + "top k is planned for one place: give each place a query object of its own");
+    }
+
     private boolean walkBool(BoolQueryBuilder bool, QueryBuilder target, boolean filterContext) {
         Occur where = null;
         QueryBuilder holder = null;
         for (Occur o : Occur.values()) {
             for (QueryBuilder c : clauses(bool, o)) {
-                if (holder == null && contains(c, q -> q == target)) {
+                if (contains(c, q -> q == target)) {
+                    if (holder != null) {
+                        throw twice();
+                    }
                     where = o;
                     holder = c;
                 }

@@ -135,11 +135,13 @@ final class SubSearches {
     /** The error for a side whose search failed: a 400 when the query was too large for Lucene, else the failure's status. */
     private static OpenSearchStatusException failed(String side, Exception e) {
         if (tooManyClauses(e)) {
+            // the text's terms and the clauses of the filters around the query (its restriction) add up in one query
             return new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] the text ([query_text] or [match]) has too many "
-                + "terms for its [%s] search: each term is matched in the text and the context header of the parents and of the "
-                + "children, and the whole query may hold at most [indices.query.bool.max_clause_count] clauses (1024 by "
-                + "default); shorten the text, or search with [query_text] and [mode: dense]", MultiGranularQueryBuilder.NAME, side),
-                RestStatus.BAD_REQUEST, e);
+                + "terms for its [%s] search, with the clauses of its [filter] and of the queries around it that restrict it: each "
+                + "term is matched in the text and the context header of the parents and of the children, and the whole query may "
+                + "hold at most [indices.query.bool.max_clause_count] clauses (1024 by default); shorten the text, use fewer "
+                + "clauses (a [terms] query is one), or search with [query_text] and [mode: dense]", MultiGranularQueryBuilder.NAME,
+                side), RestStatus.BAD_REQUEST, e);
         }
         return new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] its [%s] search failed, so no partial result is used: %s",
             MultiGranularQueryBuilder.NAME, side, e.getMessage()), ExceptionsHelper.status(e), e);

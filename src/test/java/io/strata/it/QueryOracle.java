@@ -62,6 +62,11 @@ public final class QueryOracle {
         return oracle;
     }
 
+    /** An oracle of {@code index}'s lexical side only (no parents read: the index may hold no vectors). */
+    public static QueryOracle lexicalOnly(String index) {
+        return new QueryOracle(index);
+    }
+
     public Map<String, Parent> parents() {
         return parents;
     }

@@ -2,6 +2,9 @@ package io.strata.query;
 
 import io.strata.stats.StrataStats;
 import org.junit.Test;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.core.common.io.stream.NamedWriteableRegistry;
+import org.opensearch.search.SearchModule;
 import org.opensearch.index.query.BoolQueryBuilder;
 import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.QueryBuilders;
@@ -109,5 +112,42 @@ public class RestrictionsTests {
         BoolQueryBuilder root = QueryBuilders.boolQuery().should(a).should(b).filter(term("t"));
         assertEquals(term("t"), Restrictions.of(root, a));
         assertEquals(term("t"), Restrictions.of(root, b));
+    }
+
+    @Test
+    public void testOneQueryObjectAtTwoPlaces_isRefused_notRestrictedAsTheFirstPlace() {
+        // found by identity: a request built in code that puts one object under two tenants' filters would plan both places
+        // with the first tenant's restriction
+        MultiGranularQueryBuilder q = mg();
+        BoolQueryBuilder root = QueryBuilders.boolQuery()
+            .should(QueryBuilders.boolQuery().filter(term("red")).must(q))
+            .should(QueryBuilders.boolQuery().filter(term("blue")).must(q));
+        assertTrue(refused(root, q).contains("one query object is used at two places"));
+        assertTrue(refused(QueryBuilders.disMaxQuery().add(q).add(QueryBuilders.boolQuery().filter(term("blue")).must(q)), q)
+            .contains("one query object is used at two places"));
+    }
+
+    @Test
+    public void testATreeWithoutTheQueryObject_isRefused_evenWithAnEqualCopyInIt() {
+        // the coordinator rewrites the request's own tree; a tree that was replaced (a copy, equal but another object) or
+        // a request without a query tree is a 400, never a query planned without its restriction
+        MultiGranularQueryBuilder q = mg();
+        MultiGranularQueryBuilder copy = mg();
+        assertEquals(q, copy);
+        assertTrue(refused(QueryBuilders.boolQuery().filter(term("red")).must(copy), q).contains("is supported in the search's [query] only"));
+        assertTrue(refused(null, q).contains("is supported in the search's [query] only"));
+    }
+
+    @Test
+    public void testTheRestriction_isACopy_thatAChangeToTheRequestsTreeDoesNotReach() {
+        NamedWriteableRegistry registry = new NamedWriteableRegistry(new SearchModule(Settings.EMPTY, List.of()).getNamedWriteables());
+        MultiGranularQueryBuilder q = mg();
+        BoolQueryBuilder tenant = QueryBuilders.boolQuery().filter(term("red"));
+        BoolQueryBuilder root = QueryBuilders.boolQuery().must(q).filter(tenant);
+        QueryBuilder restriction = Restrictions.of(root, q, registry);
+        // builders are mutable: the tree changes after the planning read it, before its sub-searches run
+        tenant.filter(QueryBuilders.matchAllQuery());
+        tenant.mustNot(term("red"));
+        assertEquals(QueryBuilders.boolQuery().filter(term("red")), restriction);
     }
 }
