@@ -49,8 +49,8 @@ import java.util.function.Supplier;
  * {@code ext.strata_context} ({@code tokens}, {@code budget}, {@code tokenizer}, {@code passages}, {@code text}); the hits
  * stay as they were. {@link ContextPacker} decides what enters; this class gathers its inputs.
  *
- * <p>What it reads, it reads as the caller: one search (ids of the hits' parents and of the parents before and after
- * each) with the caller's thread context, on the indices or aliases the search named, so document- and field-level
+ * <p>What it reads, it reads as the caller: searches by id (each index's ids of the hits' parents and of the parents before
+ * and after each, under a filter on that index; child tasks of the search with its time-out) with the caller's thread context, on the indices or aliases the search named, so document- and field-level
  * security and alias filters apply to it as to the search itself (the query's own filters do not: a neighbouring parent
  * is context of a hit, not a hit); a parent the caller may not read never enters, nor does text the caller may not see. The seed of each
  * hit is its matched chunk when the query asked for {@code explain_child} (the {@code strata_best_child} field), else the
