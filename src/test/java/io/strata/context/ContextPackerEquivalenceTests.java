@@ -70,7 +70,7 @@ public class ContextPackerEquivalenceTests {
     public void testPack_givesTheContextOfTheBaselinePacker() {
         Random random = new Random(44);
         for (int round = 0; round < 300; round++) {
-            int hits = 1 + random.nextInt(round % 10 == 0 ? 400 : 40);
+            int hits = 1 + random.nextInt(round % 25 == 0 ? 400 : 40);
             boolean scored = random.nextBoolean();
             List<Seed> seeds = new ArrayList<>();
             for (int rank = 0; rank < hits; rank++) {
