@@ -118,7 +118,7 @@ final class QueryPlanner {
         }
         QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
             : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);
-        UncopiedFields.check(sideFilter, concrete, cluster.state().metadata());
+        UncopiedFields.check(sideFilter, concrete, cluster.state().metadata(), services.writers().get());
         SetOnce<QueryBuilder> done = new SetOnce<>();
         if (mode == MultiGranularQueryBuilder.Mode.DENSE && restriction == null && query.evidence() == null
             && oneLocalShard(request, cluster.state(), services)) {
