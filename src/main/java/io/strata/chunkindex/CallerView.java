@@ -39,17 +39,22 @@ import java.util.function.Supplier;
  * <p>The security plugin's own decision comes first: it refuses an update under document- or field-level security or
  * field masking on the index ("Update is not supported when FLS or DLS or Fieldmasking is activated"), so an update of a
  * document that does not exist, sent as the caller, answers "document missing" only to an unrestricted caller (nothing is
- * written: no upsert). A caller who may not update the index gets no such answer; then a multi-get (which the plugin
- * turns non-realtime for a restricted caller) and the counts the caller's searches see — every document, every holder of
- * the chunked fields and of the summaries — compared with the node's own ({@link DocCountsAction}, an internal action: only
- * compared, never returned or acted on) decide, each failing closed.
+ * written: no upsert), and any refusal other than a missing permission is taken for a restriction. A caller who may not
+ * update the index gets no such answer; then a multi-get (which the plugin turns non-realtime for a restricted caller)
+ * and the counts the caller's searches see — every document, every holder of the chunked fields and of the summaries —
+ * compared with the node's own ({@link DocCountsAction}, an internal action: only compared, never returned or acted on)
+ * decide, each failing closed.
  */
 public interface CallerView {
     /** Fails with a 403 when anything restricts the caller's view of an index of {@code fields}. */
     void requireWhole(Map<String, List<String>> fields, ActionListener<Void> listener);
 
-    /** The security plugin's refusal of an update under DLS, FLS or field masking (3.x: {@code DlsFlsValveImpl}). */
-    String RESTRICTED_UPDATE = "is not supported when FLS or DLS or Fieldmasking is activated";
+    /**
+     * The security plugin's answer to a caller without the permission; any other refusal of the probe counts as a
+     * restriction (3.x refuses an update under DLS, FLS or field masking with "Update is not supported when FLS or DLS or
+     * Fieldmasking is activated").
+     */
+    String NO_PERMISSION = "no permissions for";
 
     /** The check against the node's counts, with {@code client} in the caller's thread context. */
     static CallerView of(Client client) {
@@ -81,11 +86,12 @@ public interface CallerView {
             Throwable cause = ExceptionsHelper.unwrapCause(e);
             if (cause instanceof DocumentMissingException) {
                 next.onResponse(null); // the plugin let an update through: nothing restricts this index for the caller
-            } else if (cause instanceof OpenSearchSecurityException && String.valueOf(cause.getMessage()).contains(RESTRICTED_UPDATE)) {
+            } else if (cause instanceof OpenSearchSecurityException && !String.valueOf(cause.getMessage()).contains(NO_PERMISSION)) {
+                // its refusal under DLS, FLS or masking — or any other refusal that is not a missing permission
                 restricted.add(index);
                 next.onResponse(null);
             } else {
-                realtimeProbe(client, index, restricted, next); // e.g. no update permission: no answer from the plugin
+                realtimeProbe(client, index, restricted, next); // no update permission (or not a security answer)
             }
         });
         ActionListener<UpdateResponse> inCallersContext = ContextPreservingActionListener.wrapPreservingContext(updated, threadContext);
