@@ -91,6 +91,11 @@ public final class ChunkWriter {
         return new ChunkIndexSetup.Fields(field, copyFields);
     }
 
+    /** The source fields copied into every chunk document ({@code copy_fields}), as configured. */
+    public List<String> copyFields() {
+        return copyFields;
+    }
+
     /** The source field holding the text (a path: {@code doc.body} reads an object's field or a dotted key). */
     public String field() {
         return field;

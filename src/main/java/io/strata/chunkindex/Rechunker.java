@@ -2,6 +2,7 @@ package io.strata.chunkindex;
 
 import io.strata.stats.StrataStats;
 import org.opensearch.ExceptionsHelper;
+import org.opensearch.action.get.GetRequest;
 import org.opensearch.action.index.IndexRequest;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.common.util.concurrent.ThreadContext;
@@ -195,9 +196,30 @@ public final class Rechunker {
         storeSummary(doc, moved, listener);
     }
 
-    /** Stores {@code summary} (null: none) in the document, if it is still the version read, without running pipelines. */
+    /**
+     * Stores {@code summary} (null: none) in the document, if it is still the version read, without running pipelines. The
+     * document written back is the one stored, read as the node, never what the caller read: field-level security drops
+     * fields from the caller's read and masking replaces values, and indexing that view would lose them for good. The
+     * write itself is the caller's (the security plugin checks it), guarded by the sequence number read.
+     */
     private void storeSummary(ChunkStore.StoredSource doc, Map<String, Object> summary, ActionListener<Outcome> listener) {
-        Map<String, Object> updated = new LinkedHashMap<>(doc.source());
+        ActionListener<Outcome> caller = ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
+        Supplier<ThreadContext.StoredContext> restore = threadContext.newRestorableContext(false);
+        GetRequest get = new GetRequest(doc.index(), doc.id()).routing(doc.routing()).realtime(true);
+        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
+            client.get(get, new ContextPreservingActionListener<>(restore, ActionListener.wrap(stored -> {
+                if (!stored.isExists() || stored.getSeqNo() != doc.seqNo() || stored.getPrimaryTerm() != doc.primaryTerm()) {
+                    caller.onResponse(Outcome.SUPERSEDED); // written or deleted meanwhile: that write carries its own chunks
+                    return;
+                }
+                writeSummary(doc, stored.getSourceAsMap(), summary, caller);
+            }, caller::onFailure)));
+        }
+    }
+
+    private void writeSummary(ChunkStore.StoredSource doc, Map<String, Object> stored, Map<String, Object> summary,
+                              ActionListener<Outcome> caller) {
+        Map<String, Object> updated = new LinkedHashMap<>(stored);
         if (summary == null) {
             updated.remove(ChunkWriter.SUMMARY_FIELD);
         } else {
@@ -205,7 +227,6 @@ public final class Rechunker {
         }
         IndexRequest index = new IndexRequest(doc.index()).id(doc.id()).routing(doc.routing()).source(updated)
             .setPipeline(IngestService.NOOP_PIPELINE_NAME).setIfSeqNo(doc.seqNo()).setIfPrimaryTerm(doc.primaryTerm());
-        ActionListener<Outcome> caller = ContextPreservingActionListener.wrapPreservingContext(listener, threadContext);
         // our own write, not handled again — also inside a bulk's chunk work, whose ledger (of the caller's documents) would
         // hold this document's earlier text when the bulk wrote it before updating it, and refuse the summary as changed
         try (ThreadContext.StoredContext ignored = threadContext.newStoredContext(true, List.of(ChunkLedger.TRANSIENT))) {

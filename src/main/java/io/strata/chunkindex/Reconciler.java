@@ -91,7 +91,12 @@ public final class Reconciler {
         // the caller must see all of them: what it cannot see it would take for gone (CallerView)
         Map<String, List<String>> counted = new LinkedHashMap<>();
         ChunkWriters lookup = writers.get();
-        counted.put(sourceIndex, lookup == null ? List.of() : lookup.all().stream().map(ChunkWriter::field).distinct().sorted().toList());
+        // the chunked texts, and the summaries: a view without them (an FLS include list) takes every chunk for an orphan
+        TreeSet<String> sourceFields = new TreeSet<>(List.of(ChunkWriter.SUMMARY_FIELD));
+        if (lookup != null) {
+            lookup.all().forEach(w -> sourceFields.add(w.field()));
+        }
+        counted.put(sourceIndex, List.copyOf(sourceFields));
         chunkIndices.forEach(c -> counted.put(c, List.of()));
         // searches see refreshed documents only: make every acknowledged write visible first
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(

@@ -114,7 +114,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     /** The dynamic {@link InferenceSettings#REMOTE_TIMEOUT}, read by every ml-commons call. */
     private volatile TimeValue remoteTimeout;
     private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats,
-        () -> threadPool.get() == null ? null : threadPool.get().getThreadContext());
+        () -> threadPool.get() == null ? null : threadPool.get().getThreadContext(), this::chunkWriters);
 
     public StrataPlugin(Settings settings) {
         this.settings = settings;

@@ -120,7 +120,7 @@ final class QueryPlanner {
         }
         QueryBuilder sideFilter = query.filter() == null ? restriction : restriction == null ? query.filter()
             : QueryBuilders.boolQuery().filter(query.filter()).filter(restriction);
-        UncopiedFields.check(sideFilter, concrete, cluster.state().metadata());
+        UncopiedFields.check(sideFilter, concrete, cluster.state().metadata(), services.writers().get());
         SetOnce<QueryBuilder> done = new SetOnce<>();
         if (mode == MultiGranularQueryBuilder.Mode.DENSE && restriction == null && query.evidence() == null
             && oneLocalShard(request, cluster.state(), services)) {
@@ -153,16 +153,19 @@ final class QueryPlanner {
 
     /**
      * Whether {@code request} is a search of concrete indices (no alias, which may filter, no wildcard, no point in time, no
-     * remote cluster) holding one shard in all, by a caller the security plugin does not restrict (its document-level
-     * security would filter the shard after the graph search): then the shard's top k is the request's.
+     * remote cluster) holding one shard in all, on a node that runs no security plugin ({@link SecurityPlugin}: its
+     * document-level security would filter the shard after the graph search): then the shard's top k is the request's.
      */
     static boolean oneLocalShard(IndicesRequest request, ClusterState state, QueryServices services) {
         if (!(request instanceof SearchRequest search) || search.pointInTimeBuilder() != null || search.indices().length == 0) {
             return false;
         }
         ThreadContext context = services.threadContext().get();
-        // the security plugin marks every request it authenticated (the user, or the origin of an internal one)
-        if (context == null || context.getTransient("_opendistro_security_user") != null
+        ClusterService cluster = services.clusterService().get();
+        // only on a node proven to run no security plugin; its marks on the request (the user, or the origin of an
+        // internal one) as a second sign
+        if (context == null || cluster == null || !SecurityPlugin.provenAbsent(cluster.getClusterSettings())
+            || context.getTransient("_opendistro_security_user") != null
             || context.getTransient("_opendistro_security_origin") != null
             || context.getHeaders().keySet().stream().anyMatch(k -> k.startsWith("_opendistro_security"))) {
             return false;

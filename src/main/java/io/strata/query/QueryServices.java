@@ -1,5 +1,6 @@
 package io.strata.query;
 
+import io.strata.chunkindex.ChunkWriters;
 import io.strata.inference.InferenceService;
 import io.strata.stats.StrataStats;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
@@ -10,8 +11,16 @@ import java.util.function.Supplier;
 
 /**
  * What a {@code multi_granular} query needs on the coordinator: the index mappings, the inference layer, the node's
- * counters and the thread context (where {@link SearchTaskFilter} leaves the user's search task). Suppliers for what the
+ * counters, the thread context (where {@link SearchTaskFilter} leaves the user's search task) and the chunk writers of the
+ * node's pipelines (what they copy into which chunk index). Suppliers for what the
  * node creates after the query is registered; the counters exist from the start.
  */
 public record QueryServices(Supplier<ClusterService> clusterService, Supplier<IndexNameExpressionResolver> resolver,
-                            Supplier<InferenceService> inference, StrataStats stats, Supplier<ThreadContext> threadContext) {}
+                            Supplier<InferenceService> inference, StrataStats stats, Supplier<ThreadContext> threadContext,
+                            Supplier<ChunkWriters> writers) {
+    /** Without the node's pipelines: which fields a chunk index holds is read from its mapping. */
+    public QueryServices(Supplier<ClusterService> clusterService, Supplier<IndexNameExpressionResolver> resolver,
+                         Supplier<InferenceService> inference, StrataStats stats, Supplier<ThreadContext> threadContext) {
+        this(clusterService, resolver, inference, stats, threadContext, () -> null);
+    }
+}

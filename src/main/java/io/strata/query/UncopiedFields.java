@@ -1,6 +1,9 @@
 package io.strata.query;
 
+import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.ChunkWriters;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.core.index.Index;
@@ -16,10 +19,12 @@ import org.apache.lucene.search.BooleanClause;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
@@ -35,11 +40,19 @@ final class UncopiedFields {
     /** A chunk document's {@code _id}: its source document's {@code _id}, a colon and its parent's ordinal. */
     private static final Pattern CHUNK_ID = Pattern.compile(".*:[0-9]+");
 
-    /**
-     * Fails when {@code filter} names a field that none of {@code chunkIndices} maps and one of their source indices does,
-     * or requires an {@code _id} no chunk document can have (a source document's id).
-     */
+    /** As {@link #check(QueryBuilder, Index[], Metadata, ChunkWriters)} without pipelines: each chunk index's mapping decides. */
     static void check(QueryBuilder filter, Index[] chunkIndices, Metadata metadata) {
+        check(filter, chunkIndices, metadata, null);
+    }
+
+    /**
+     * Fails when {@code filter} names a field that none of {@code chunkIndices} holds and one of their source indices maps,
+     * or requires an {@code _id} no chunk document can have (a source document's id). A chunk index holds its own fields
+     * and what the live pipelines writing it copy ({@code copy_fields} of each writer whose target it is); its mapping
+     * decides only when no live pipeline writes it (an index template may map a field no pipeline copies, and the filter on
+     * it would keep no parent).
+     */
+    static void check(QueryBuilder filter, Index[] chunkIndices, Metadata metadata, ChunkWriters writers) {
         if (filter != null) {
             checkIds(filter);
         }
@@ -65,8 +78,15 @@ final class UncopiedFields {
         Map<IndexMetadata, Map<String, Object>> mappings = new IdentityHashMap<>();
         BiPredicate<IndexMetadata, String> maps = (index, field) -> mapped(mappings.computeIfAbsent(index,
             UncopiedFields::mappingOf), field);
+        List<Set<String>> copied = new ArrayList<>();
+        for (int i = 0; i < chunks.size(); i++) {
+            copied.add(copiedInto(writers, chunks.get(i).getIndex().getName(), sources.get(i).getIndex().getName()));
+        }
+        BiPredicate<Integer, String> holds = (i, field) -> copied.get(i) == null ? maps.test(chunks.get(i), field)
+            : ChunkDocuments.RESERVED.contains(field.split("\\.", 2)[0]) || copied.get(i).stream().anyMatch(c -> c.equals(field)
+                || field.startsWith(c + ".") || c.startsWith(field + "."));
         for (List<String> fields : required) {
-            if (fields.stream().anyMatch(f -> chunks.stream().anyMatch(c -> maps.test(c, f)))) {
+            if (fields.stream().anyMatch(f -> java.util.stream.IntStream.range(0, chunks.size()).anyMatch(i -> holds.test(i, f)))) {
                 continue;
             }
             for (String field : fields) {
@@ -81,6 +101,21 @@ final class UncopiedFields {
                 }
             }
         }
+    }
+
+    /** The fields the live pipelines copy into chunk index {@code chunkIndex} from {@code source}; null when none writes it. */
+    private static Set<String> copiedInto(ChunkWriters writers, String chunkIndex, String source) {
+        if (writers == null) {
+            return null;
+        }
+        Set<String> out = null;
+        for (ChunkWriter w : writers.all()) {
+            if (chunkIndex.equals(w.targetFor(source))) {
+                out = out == null ? new HashSet<>() : out;
+                out.addAll(w.copyFields());
+            }
+        }
+        return out;
     }
 
     /**

@@ -144,6 +144,36 @@ public class ChunkFieldMappingIT extends StrataRestTestCase {
     }
 
     /**
+     * An index template that maps the uncopied field {@code status} in the chunk index too: the filter on it kept no parent
+     * without a word (the check asked whether any chunk index maps the field, not whether the pipeline copies it). It is
+     * the same 400 naming the field; a copied field still answers.
+     */
+    public void testAFilterOnAnUncopiedField_thatATemplateMapsInTheChunkIndex_isStillA400() throws Exception {
+        call("PUT", "/_index_template/antpl-chunks", "{\"index_patterns\": [\"antpl-chunks\"], \"template\": {\"mappings\": "
+            + "{\"properties\": {\"status\": {\"type\": \"keyword\"}}}}}");
+        try {
+            tenantDocuments("antpl");
+            assertTrue("the template mapped it", mapsStatus(call("GET", "/antpl-chunks/_mapping")));
+            String mg = "{\"multi_granular\": {\"query_text\": \"Who came to visit Hartfield?\", \"k\": 10%s}}";
+            org.opensearch.client.ResponseException e = callFailing("POST", "/antpl-chunks/_search", "{\"query\": "
+                + mg.formatted(", \"filter\": {\"term\": {\"status\": \"published\"}}") + "}");
+            assertEquals(e.getMessage(), 400, e.getResponse().getStatusLine().getStatusCode());
+            assertTrue(e.getMessage(), e.getMessage().contains("[multi_granular] filters on field [status], which the chunk documents "
+                + "of [antpl-chunks] do not hold: it is a field of source index [antpl] that the pipeline does not copy"));
+            Map<String, Object> r = call("POST", "/antpl-chunks/_search", "{\"query\": " + mg.formatted(
+                ", \"filter\": {\"term\": {\"tenant\": \"Gamma\"}}") + "}");
+            assertTrue(((List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")).size() > 0);
+        } finally {
+            call("DELETE", "/_index_template/antpl-chunks");
+        }
+    }
+
+    private static boolean mapsStatus(Map<String, Object> mapping) {
+        Map<String, Object> index = (Map<String, Object>) mapping.get("antpl-chunks");
+        return ((Map<String, Object>) ((Map<String, Object>) index.get("mappings")).get("properties")).containsKey("status");
+    }
+
+    /**
      * A filter on source documents' ids — the {@code ids} query an application sends to the source index to keep its answer
      * to given documents — kept no parent (a chunk document's id is {@code <id>:<ordinal>}): the search answered nothing. It
      * is a 400 that gives the filter on {@code source_id}, and that filter, pasted from the message, keeps exactly the
