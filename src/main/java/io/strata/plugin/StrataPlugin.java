@@ -124,6 +124,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         List<Setting<?>> all = new java.util.ArrayList<>(InferenceSettings.all());
         all.addAll(Slicing.settings());
         all.add(ChunkIndexJanitor.DELETE_WITH_SOURCE);
+        all.add(Chunkers.MAX_NESTING_DEPTH);
         return all;
     }
 
