@@ -13,6 +13,12 @@ import java.util.List;
  * that fall in each new parent (checked in turn). Runs after the strategy and the child splitters, also on structured
  * layouts (a table piece keeps its repeated header). Deterministic. Counts the cuts it made ({@code Result.limitSplits}).
  *
+ * <p>Cost: a piece more than twice the limit by its enclosing chunk's tokens (those that start inside it) is cut without
+ * being tokenized again, at the middle of those tokens; only pieces within twice the limit are tokenized to be checked.
+ * So each character is tokenized a bounded number of times (TokenLimitCostTests), not once per halving: a text of 10^6
+ * tokens is O(n) tokenizer work, not O(n log n) calls on ever smaller pieces of it. Exact for tokenizers whose tokens do
+ * not cross a word start (WordPiece: the bundled models), which every sentence and word cut is.
+ *
  * <p>Not covered: a contextual header ({@code context}) is added to the chunk's text by the writer, after chunking, so the
  * limit here is for the chunk's text alone; the embedder still counts what it truncates.
  */
@@ -80,23 +86,56 @@ final class TokenLimit {
     /** {@code chunk} if it fits, else its pieces that do, in order. */
     private List<Chunk> fit(TextIndex index, Chunk chunk, int[] splits) {
         List<Chunk> out = new ArrayList<>(1);
-        cut(index, chunk, out, splits);
+        cut(index, chunk, null, out, splits);
         return out;
     }
 
-    private void cut(TextIndex index, Chunk chunk, List<Chunk> out, int[] splits) {
-        if (tokens.embedded(chunk.text()) <= limit) {
-            out.add(chunk);
-            return;
+    /**
+     * @param known the absolute starts of the enclosing chunk's tokens inside {@code chunk} (null: none known); when they
+     *              put it above twice the limit it is cut at their middle without being tokenized
+     */
+    private void cut(TextIndex index, Chunk chunk, int[] known, List<Chunk> out, int[] splits) {
+        int[] starts;
+        if (known != null && known.length > 2 * limit) {
+            starts = known;
+        } else {
+            if (tokens.embedded(chunk.text()) <= limit) {
+                out.add(chunk);
+                return;
+            }
+            starts = tokens.starts(chunk.span().of(index.text()));
+            for (int i = 0; i < starts.length; i++) {
+                starts[i] += chunk.start();
+            }
         }
-        int at = boundary(index, chunk.span());
+        int at = boundaryAt(index, chunk.span(), starts);
         if (at < 0) { // nothing left to cut at (one token): the embedder truncates it, and counts it
             out.add(chunk);
             return;
         }
         splits[0]++;
-        cut(index, piece(index, chunk, index.trim(chunk.start(), at)), out, splits);
-        cut(index, piece(index, chunk, index.trim(at, chunk.end())), out, splits);
+        Chunk left = piece(index, chunk, index.trim(chunk.start(), at));
+        Chunk right = piece(index, chunk, index.trim(at, chunk.end()));
+        cut(index, left, inside(starts, left.span()), out, splits);
+        cut(index, right, inside(starts, right.span()), out, splits);
+    }
+
+    /** The sorted {@code starts} inside {@code span}. */
+    private static int[] inside(int[] starts, Span span) {
+        int from = lowerBound(starts, span.start());
+        int to = lowerBound(starts, span.end());
+        return Arrays.copyOfRange(starts, from, to);
+    }
+
+    private static int lowerBound(int[] sorted, int value) {
+        int i = Arrays.binarySearch(sorted, value);
+        if (i < 0) {
+            return -i - 1;
+        }
+        while (i > 0 && sorted[i - 1] == value) {
+            i--;
+        }
+        return i;
     }
 
     /**
@@ -104,7 +143,11 @@ final class TokenLimit {
      * middle token's start; -1 when the span is one token. Both sides are non-empty after trimming.
      */
     static int boundary(TextIndex index, Span span, int[] relativeTokenStarts) {
-        int[] tokenStarts = Arrays.stream(relativeTokenStarts).map(t -> t + span.start()).toArray();
+        return boundaryAt(index, span, Arrays.stream(relativeTokenStarts).map(t -> t + span.start()).toArray());
+    }
+
+    /** {@link #boundary} with the tokens' absolute starts. */
+    private static int boundaryAt(TextIndex index, Span span, int[] tokenStarts) {
         int middle = tokenStarts.length == 0 ? span.start() + span.length() / 2 : tokenStarts[tokenStarts.length / 2];
         int best = nearest(index, span, index.sentenceBoundariesInside(span), middle);
         if (best < 0) {
@@ -114,10 +157,6 @@ final class TokenLimit {
             best = nearest(index, span, tokenStarts, middle);
         }
         return best;
-    }
-
-    private int boundary(TextIndex index, Span span) {
-        return boundary(index, span, tokens.starts(span.of(index.text())));
     }
 
 

@@ -7,9 +7,11 @@ import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.ModelTokens;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.structure.NestingLimit;
 import io.strata.chunking.structure.StructuredLayout;
 import io.strata.model.ModelRef;
 import org.opensearch.common.CheckedFunction;
+import org.opensearch.common.settings.Setting;
 import org.opensearch.core.action.ActionListener;
 
 import java.util.List;
@@ -24,6 +26,13 @@ import java.util.Map;
  * model is embedded (its tokenizer is known), and so runs on the inference pool too.
  */
 public final class Chunkers {
+    /**
+     * How deep block quotes and lists (Markdown), lists, tables and pre blocks (HTML) and emphasis and links in a Markdown heading may nest in
+     * one document (node setting): a deeper document is a 400 naming this setting, refused while it is read.
+     */
+    public static final Setting<Integer> MAX_NESTING_DEPTH = Setting.intSetting(NestingLimit.SETTING, NestingLimit.DEFAULT, 1,
+        NestingLimit.MAX, Setting.Property.NodeScope);
+
     private final InferenceService inference;
     private final SentenceSegmenter segmenter;
 
@@ -50,7 +59,8 @@ public final class Chunkers {
         }
         List<Double> granularities = ChunkingConfig.parseGranularities("granularities", config.remove("granularities"),
             strategy.maxWords());
-        MultiGranularChunker chunker = new MultiGranularChunker(strategy, granularities, segmenter, StructuredLayout.of(format));
+        MultiGranularChunker chunker = new MultiGranularChunker(strategy, granularities, segmenter, StructuredLayout.of(format,
+            inference == null ? NestingLimit.DEFAULTS : inference.nestingLimit()));
         ModelTokens limit = parsed.thetaTokens() != null ? parsed.thetaTokens()
             : InferenceModels.limitTokens(inference, embeddingModel);
         return limit == null ? chunker : chunker.withTokens(limit, parsed.thetaTokens() != null);
@@ -68,6 +78,10 @@ public final class Chunkers {
             result = work.apply(chunker);
         } catch (Exception e) {
             listener.onFailure(e);
+            return;
+        } catch (StackOverflowError e) {
+            // a task boundary of Strata's on the caller's (write, analyze) thread: see InferenceExecutor#contained
+            listener.onFailure(InferenceExecutor.contained(e));
             return;
         }
         listener.onResponse(result);

@@ -62,6 +62,8 @@ public final class InferenceExecutor {
                     result = work.get();
                 } catch (Exception e) {
                     failure = e;
+                } catch (StackOverflowError e) {
+                    failure = contained(e);
                 } finally {
                     admission.release();
                 }
@@ -105,6 +107,9 @@ public final class InferenceExecutor {
                 } catch (Exception e) {
                     listener.onFailure(e);
                     return;
+                } catch (StackOverflowError e) {
+                    listener.onFailure(contained(e));
+                    return;
                 }
                 listener.onResponse(result);
             });
@@ -115,6 +120,24 @@ public final class InferenceExecutor {
                 listener.onFailure(rejected);
             }
         }
+    }
+
+    /**
+     * The failure of one request whose work raised {@code error}, or null when the error must stay fatal to the node.
+     * Strata's task boundaries (both lanes here, {@link Chunkers#run} on the caller's thread) contain a
+     * {@link StackOverflowError}: it concerns the one thread's stack, which is unwound by the time it is caught, and comes
+     * from the request's own input (the readers bound the nesting of documents, so one means a walk that escaped the
+     * bounds); uncontained it reaches OpenSearch's uncaught-exception handler, which exits the node. Every other
+     * {@link Error} stays fatal: an {@link OutOfMemoryError} leaves the whole heap, every thread, in an unknown state (and
+     * OpenSearch exits on it so the node restarts clean), and an {@link InternalError} or a {@link LinkageError} is a broken
+     * JVM or install, not one request.
+     */
+    public static OpenSearchStatusException contained(Error error) {
+        if (!(error instanceof StackOverflowError)) {
+            return null;
+        }
+        return new OpenSearchStatusException("[strata] the work of this request failed with a StackOverflowError: its input "
+            + "nests deeper than this node's stack allows", RestStatus.INTERNAL_SERVER_ERROR, error);
     }
 
     /** The 429 of a task refused by the admission limit: names the setting, the limit, and what to do. */

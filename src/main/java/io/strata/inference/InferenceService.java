@@ -12,6 +12,7 @@ import io.strata.model.ModelRef;
 import io.strata.stats.StrataStats;
 import org.opensearch.action.support.PlainActionFuture;
 import org.opensearch.common.CheckedSupplier;
+import io.strata.chunking.structure.NestingLimit;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.threadpool.ThreadPool;
@@ -43,6 +44,7 @@ public final class InferenceService implements Closeable {
     private final RemoteEmbeddings remote;
     private final RemoteLlms remoteLlms;
     private final StrataStats stats;
+    private final NestingLimit nestingLimit;
 
     /** @param remote, remoteLlms ml-commons models ({@code model_id}); null where a test needs none */
     /**
@@ -58,6 +60,12 @@ public final class InferenceService implements Closeable {
         this.remote = remote;
         this.remoteLlms = remoteLlms;
         this.stats = stats;
+        this.nestingLimit = new NestingLimit(Chunkers.MAX_NESTING_DEPTH.get(settings));
+    }
+
+    /** How deep a document's structure may nest ({@link Chunkers#MAX_NESTING_DEPTH}). */
+    public NestingLimit nestingLimit() {
+        return nestingLimit;
     }
 
     public ModelRegistry registry() {

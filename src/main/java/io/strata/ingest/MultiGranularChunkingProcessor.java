@@ -10,6 +10,7 @@ import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigMap;
 import io.strata.chunking.ConfigException;
+import io.strata.chunking.InputLimitException;
 import io.strata.inference.Chunkers;
 import io.strata.inference.InferenceService;
 import io.strata.chunking.MultiGranularChunker;
@@ -160,7 +161,13 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             handler.accept(d, e);
         };
         writer.chunk(text, ActionListener.wrap(parents -> chunked(document, ledger, concreteIndex, target, text, fields, parents, progress, done),
-            e -> failedChunking(document, target, done, IngestFailures.ofModel(e), e)));
+            e -> {
+                if (e instanceof InputLimitException) {
+                    failed(done, StrataStats.Failure.BAD_INPUT, e); // the text itself is refused: cutting again fails again, no summary
+                } else {
+                    failedChunking(document, target, done, IngestFailures.ofModel(e), e);
+                }
+            }));
     }
 
     private void chunked(IngestDocument document, ChunkLedger ledger, String concreteIndex, String target, String text,

@@ -12,6 +12,7 @@ import io.strata.chunking.Section;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.TextIndex;
 import io.strata.inference.Chunkers;
+import io.strata.inference.InferenceExecutor;
 import io.strata.model.ModelRef;
 import io.strata.transport.RenderedResponse;
 import org.opensearch.action.ActionRunnable;
@@ -39,7 +40,8 @@ import java.util.TreeSet;
  * {@code POST _plugins/_strata/_chunk}: cuts a text the way a {@code multi_granular_chunking} processor with the same
  * {@code strategy} and {@code granularities} would, and answers with the parents, their children and the boundary
  * evidence (EOS probabilities, similarities, perplexities, margins) so users can tune θ and thresholds without indexing.
- * Nothing is written. The work (parsing the body, cutting up to {@value #MAX_CHARS} characters, rendering every chunk)
+ * Nothing is written. The work (parsing the body, cutting up to {@value #MAX_CHARS} characters — {@value #MAX_MODEL_CHARS}
+ * with a model-guided strategy —, rendering every chunk)
  * runs on the node's {@code analyze} pool, as {@code _analyze} does, never on the transport or HTTP thread that receives
  * the request; model-guided strategies then run on the inference pool of that node.
  * <pre>
@@ -65,6 +67,11 @@ import java.util.TreeSet;
 public final class TransportChunkPreviewAction extends HandledTransportAction<ChunkPreviewRequest, RenderedResponse> {
     /** Previews answer with every chunk's text: bound the response, not only the work. */
     static final int MAX_CHARS = 1_000_000;
+    /**
+     * A model-guided strategy's evidence is a model call per sentence or window (~5 ms each on 2 cores with the bundled
+     * model): its previews cut at most this many characters (~1,000 sentences, seconds), checked before the work.
+     */
+    static final int MAX_MODEL_CHARS = 100_000;
     private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "format", "strategy", "granularities", "model",
         "model_id", ChunkContext.FIELD, "document"));
 
@@ -89,7 +96,13 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
     @Override
     protected void doExecute(Task task, ChunkPreviewRequest request, ActionListener<RenderedResponse> listener) {
         // a full queue answers 429 (the pool's rejection) through the listener
-        threadPool.executor(EXECUTOR).execute(ActionRunnable.wrap(listener, l -> preview(request, l)));
+        threadPool.executor(EXECUTOR).execute(ActionRunnable.wrap(listener, l -> {
+            try {
+                preview(request, l);
+            } catch (StackOverflowError e) {
+                l.onFailure(InferenceExecutor.contained(e)); // a task boundary of Strata's: the request fails, not the node
+            }
+        }));
     }
 
     private void preview(ChunkPreviewRequest request, ActionListener<RenderedResponse> listener) {
@@ -124,6 +137,11 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
                 throw config.error("document", "must be an object: the source fields [context.fields] reads, got [" + document + "]");
             }
             chunker = chunkers.parse(body, model);
+            if (chunker.strategy().usesModels() && text.length() > MAX_MODEL_CHARS) {
+                throw config.error("text", String.format(Locale.ROOT, "has %d characters, more than the preview limit of %d for a "
+                    + "model-guided strategy ([%s]: a model call per sentence or window); preview a part of it, or index it "
+                    + "through a pipeline", text.length(), MAX_MODEL_CHARS, chunker.strategy().label()));
+            }
             ChunkContext context = ChunkContext.parse(body.remove(ChunkContext.FIELD), chunker.format(), true);
             headers = context == null ? null : headers(context, document);
             embedding = PreviewEmbeddings.parse(config, model, chunkers.inference());

@@ -128,6 +128,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         all.add(ChunkIndexJanitor.DELETE_WITH_SOURCE);
         all.addAll(QueryLimits.settings());
         all.addAll(ContextLimits.settings());
+        all.add(Chunkers.MAX_NESTING_DEPTH);
         return all;
     }
 

@@ -14,12 +14,24 @@ import org.jsoup.nodes.Element;
  * {@code <table>} (cut between rows; the first row is the header when it sits in {@code <thead>} or holds only
  * {@code <th>} cells) and {@code <ul>}/{@code <ol>} (cut between items).
  *
+ * <p>Lists, tables and {@code <pre>} blocks nest at most {@link NestingLimit#maxDepth()} deep; a deeper document is refused.
+ *
  * <p>Thread-safe: every call parses on its own.
  */
 public final class HtmlStructure {
+    private final NestingLimit limit;
+
+    public HtmlStructure() {
+        this(NestingLimit.DEFAULTS);
+    }
+
+    public HtmlStructure(NestingLimit limit) {
+        this.limit = limit;
+    }
+
     public StructuredText parse(String html) {
         Document document = Jsoup.parse(html);
         Element body = document.body(); // looked up once: it walks the document's children
-        return new HtmlText().extract(body != null ? body : document);
+        return new HtmlText(limit).extract(body != null ? body : document);
     }
 }

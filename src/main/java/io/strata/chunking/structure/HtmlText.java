@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -19,9 +20,17 @@ import java.util.Set;
  * whitespace runs collapse to one space (as a browser renders them); {@code <pre>} keeps its text as written. Headings,
  * paragraphs and other block elements are separated by a blank line; list items, table rows, {@code <dt>}/{@code <dd>}
  * and {@code <br>} end a line; cells of a row are joined by {@code " | "}. Scripts, styles, templates, SVG and other
- * non-text content are left out. One instance per document.
+ * non-text content are left out. Lists, tables and {@code <pre>} nest at most {@link NestingLimit#maxDepth()} deep (the
+ * layout walks nested blocks recursively); other elements nest as deep as the markup does (jsoup's parse and this walk are
+ * iterative, linear in the markup). One instance per document.
  */
 final class HtmlText {
+    private final NestingLimit limit;
+
+    HtmlText(NestingLimit limit) {
+        this.limit = limit;
+    }
+
     /** Left out with their content. */
     private static final Set<String> SKIPPED = Set.of("script", "style", "noscript", "template", "head", "svg", "math",
         "iframe", "object", "canvas", "select");
@@ -146,16 +155,16 @@ final class HtmlText {
             }
             case "pre" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.CODE, length));
+                push(new Open(Block.Kind.CODE, length), tag);
                 preDepth++;
             }
             case "table" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.TABLE, length));
+                push(new Open(Block.Kind.TABLE, length), tag);
             }
             case "ul", "ol" -> {
                 paragraphBreak();
-                open.push(new Open(Block.Kind.LIST, length));
+                push(new Open(Block.Kind.LIST, length), tag);
             }
             case "tr", "li" -> {
                 lineBreak();
@@ -171,6 +180,15 @@ final class HtmlText {
             default -> separate(element);
         }
         return true;
+    }
+
+    /** Opens a block inside the open ones, at most {@link NestingLimit#maxDepth()} deep. */
+    private void push(Open block, String tag) {
+        if (open.size() == limit.maxDepth()) {
+            throw limit.exceeded("[html] lists, tables and pre blocks", String.format(Locale.ROOT, "at <%s> after text offset [%d]",
+                tag, length));
+        }
+        open.push(block);
     }
 
     private void tail(Element element) {

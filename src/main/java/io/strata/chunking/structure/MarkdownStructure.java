@@ -4,6 +4,10 @@ import io.strata.chunking.Span;
 import org.commonmark.ext.gfm.tables.TableBlock;
 import org.commonmark.ext.gfm.tables.TablesExtension;
 import org.commonmark.node.AbstractVisitor;
+import org.commonmark.internal.BlockQuoteParser;
+import org.commonmark.internal.HeadingParser;
+import org.commonmark.internal.ListBlockParser;
+import org.commonmark.internal.ThematicBreakParser;
 import org.commonmark.node.BlockQuote;
 import org.commonmark.node.Code;
 import org.commonmark.node.FencedCodeBlock;
@@ -11,16 +15,22 @@ import org.commonmark.node.HardLineBreak;
 import org.commonmark.node.IndentedCodeBlock;
 import org.commonmark.node.LinkReferenceDefinition;
 import org.commonmark.node.ListBlock;
+import org.commonmark.node.ListItem;
 import org.commonmark.node.Node;
 import org.commonmark.node.SoftLineBreak;
 import org.commonmark.node.SourceSpan;
 import org.commonmark.node.Text;
 import org.commonmark.parser.IncludeSourceSpans;
 import org.commonmark.parser.Parser;
+import org.commonmark.parser.block.AbstractBlockParserFactory;
+import org.commonmark.parser.block.BlockStart;
+import org.commonmark.parser.block.MatchedBlockParser;
+import org.commonmark.parser.block.ParserState;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Reads Markdown (CommonMark with GFM tables, by commonmark-java) for chunking. The stored text is the Markdown source
@@ -34,41 +44,58 @@ import java.util.List;
  * or {@code ...}, as Jekyll and Hugo pages start) is read as plain text: it is blanked before parsing, offsets unchanged,
  * since CommonMark would otherwise read its closing {@code ---} as a setext heading underline.
  *
+ * <p>Block quotes and list items nest at most {@link NestingLimit#maxDepth()} deep, and so do emphasis and links in a
+ * heading's title: a deeper document is refused while it is parsed ({@link DepthLimit}), before the work that grows with
+ * the depth (commonmark's own work per nested list marker grows with the depth; its inline parser recurses per level of
+ * emphasis).
+ *
  * <p>Thread-safe (commonmark's parser is).
  */
 public final class MarkdownStructure {
+    private final NestingLimit limit;
     /**
      * Block structure only: inline content (emphasis, links, table cells) is not parsed, since chunking reads blocks and
      * inline parsing was most of the parse time (bin/strata-bench chunking). A heading keeps its content unparsed, as one
      * {@link Text}, for {@link Read#titles}.
      */
-    private final Parser parser = Parser.builder()
-        .extensions(List.of(TablesExtension.create()))
-        .includeSourceSpans(IncludeSourceSpans.BLOCKS)
-        .inlineParserFactory(context -> (lines, block) -> {
-            if (block instanceof org.commonmark.node.Heading) {
-                block.appendChild(new Text(lines.getContent()));
-            }
-        })
-        .build();
+    private final Parser parser;
     /** commonmark's full parser, for the titles: fed only the headings' source lines and the link labels. */
     private static final Parser TITLES = Parser.builder().build();
+
+    public MarkdownStructure() {
+        this(NestingLimit.DEFAULTS);
+    }
+
+    public MarkdownStructure(NestingLimit limit) {
+        this.limit = limit;
+        this.parser = Parser.builder()
+            .extensions(List.of(TablesExtension.create()))
+            // after the tables' factory (a table row it starts opens no container), before commonmark's own factories
+            .customBlockParserFactory(new DepthLimit(limit))
+            .includeSourceSpans(IncludeSourceSpans.BLOCKS)
+            .inlineParserFactory(context -> (lines, block) -> {
+                if (block instanceof org.commonmark.node.Heading) {
+                    block.appendChild(new Text(lines.getContent()));
+                }
+            })
+            .build();
+    }
 
     public StructuredText parse(String source) {
         String markdown = FrontMatter.blank(source);
         Node document = parser.parse(markdown);
-        Read read = new Read(source, lineStarts(source));
+        Read read = new Read(source, lineStarts(source), limit);
         List<org.commonmark.node.Heading> nodes = new ArrayList<>();
         List<Integer> starts = new ArrayList<>();
         for (Node node = document.getFirstChild(); node != null; node = node.getNext()) {
             if (node instanceof org.commonmark.node.Heading heading) {
-                Span span = read.span(heading);
+                Span span = read.span(heading, null);
                 if (span != null) {
                     nodes.add(heading);
                     starts.add(span.start());
                 }
             } else {
-                read.collect(node, read.blocks);
+                read.collect(node, null, read.blocks);
             }
         }
         List<String> titles = read.titles(nodes);
@@ -85,13 +112,20 @@ public final class MarkdownStructure {
         final int[] lineStarts;
         final List<Block> blocks = new ArrayList<>();
         final List<String> labels = new ArrayList<>();
+        final NestingLimit limit;
 
-        Read(String source, int[] lineStarts) {
+        Read(String source, int[] lineStarts, NestingLimit limit) {
             this.source = source;
             this.lineStarts = lineStarts;
+            this.limit = limit;
         }
 
-        void collect(Node node, List<Block> out) {
+        /**
+         * The blocks of {@code node} into {@code out}; {@code quote} is the outermost block quote holding it (null: none).
+         * Recursive, at most twice {@link NestingLimit#maxDepth()} deep (a list and its item per level), which the parse
+         * enforced.
+         */
+        void collect(Node node, BlockQuote quote, List<Block> out) {
             if (node instanceof LinkReferenceDefinition definition) {
                 labels.add(definition.getLabel());
                 return;
@@ -100,61 +134,56 @@ public final class MarkdownStructure {
                 || node instanceof ListBlock || node instanceof BlockQuote)) {
                 return;
             }
-            Span span = span(node);
+            Span span = span(node, quote);
             if (span == null) {
                 return;
             }
             if (node instanceof FencedCodeBlock || node instanceof IndentedCodeBlock) {
-                out.add(new Block(Block.Kind.CODE, span, lines(node), null, List.of()));
+                out.add(new Block(Block.Kind.CODE, span, lines(node, quote),
+                    null, List.of()));
             } else if (node instanceof TableBlock) {
-                List<Span> lines = lines(node);
+                List<Span> lines = lines(node, quote);
                 if (lines.size() < 2) {
                     return;
                 }
                 // GFM: the header row and the delimiter row, then one body row per line
                 Span header = new Span(lines.get(0).start(), lines.get(1).end());
-                out.add(new Block(Block.Kind.TABLE, span, lines.subList(2, lines.size()), header, List.of()));
+                out.add(new Block(Block.Kind.TABLE, span,
+                    lines.subList(2, lines.size()), header, List.of()));
             } else if (node instanceof ListBlock) {
                 List<Span> items = new ArrayList<>();
                 List<Block> nested = new ArrayList<>();
                 for (Node item = node.getFirstChild(); item != null; item = item.getNext()) {
-                    Span itemSpan = span(item);
+                    Span itemSpan = span(item, quote);
                     if (itemSpan == null) {
                         continue;
                     }
                     items.add(itemSpan);
                     for (Node child = item.getFirstChild(); child != null; child = child.getNext()) {
-                        collect(child, nested);
+                        collect(child, quote, nested);
                     }
                 }
                 out.add(new Block(Block.Kind.LIST, span, items, null, nested));
             } else {
+                BlockQuote outermost = quote != null ? quote : (BlockQuote) node;
                 for (Node child = node.getFirstChild(); child != null; child = child.getNext()) {
-                    collect(child, out);
+                    collect(child, outermost, out);
                 }
             }
         }
 
-        /** From the start of a node's first source span to the end of its last, or null when it has none. */
-        Span span(Node node) {
+        /**
+         * From the start of a node's first source span to the end of its last, or null when it has none; {@code quote} is
+         * the outermost block quote holding the node (null: none).
+         */
+        Span span(Node node, BlockQuote quote) {
             List<SourceSpan> spans = node.getSourceSpans();
             if (spans.isEmpty()) {
                 return null;
             }
             SourceSpan first = spans.get(0);
             SourceSpan last = spans.get(spans.size() - 1);
-            return trimmed(lineStart(outermostQuote(node), first), offset(last) + last.getLength());
-        }
-
-        /** The outermost block quote holding {@code node}, or null. */
-        private static BlockQuote outermostQuote(Node node) {
-            BlockQuote quote = null;
-            for (Node n = node.getParent(); n != null; n = n.getParent()) {
-                if (n instanceof BlockQuote q) {
-                    quote = q;
-                }
-            }
-            return quote;
+            return trimmed(lineStart(quote, first), offset(last) + last.getLength());
         }
 
         /**
@@ -196,10 +225,9 @@ public final class MarkdownStructure {
             return end > start ? new Span(start, end) : null;
         }
 
-        private List<Span> lines(Node node) {
+        private List<Span> lines(Node node, BlockQuote quote) {
             List<SourceSpan> spans = node.getSourceSpans();
             List<Span> out = new ArrayList<>(spans.size());
-            BlockQuote quote = outermostQuote(node);
             for (SourceSpan s : spans) {
                 int start = offset(s);
                 Span line = trimmed(lineStart(quote, s), start + s.getLength());
@@ -230,6 +258,11 @@ public final class MarkdownStructure {
                     continue;
                 }
                 out.add(null);
+                int depth = inlineDepthBound(content);
+                if (depth > limit.maxDepth()) {
+                    throw limit.exceeded("[markdown] emphasis and links in a heading", String.format(Locale.ROOT,
+                        "(up to [%d] by their markers) in the heading at offset [%d]", depth, offset(heading.getSourceSpans().get(0))));
+                }
                 for (SourceSpan s : heading.getSourceSpans()) {
                     int start = offset(s);
                     marked.append(source, start, start + s.getLength()).append('\n');
@@ -256,6 +289,73 @@ public final class MarkdownStructure {
                 }
             }
             return out;
+        }
+    }
+
+    /**
+     * An upper bound of how deep commonmark's inline parser nests {@code content}: each level of emphasis takes a delimiter
+     * character on either side, each link or image a {@code [}. commonmark's inline parser and {@link #title} recurse per
+     * level, so a heading is refused above the limit before either runs.
+     */
+    static int inlineDepthBound(String content) {
+        int delimiters = 0;
+        int brackets = 0;
+        for (int i = 0; i < content.length(); i++) {
+            char c = content.charAt(i);
+            if (c == '*' || c == '_') {
+                delimiters++;
+            } else if (c == '[') {
+                brackets++;
+            }
+        }
+        return delimiters / 2 + brackets;
+    }
+
+    /**
+     * Refuses a block quote or list item that would open deeper than the limit, as commonmark reads the line (it is asked
+     * before commonmark's own block starts at every container position of a line). It starts no block itself.
+     */
+    private static final class DepthLimit extends AbstractBlockParserFactory {
+        private final NestingLimit limit;
+        private final BlockQuoteParser.Factory quotes = new BlockQuoteParser.Factory();
+        private final ListBlockParser.Factory lists = new ListBlockParser.Factory();
+        // tried before a list by commonmark: a line of them starts no list
+        private final ThematicBreakParser.Factory breaks = new ThematicBreakParser.Factory();
+        private final HeadingParser.Factory headings = new HeadingParser.Factory();
+
+        DepthLimit(NestingLimit limit) {
+            this.limit = limit;
+        }
+
+        @Override
+        public BlockStart tryStart(ParserState state, MatchedBlockParser matched) {
+            if (state.getIndent() >= 4) {
+                return BlockStart.none(); // indented code, or a continuation: no container starts here
+            }
+            CharSequence line = state.getLine().getContent();
+            int next = state.getNextNonSpaceIndex();
+            char c = next < line.length() ? line.charAt(next) : '\n';
+            if (c != '>' && c != '-' && c != '+' && c != '*' && (c < '0' || c > '9')) {
+                return BlockStart.none();
+            }
+            // the containers the new one would sit in: at most the limit, which this check keeps
+            int depth = 0;
+            for (Node n = matched.getMatchedBlockParser().getBlock(); n != null; n = n.getParent()) {
+                if (n instanceof BlockQuote || n instanceof ListItem) {
+                    depth++;
+                }
+            }
+            if (depth < limit.maxDepth()) {
+                return BlockStart.none();
+            }
+            boolean opens = c == '>' ? quotes.tryStart(state, matched) != null
+                : lists.tryStart(state, matched) != null && breaks.tryStart(state, matched) == null
+                    && headings.tryStart(state, matched) == null;
+            if (opens) {
+                throw limit.exceeded("[markdown] block quotes and lists", String.format(Locale.ROOT, "at line [%d]",
+                    state.getLine().getSourceSpan() == null ? -1 : state.getLine().getSourceSpan().getLineIndex() + 1));
+            }
+            return BlockStart.none();
         }
     }
 

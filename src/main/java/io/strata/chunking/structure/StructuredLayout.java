@@ -30,12 +30,20 @@ public final class StructuredLayout implements DocumentLayout {
         this.reader = reader;
     }
 
-    /** The layout of {@code format}; null for {@link DocumentFormat#TEXT}, which has no structure to follow. */
+    /** The layout of {@code format} with the default nesting limit; null for {@link DocumentFormat#TEXT}. */
     public static DocumentLayout of(DocumentFormat format) {
+        return of(format, NestingLimit.DEFAULTS);
+    }
+
+    /**
+     * The layout of {@code format}; null for {@link DocumentFormat#TEXT}, which has no structure to follow. Its reader
+     * refuses a document nested deeper than {@code limit} ({@link io.strata.chunking.InputLimitException}).
+     */
+    public static DocumentLayout of(DocumentFormat format, NestingLimit limit) {
         return switch (format) {
             case TEXT -> null;
-            case MARKDOWN -> new StructuredLayout(format, new MarkdownStructure()::parse);
-            case HTML -> new StructuredLayout(format, new HtmlStructure()::parse);
+            case MARKDOWN -> new StructuredLayout(format, new MarkdownStructure(limit)::parse);
+            case HTML -> new StructuredLayout(format, new HtmlStructure(limit)::parse);
         };
     }
 
