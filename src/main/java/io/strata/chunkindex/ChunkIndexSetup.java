@@ -74,6 +74,22 @@ public final class ChunkIndexSetup {
         return name != null && name.startsWith("<") && name.endsWith(">") ? dateMath.get().resolveDateMathExpression(name) : name;
     }
 
+    /** The chunk key of {@code id} stored on {@code shard} of concrete index {@code index} ({@link ChunkKey}). */
+    public ChunkKey keyOf(String index, String id, int shard) {
+        return ChunkKey.of(clusterService.state().metadata().index(index), id, shard);
+    }
+
+    /** The chunk key of {@code id} stored with {@code routing} (null: none) in concrete index {@code index}. */
+    public ChunkKey keyOf(String index, String id, String routing) {
+        return ChunkKey.routed(clusterService.state().metadata().index(index), id, routing);
+    }
+
+    /** The number of shards of concrete index {@code index} (1 when it is gone). */
+    public int shardsOf(String index) {
+        IndexMetadata metadata = clusterService.state().metadata().index(index);
+        return metadata == null ? 1 : metadata.getNumberOfShards();
+    }
+
     public ChunkIndexRegistry registry() {
         return registry;
     }

@@ -61,8 +61,8 @@ public final class Reconciler {
         this.writers = writers;
         this.view = view;
         ShardPages pages = new ShardPages(client, clusterService);
-        this.chunkPass = new ReconcileChunkPass(client, pages);
-        this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers, setup.registry());
+        this.chunkPass = new ReconcileChunkPass(client, pages, setup);
+        this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers, setup);
     }
 
     public void reconcile(String sourceIndex, boolean dryRun, ActionListener<ReconcileReport> listener) {
