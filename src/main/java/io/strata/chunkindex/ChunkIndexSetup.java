@@ -5,6 +5,9 @@ import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.action.admin.indices.stats.IndicesStatsRequest;
+import org.opensearch.action.admin.indices.stats.ShardStats;
+import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.index.IndexRequest;
@@ -260,14 +263,55 @@ public final class ChunkIndexSetup {
                 listener.onResponse(null);
             }, e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
-                    checkMapping(target, sourceIndex, fields, model, key, listener); // another document created it first
+                    adoptable(target, sourceIndex, ActionListener.wrap( // another document created it first, or someone else
+                        v -> checkMapping(target, sourceIndex, fields, model, key, listener), listener::onFailure));
                 } else {
                     listener.onFailure(e);
                 }
             }));
         } else {
-            checkMapping(target, sourceIndex, fields, model, key, listener);
+            adoptable(target, sourceIndex, ActionListener.wrap(v -> checkMapping(target, sourceIndex, fields, model, key, listener),
+                listener::onFailure));
         }
+    }
+
+    /**
+     * Continues when {@code target} may become (or is) a chunk index of {@code sourceIndex}: registered to it, or never
+     * written to — no operation on any of its shards (max {@code _seq_no} -1; unrefreshed writes count). Anything else is an
+     * index Strata did not create: a 400 before anything is written, since registering it would let the node delete it
+     * with the source (as the janitor does, as itself), and chunk writes would mix with its documents. Read as the node
+     * (index stats; the caller may not be allowed to, and is told no more than that the index is in use).
+     */
+    void adoptable(String target, String sourceIndex, ActionListener<Void> listener) {
+        ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
+        if (owner != null && owner.source().getName().equals(sourceIndex)) {
+            listener.onResponse(null); // checkOwner made sure it is this incarnation's
+            return;
+        }
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
+        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
+            client.admin().indices().stats(new IndicesStatsRequest().indices(target).clear().docs(true),
+                new ContextPreservingActionListener<>(caller, ActionListener.wrap(stats -> {
+                    for (ShardStats shard : stats.getShards()) {
+                        if (shard.getSeqNoStats() == null || shard.getSeqNoStats().getMaxSeqNo() >= 0) {
+                            listener.onFailure(inUse(target));
+                            return;
+                        }
+                    }
+                    if (stats.getShards().length == 0) {
+                        listener.onFailure(inUse(target)); // no shard answered: nothing says it is empty
+                        return;
+                    }
+                    listener.onResponse(null);
+                }, e -> listener.onFailure(inUse(target)))));
+        }
+    }
+
+    static IllegalArgumentException inUse(String target) {
+        return new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] is an existing index that Strata did "
+            + "not create and that has been written to; a chunk index is a new index, an empty one, or one registered to this "
+            + "source index: name another [target_index] (e.g. \"{{_index}}-chunks\")", target));
     }
 
     /** The source fields a chunk index serves: the chunked text's path and the {@code copy_fields}. */
