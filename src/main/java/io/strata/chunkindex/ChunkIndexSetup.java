@@ -3,10 +3,11 @@ package io.strata.chunkindex;
 import io.strata.model.ModelInfo;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
+import org.opensearch.action.admin.cluster.state.ClusterStateRequest;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
 import org.opensearch.action.admin.indices.stats.IndicesStatsRequest;
-import org.opensearch.action.admin.indices.stats.ShardStats;
+import org.opensearch.action.admin.indices.refresh.RefreshRequest;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
@@ -26,6 +27,7 @@ import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.index.IndexSettings;
+import org.opensearch.index.shard.DocsStats;
 import org.opensearch.ingest.IngestService;
 import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.transport.client.Client;
@@ -276,11 +278,13 @@ public final class ChunkIndexSetup {
     }
 
     /**
-     * Continues when {@code target} may become (or is) a chunk index of {@code sourceIndex}: registered to it, or never
-     * written to — no operation on any of its shards (max {@code _seq_no} -1; unrefreshed writes count). Anything else is an
-     * index Strata did not create: a 400 before anything is written, since registering it would let the node delete it
-     * with the source (as the janitor does, as itself), and chunk writes would mix with its documents. Read as the node
-     * (index stats; the caller may not be allowed to, and is told no more than that the index is in use).
+     * Continues when {@code target} may become (or is) a chunk index of {@code sourceIndex}: registered to it, or holding no
+     * document — refreshed first, so every acknowledged write counts; Strata's own tombstones (a delete in the bulk that
+     * creates the chunk index) hold none — or registered to it in the cluster manager's state (a registration not applied
+     * here yet). Anything else is an index Strata did not create: a 400 before anything is written, since registering it
+     * would let the node delete it with the source (as the janitor does, as itself), and chunk writes would mix with its
+     * documents. Read as the node (a refresh and the document count; the caller may not be allowed to, and learns no more
+     * than that the index holds documents).
      */
     void adoptable(String target, String sourceIndex, ActionListener<Void> listener) {
         ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
@@ -291,27 +295,42 @@ public final class ChunkIndexSetup {
         ThreadContext threadContext = client.threadPool().getThreadContext();
         Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
         try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
-            client.admin().indices().stats(new IndicesStatsRequest().indices(target).clear().docs(true),
-                new ContextPreservingActionListener<>(caller, ActionListener.wrap(stats -> {
-                    for (ShardStats shard : stats.getShards()) {
-                        if (shard.getSeqNoStats() == null || shard.getSeqNoStats().getMaxSeqNo() >= 0) {
-                            listener.onFailure(inUse(target));
-                            return;
+            ActionListener<Void> notOurs = new ContextPreservingActionListener<>(caller, ActionListener.wrap(listener::onResponse,
+                e -> listener.onFailure(inUse(target))));
+            client.admin().indices().refresh(new RefreshRequest(target), ActionListener.wrap(
+                refreshed -> client.admin().indices().stats(new IndicesStatsRequest().indices(target).clear().docs(true),
+                    ActionListener.wrap(stats -> {
+                        DocsStats docs = stats.getShards().length == 0 ? null : stats.getPrimaries().getDocs();
+                        if (docs != null && docs.getCount() == 0) {
+                            notOurs.onResponse(null);
+                        } else {
+                            registeredOnClusterManager(target, sourceIndex, notOurs);
                         }
-                    }
-                    if (stats.getShards().length == 0) {
-                        listener.onFailure(inUse(target)); // no shard answered: nothing says it is empty
-                        return;
-                    }
-                    listener.onResponse(null);
-                }, e -> listener.onFailure(inUse(target)))));
+                    }, notOurs::onFailure)),
+                notOurs::onFailure));
         }
     }
 
     static IllegalArgumentException inUse(String target) {
         return new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] is an existing index that Strata did "
-            + "not create and that has been written to; a chunk index is a new index, an empty one, or one registered to this "
+            + "not create and that holds documents; a chunk index is a new index, an empty one, or one registered to this "
             + "source index: name another [target_index] (e.g. \"{{_index}}-chunks\")", target));
+    }
+
+    /**
+     * The registration as the cluster manager has it: a chunk index another node created and registered a moment ago (the
+     * registration is acknowledged before its chunks are written) may not have reached this node's state yet.
+     */
+    private void registeredOnClusterManager(String target, String sourceIndex, ActionListener<Void> listener) {
+        IndexMetadata source = clusterService.state().metadata().index(sourceIndex);
+        client.admin().cluster().state(new ClusterStateRequest().clear().metadata(true).indices(target), ActionListener.wrap(state -> {
+            ChunkIndexRegistry.Registration owner = ChunkIndexRegistry.registrationOf(state.getState().metadata().index(target));
+            if (owner != null && source != null && owner.source().getUUID().equals(source.getIndexUUID())) {
+                listener.onResponse(null);
+            } else {
+                listener.onFailure(inUse(target));
+            }
+        }, listener::onFailure));
     }
 
     /** The source fields a chunk index serves: the chunked text's path and the {@code copy_fields}. */

@@ -76,10 +76,12 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         registry.apply(state.metadata());
     }
 
-    /** The requests sent but the node's read of an existing index's stats (whether it was ever written to). */
+    /** The requests sent but the node's look at an existing index (refresh, document count, the cluster manager's state). */
     private List<org.opensearch.action.ActionRequest> changes() {
         return client.requests.stream()
-            .filter(r -> !(r instanceof org.opensearch.action.admin.indices.stats.IndicesStatsRequest)).toList();
+            .filter(r -> !(r instanceof org.opensearch.action.admin.indices.stats.IndicesStatsRequest
+                || r instanceof org.opensearch.action.admin.indices.refresh.RefreshRequest
+                || r instanceof org.opensearch.action.admin.cluster.state.ClusterStateRequest)).toList();
     }
 
     private Captured<Void> ensure(ModelInfo model) {
@@ -180,6 +182,20 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
 
         assertThat(e.getMessage(), containsString("[target_index] [" + CHUNKS + "] is an existing index that Strata did not create"));
         assertEquals("no mapping added", 0, client.requests(PutMappingRequest.class).size());
+    }
+
+    public void testEnsureIndex_onAChunkIndexWrittenAndRegisteredFromAnotherNode_notYetRegisteredHere_isUsed() {
+        // the cluster manager's state has the registration; this node's registry has not applied it yet
+        setState(state(index(SOURCE, "src-1"), index(CHUNKS, "c-1", null, Settings.builder().put("index.knn", true).build())));
+        client.put(CHUNKS, SOURCE + ":0", Map.of("source_id", SOURCE));
+        IndexMetadata chunks = clusterService.state().metadata().index(CHUNKS);
+        IndexMetadata registered = IndexMetadata.builder(chunks).putCustom(ChunkIndexRegistry.CUSTOM_KEY,
+            ChunkIndexRegistry.customData(clusterService.state().metadata().index(SOURCE).getIndex(), 0)).build();
+        clusterService.setState(ClusterState.builder(clusterService.state())
+            .metadata(Metadata.builder(clusterService.state().metadata()).put(registered, true)).build());
+        assertNull("not applied by this node's registry", registry.ofChunkIndex(CHUNKS));
+
+        ensure(E5).assertSucceeded();
     }
 
     public void testEnsureIndex_withAModel_onAChunkIndexWrittenWithoutVectors_addsTheVectorFields() {
