@@ -63,7 +63,8 @@ import java.util.function.IntFunction;
  * killed) can leave a partial set; its source write stands, so {@code _reconcile} rewrites it. A write that fails for
  * another reason (e.g. a rejection) removes every chunk of the document at {@code V} and fails: the caller is told, and
  * {@code _reconcile} rewrites the chunks once the cause is fixed. Versions are the source index's sequence numbers, so a
- * chunk index serves one incarnation of one concrete source index ({@link ChunkIndexRegistry}).
+ * chunk index serves one incarnation of one concrete source index ({@link ChunkIndexRegistry}), and the chunks of a
+ * {@link ChunkKey} — an {@code _id} on one shard — since sequence numbers count one shard's operations.
  */
 public final class ChunkCommit {
     /** How a write or delete ended. */
