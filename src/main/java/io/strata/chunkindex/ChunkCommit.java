@@ -22,15 +22,18 @@ import java.util.function.IntFunction;
  * <ol>
  *   <li>writes ids {@code 1 … n-1} at {@code V} (bulk slices, in order);</li>
  *   <li>then id {@code 0}, the <b>commit</b>, at {@code V};</li>
- *   <li>then deletes, at {@code V}, the ids beyond {@code n} that a realtime probe finds ({@code n+1, …}, window by window
- *       until one finds nothing) and always id {@code n} (a tombstone if absent).</li>
+ *   <li>then deletes, at {@code V}, ids {@code n, n+1, …} window by window until a window deleted nothing (id {@code n}
+ *       always: a tombstone if absent). Blind deletes, not a read then deletes: no read of the chunk index is needed, so
+ *       none can miss chunks not yet refreshed (a caller with document- or field-level security on the chunk index only
+ *       gets non-realtime reads).</li>
  * </ol>
  * A version conflict on any write of steps 1–2 means a newer version is stored: the writer is <b>superseded</b>, writes no
  * further, and deletes at {@code V} what it wrote (external deletes only apply where the stored version is not newer, so
- * the rollback never removes the newer writer's chunks). Conflicts in step 3 are ignored (a newer writer's documents).
+ * the rollback never removes the newer writer's chunks). Conflicts in step 3 are a newer writer's documents: left alone,
+ * and counted as found (the windows go on).
  * Deleting a source document's chunks ({@code n = 0}, or a source delete with the delete's {@code _seq_no}) tombstones id 0
- * first — a conflict there means a newer writer committed, and nothing is done — then deletes ids {@code 1, …} found by
- * probes.
+ * first — a conflict there means a newer writer committed, and nothing is done — then ids {@code 1, …} window by window
+ * as above.
  *
  * <p><b>Why the newest version wins</b> (W of version {@code V}, any older writer L of version {@code v < V}):
  * <ul>
@@ -38,8 +41,8 @@ import java.util.function.IntFunction;
  *       newer writer supersedes W;</li>
  *   <li>a write of L to an id that W wrote before it conflicts, and L rolls back; one that lands before W's write to the
  *       same id is overwritten by it;</li>
- *   <li>a write of L to an id {@code ≥ n} that lands before W's probe is found and deleted by W; one that lands after the
- *       probe comes after W's commit (W probes after committing), and L commits only after all its other writes, so L's
+ *   <li>a write of L to an id {@code ≥ n} that lands before W's delete of it is deleted by W; one that lands after that
+ *       delete comes after W's commit (W deletes after committing), and L commits only after all its other writes, so L's
  *       commit comes after W's commit and conflicts (W's id 0 at {@code V}, or W's tombstone of id 0 when W deletes): L
  *       rolls back, removing that write too;</li>
  *   <li>W's tombstone of id {@code n} makes a late write of L to the first id past W's chunks conflict at once.</li>
@@ -60,7 +63,8 @@ import java.util.function.IntFunction;
  * killed) can leave a partial set; its source write stands, so {@code _reconcile} rewrites it. A write that fails for
  * another reason (e.g. a rejection) removes every chunk of the document at {@code V} and fails: the caller is told, and
  * {@code _reconcile} rewrites the chunks once the cause is fixed. Versions are the source index's sequence numbers, so a
- * chunk index serves one incarnation of one concrete source index ({@link ChunkIndexRegistry}).
+ * chunk index serves one incarnation of one concrete source index ({@link ChunkIndexRegistry}), and the chunks of a
+ * {@link ChunkKey} — an {@code _id} on one shard — since sequence numbers count one shard's operations.
  */
 public final class ChunkCommit {
     /** How a write or delete ended. */
@@ -84,8 +88,13 @@ public final class ChunkCommit {
             new VersionConflictEngineException(new ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
     }
 
-    /** How many consecutive ids one probe asks for. */
+    /** How many consecutive ids one window of deletes beyond a document's chunks covers (after the first). */
     static final int PROBE = 64;
+    /**
+     * The first window: a rewrite that keeps or nearly keeps its parent count (most) leaves this many tombstones, a shrink
+     * by more goes on by {@link #PROBE}.
+     */
+    static final int FIRST_WINDOW = 8;
 
     private final VersionedChunks store;
     private final Slicing slicing;
@@ -113,36 +122,36 @@ public final class ChunkCommit {
     }
 
     /**
-     * Makes the chunks of {@code sourceId} in {@code target} documents {@code 0 … n-1} (document {@code i} is
+     * Makes the chunks of {@code key} in {@code target} documents {@code 0 … n-1} (document {@code i} is
      * {@code docAt.apply(i)}, built once, as its slice is sent), for source operation {@code seqNo}.
      */
-    public void write(String target, String sourceId, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
+    public void write(String target, ChunkKey key, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
                       ActionListener<Result> listener) {
-        write(target, sourceId, seqNo, n, docAt, k -> {}, listener);
+        write(target, key, seqNo, n, docAt, k -> {}, listener);
     }
 
     /** As {@link #write}, telling {@code written} how many documents each slice (and the commit) wrote. */
-    public void write(String target, String sourceId, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
+    public void write(String target, ChunkKey key, long seqNo, int n, IntFunction<Map<String, Object>> docAt,
                       IntConsumer written, ActionListener<Result> listener) {
         if (n == 0) {
-            delete(target, sourceId, seqNo, listener);
+            delete(target, key, seqNo, listener);
             return;
         }
-        new Writer(target, sourceId, versionOf(seqNo) + offset, n, docAt, written, listener).writeFrom(1);
+        new Writer(target, key, versionOf(seqNo) + offset, n, docAt, written, listener).writeFrom(1);
     }
 
     /**
-     * Whether the chunks of {@code sourceId} are those of source operation {@code seqNo} (or a newer one): its commit, id 0,
+     * Whether the chunks of {@code key} are those of source operation {@code seqNo} (or a newer one): its commit, id 0,
      * stored at that operation's version or above in {@code target} (null: the document has no chunks), and absent from
      * every other of {@code indices}. One realtime read of id 0 per index: the commit is written after ids {@code 1 … n-1}
      * and a writer that fails before it removes what it wrote, so a current commit means a complete set.
      */
-    public void inStep(List<String> indices, String target, String sourceId, long seqNo, ActionListener<Boolean> listener) {
+    public void inStep(List<String> indices, String target, ChunkKey key, long seqNo, ActionListener<Boolean> listener) {
         List<String> all = new ArrayList<>(indices);
         if (target != null && !all.contains(target)) {
             all.add(target);
         }
-        store.versions(all, ChunkDocuments.chunkId(sourceId, 0), ActionListener.map(listener, versions -> {
+        store.versions(all, key.chunkId(0), ActionListener.map(listener, versions -> {
             for (String index : all) {
                 Long version = versions.get(index);
                 boolean ok = index.equals(target) ? version != null && version >= versionOf(seqNo) : version == null;
@@ -154,50 +163,44 @@ public final class ChunkCommit {
         }));
     }
 
-    /** Removes every chunk of {@code sourceId} from {@code target} for source operation {@code seqNo} (id 0 first). */
-    public void delete(String target, String sourceId, long seqNo, ActionListener<Result> listener) {
-        deleteAt(target, sourceId, versionOf(seqNo) + offset, listener);
+    /** Removes every chunk of {@code key} from {@code target} for source operation {@code seqNo} (id 0 first). */
+    public void delete(String target, ChunkKey key, long seqNo, ActionListener<Result> listener) {
+        deleteAt(target, key, versionOf(seqNo) + offset, listener);
     }
 
-    private void deleteAt(String target, String sourceId, long version, ActionListener<Result> listener) {
-        store.delete(target, List.of(ChunkDocuments.chunkId(sourceId, 0)), version, ActionListener.wrap(results -> {
+    private void deleteAt(String target, ChunkKey key, long version, ActionListener<Result> listener) {
+        store.delete(target, List.of(key.chunkId(0)), version, ActionListener.wrap(results -> {
             VersionedChunks.ItemResult commit = results.get(0);
             switch (commit.outcome()) {
                 case CONFLICT -> listener.onResponse(Result.SUPERSEDED);
                 case FAILED -> listener.onFailure(commit.failure());
-                case APPLIED -> deleteFound(target, sourceId, 1, -1, version, ActionListener.map(listener, v -> Result.DONE));
+                case APPLIED -> deleteFound(target, key, 1, FIRST_WINDOW, version, ActionListener.map(listener, v -> Result.DONE));
             }
         }, listener::onFailure));
     }
 
     /**
-     * Deletes at {@code version} the chunks of {@code sourceId} that a realtime probe finds from id {@code from} on, window by
-     * window until one finds none, and id {@code always} too (a tombstone if absent; -1 for none). Conflicts are ignored.
+     * Deletes at {@code version} ids {@code from, from+1, …} of {@code key} window by window, blind, until a window deleted
+     * nothing ({@link #FIRST_WINDOW} ids first, then {@link #PROBE}): what each delete answers (deleted, absent, or a newer
+     * version there) says whether chunks go on, so no read is needed — a read would have to be realtime to see chunks not
+     * yet refreshed, and the security plugin makes every read of a caller with document- or field-level security on the
+     * chunk index non-realtime. An absent id keeps a tombstone ({@code index.gc_deletes}). Conflicts are a newer
+     * writer's documents, left alone.
      */
-    private void deleteFound(String target, String sourceId, int from, int always, long version, ActionListener<Void> listener) {
-        List<String> window = new ArrayList<>(PROBE);
-        for (int i = from; i < from + PROBE; i++) {
-            window.add(ChunkDocuments.chunkId(sourceId, i));
+    private void deleteFound(String target, ChunkKey key, int from, int size, long version, ActionListener<Void> listener) {
+        List<String> window = new ArrayList<>(size);
+        for (int i = from; i < from + size; i++) {
+            window.add(key.chunkId(i));
         }
-        store.existing(target, window, ActionListener.wrap(found -> {
-            List<String> ids = new ArrayList<>(found);
-            if (always >= 0) {
-                ids.add(0, ChunkDocuments.chunkId(sourceId, always));
-            }
-            if (ids.isEmpty()) {
+        store.delete(target, window, version, ActionListener.wrap(results -> {
+            Exception failed = firstFailure(results);
+            if (failed != null) {
+                listener.onFailure(failed);
+            } else if (results.stream().noneMatch(VersionedChunks.ItemResult::found)) {
                 listener.onResponse(null);
-                return;
+            } else {
+                deleteFound(target, key, from + size, PROBE, version, listener);
             }
-            store.delete(target, ids, version, ActionListener.wrap(results -> {
-                Exception failed = firstFailure(results);
-                if (failed != null) {
-                    listener.onFailure(failed);
-                } else if (found.isEmpty()) {
-                    listener.onResponse(null);
-                } else {
-                    deleteFound(target, sourceId, from + PROBE, -1, version, listener);
-                }
-            }, listener::onFailure));
         }, listener::onFailure));
     }
 
@@ -213,7 +216,7 @@ public final class ChunkCommit {
     /** One write: its progress and what it wrote, for a rollback. */
     private final class Writer {
         private final String target;
-        private final String sourceId;
+        private final ChunkKey key;
         private final long version;
         private final int n;
         private final IntFunction<Map<String, Object>> docAt;
@@ -221,10 +224,10 @@ public final class ChunkCommit {
         private final ActionListener<Result> listener;
         private final List<String> written = new ArrayList<>();
 
-        Writer(String target, String sourceId, long version, int n, IntFunction<Map<String, Object>> docAt,
+        Writer(String target, ChunkKey key, long version, int n, IntFunction<Map<String, Object>> docAt,
                IntConsumer progress, ActionListener<Result> listener) {
             this.target = target;
-            this.sourceId = sourceId;
+            this.key = key;
             this.version = version;
             this.n = n;
             this.docAt = docAt;
@@ -245,7 +248,7 @@ public final class ChunkCommit {
                 while (end < n && !slicing.bulkFull(slice.size(), bytes)) {
                     Map<String, Object> doc = docAt.apply(end);
                     bytes += ChunkDocuments.estimatedBytes(doc);
-                    slice.add(Map.entry(ChunkDocuments.chunkId(sourceId, end), doc));
+                    slice.add(Map.entry(key.chunkId(end), doc));
                     end++;
                 }
             } catch (Exception e) {
@@ -283,12 +286,12 @@ public final class ChunkCommit {
                 abandon(e);
                 return;
             }
-            store.index(target, List.of(Map.entry(ChunkDocuments.chunkId(sourceId, 0), first)), version, ActionListener.wrap(results -> {
+            store.index(target, List.of(Map.entry(key.chunkId(0), first)), version, ActionListener.wrap(results -> {
                 VersionedChunks.ItemResult r = results.get(0);
                 switch (r.outcome()) {
                     case APPLIED -> {
                         progress.accept(1);
-                        deleteFound(target, sourceId, n + 1, n, version, ActionListener.wrap(
+                        deleteFound(target, key, n, FIRST_WINDOW, version, ActionListener.wrap(
                             v -> listener.onResponse(Result.DONE), listener::onFailure));
                     }
                     case CONFLICT -> rollback();
@@ -318,7 +321,7 @@ public final class ChunkCommit {
          * document deleted at this version) and fails with the cause.
          */
         void abandon(Exception cause) {
-            deleteAt(target, sourceId, version, ActionListener.wrap(r -> listener.onFailure(cause), e -> {
+            deleteAt(target, key, version, ActionListener.wrap(r -> listener.onFailure(cause), e -> {
                 cause.addSuppressed(e);
                 listener.onFailure(cause);
             }));

@@ -15,9 +15,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The chunk-index contract: one document per parent chunk, id {@code <source _id>:<ordinal>}, its
- * children in a {@code nested} array. One chunk index holds the chunks of one source index (recorded in the
- * mapping's {@code _meta}), so a chunk id names exactly one source document.
+ * The chunk-index contract: one document per parent chunk, id {@code <source _id>:<ordinal>} (with
+ * {@code @<shard>} after it for a document stored off the shard its {@code _id} alone routes to: {@link ChunkKey}), its
+ * children in a {@code nested} array. One chunk index holds the chunks of one concrete source index (recorded in the
+ * registry, {@link ChunkIndexRegistry}), so a chunk id names exactly one source document.
  *
  * <p>Format 2 (recorded as {@code _meta.strata.format}): a parent with vectors also appears in its own
  * {@code children} array as a level-0 entry holding only {@code level: 0} and its {@code embedding} (its text and
@@ -91,8 +92,40 @@ public final class ChunkDocuments {
 
     private ChunkDocuments() {}
 
+    /** The chunk id of a document on the shard its {@code _id} alone routes to ({@link ChunkKey} has the other form). */
     public static String chunkId(String sourceId, int ordinal) {
         return sourceId + ":" + ordinal;
+    }
+
+    /** The ordinal of a chunk id ({@code <_id>:<ordinal>} or {@code <_id>:<ordinal>@<shard>}), or -1 when it is none. */
+    public static int ordinalOf(String chunkId) {
+        int colon = chunkId == null ? -1 : chunkId.lastIndexOf(':');
+        if (colon < 0) {
+            return -1;
+        }
+        String tail = chunkId.substring(colon + 1);
+        int at = tail.indexOf('@');
+        try {
+            int ordinal = Integer.parseInt(at < 0 ? tail : tail.substring(0, at));
+            if (at >= 0) {
+                Integer.parseInt(tail.substring(at + 1));
+            }
+            return ordinal;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** The id of chunk {@code ordinal} of the same source document as chunk id {@code chunkId} (same shard form). */
+    public static String siblingId(String chunkId, int ordinal) {
+        int colon = chunkId.lastIndexOf(':');
+        int at = chunkId.indexOf('@', colon);
+        return chunkId.substring(0, colon + 1) + ordinal + (at < 0 ? "" : chunkId.substring(at));
+    }
+
+    /** What the chunks of one source document (one {@link ChunkKey}) have in common: the id of their chunk 0. */
+    public static String keyOf(String chunkId) {
+        return chunkId.lastIndexOf(':') < 0 ? chunkId : siblingId(chunkId, 0);
     }
 
     /** OpenSearch's limit on a document's {@code _id}, in UTF-8 bytes ({@code IndexRequest#validate}). */

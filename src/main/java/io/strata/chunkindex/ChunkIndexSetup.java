@@ -3,8 +3,12 @@ package io.strata.chunkindex;
 import io.strata.model.ModelInfo;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
+import org.opensearch.action.admin.cluster.state.ClusterStateRequest;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
+import org.opensearch.action.admin.indices.stats.IndicesStatsRequest;
+import org.opensearch.action.admin.indices.refresh.RefreshRequest;
+import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.index.IndexRequest;
@@ -23,6 +27,7 @@ import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.index.IndexSettings;
+import org.opensearch.index.shard.DocsStats;
 import org.opensearch.ingest.IngestService;
 import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.transport.client.Client;
@@ -72,6 +77,22 @@ public final class ChunkIndexSetup {
     /** {@code name} as a write resolves it: its date math ({@code <logs-{now/d}>} → {@code logs-2026.11.27}) evaluated now. */
     public String resolvedName(String name) {
         return name != null && name.startsWith("<") && name.endsWith(">") ? dateMath.get().resolveDateMathExpression(name) : name;
+    }
+
+    /** The chunk key of {@code id} stored on {@code shard} of concrete index {@code index} ({@link ChunkKey}). */
+    public ChunkKey keyOf(String index, String id, int shard) {
+        return ChunkKey.of(clusterService.state().metadata().index(index), id, shard);
+    }
+
+    /** The chunk key of {@code id} stored with {@code routing} (null: none) in concrete index {@code index}. */
+    public ChunkKey keyOf(String index, String id, String routing) {
+        return ChunkKey.routed(clusterService.state().metadata().index(index), id, routing);
+    }
+
+    /** The number of shards of concrete index {@code index} (1 when it is gone). */
+    public int shardsOf(String index) {
+        IndexMetadata metadata = clusterService.state().metadata().index(index);
+        return metadata == null ? 1 : metadata.getNumberOfShards();
     }
 
     public ChunkIndexRegistry registry() {
@@ -244,14 +265,72 @@ public final class ChunkIndexSetup {
                 listener.onResponse(null);
             }, e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
-                    checkMapping(target, sourceIndex, fields, model, key, listener); // another document created it first
+                    adoptable(target, sourceIndex, ActionListener.wrap( // another document created it first, or someone else
+                        v -> checkMapping(target, sourceIndex, fields, model, key, listener), listener::onFailure));
                 } else {
                     listener.onFailure(e);
                 }
             }));
         } else {
-            checkMapping(target, sourceIndex, fields, model, key, listener);
+            adoptable(target, sourceIndex, ActionListener.wrap(v -> checkMapping(target, sourceIndex, fields, model, key, listener),
+                listener::onFailure));
         }
+    }
+
+    /**
+     * Continues when {@code target} may become (or is) a chunk index of {@code sourceIndex}: registered to it, or holding no
+     * document — refreshed first, so every acknowledged write counts; Strata's own tombstones (a delete in the bulk that
+     * creates the chunk index) hold none — or registered to it in the cluster manager's state (a registration not applied
+     * here yet). Anything else is an index Strata did not create: a 400 before anything is written, since registering it
+     * would let the node delete it with the source (as the janitor does, as itself), and chunk writes would mix with its
+     * documents. Read as the node (a refresh and the document count; the caller may not be allowed to, and learns no more
+     * than that the index holds documents).
+     */
+    void adoptable(String target, String sourceIndex, ActionListener<Void> listener) {
+        ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
+        if (owner != null && owner.source().getName().equals(sourceIndex)) {
+            listener.onResponse(null); // checkOwner made sure it is this incarnation's
+            return;
+        }
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
+        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
+            ActionListener<Void> notOurs = new ContextPreservingActionListener<>(caller, ActionListener.wrap(listener::onResponse,
+                e -> listener.onFailure(inUse(target))));
+            client.admin().indices().refresh(new RefreshRequest(target), ActionListener.wrap(
+                refreshed -> client.admin().indices().stats(new IndicesStatsRequest().indices(target).clear().docs(true),
+                    ActionListener.wrap(stats -> {
+                        DocsStats docs = stats.getShards().length == 0 ? null : stats.getPrimaries().getDocs();
+                        if (docs != null && docs.getCount() == 0) {
+                            notOurs.onResponse(null);
+                        } else {
+                            registeredOnClusterManager(target, sourceIndex, notOurs);
+                        }
+                    }, notOurs::onFailure)),
+                notOurs::onFailure));
+        }
+    }
+
+    static IllegalArgumentException inUse(String target) {
+        return new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] is an existing index that Strata did "
+            + "not create and that holds documents; a chunk index is a new index, an empty one, or one registered to this "
+            + "source index: name another [target_index] (e.g. \"{{_index}}-chunks\")", target));
+    }
+
+    /**
+     * The registration as the cluster manager has it: a chunk index another node created and registered a moment ago (the
+     * registration is acknowledged before its chunks are written) may not have reached this node's state yet.
+     */
+    private void registeredOnClusterManager(String target, String sourceIndex, ActionListener<Void> listener) {
+        IndexMetadata source = clusterService.state().metadata().index(sourceIndex);
+        client.admin().cluster().state(new ClusterStateRequest().clear().metadata(true).indices(target), ActionListener.wrap(state -> {
+            ChunkIndexRegistry.Registration owner = ChunkIndexRegistry.registrationOf(state.getState().metadata().index(target));
+            if (owner != null && source != null && owner.source().getUUID().equals(source.getIndexUUID())) {
+                listener.onResponse(null);
+            } else {
+                listener.onFailure(inUse(target));
+            }
+        }, listener::onFailure));
     }
 
     /** The source fields a chunk index serves: the chunked text's path and the {@code copy_fields}. */

@@ -52,8 +52,9 @@ import java.util.function.Supplier;
  *       ({@link Rechunker});</li>
  *   <li>a retried write that finds nothing to do, after its first attempt stored the source and failed on the chunks: a
  *       noop update (in a bulk, or a single {@code _update}, which writes no inner bulk then) has its chunks checked against
- *       the stored summary and cut again if stale or missing; a delete answered {@code not_found} deletes the document's
- *       chunks at its own {@code _seq_no}.</li>
+ *       the stored summary and cut again if stale or missing; a delete answered {@code not_found} deletes the chunks of
+ *       that {@code _id} on the shard the delete was routed to, at its own {@code _seq_no} (a delete with another routing
+ *       touches nothing of a document stored on another shard: chunk ids carry the shard, {@link ChunkKey}).</li>
  * </ul>
  * Ledger entries are matched to items through the request slot (the item's id, and the index the request named, which may
  * be an alias), and written into the chunk index of the item's concrete index ({@link BulkItemResponse#getIndex()}). The
@@ -207,6 +208,8 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             DocWriteResponse written = item.getResponse();
             Index concrete = written.getShardId().getIndex();
             long seqNo = written.getSeqNo();
+            // the document the item touched: its _id on the shard it was routed to (seqNo counts that shard's operations)
+            ChunkKey key = c.setup().keyOf(concrete.getName(), item.getId(), written.getShardId().id());
             DocWriteRequest<?> sent = request.requests().get(item.getItemId());
             List<ChunkIndexRegistry.Registration> registered = c.setup().registry().ofSource(concrete.getUUID());
             DocWriteResponse.Result result = written.getResult();
@@ -233,7 +236,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 // not_found: possibly a retried delete whose first attempt removed the source but not its chunks
                 for (String target : targets) {
                     touched.add(target);
-                    work.add(l -> c.commit().delete(target, item.getId(), seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
+                    work.add(l -> c.commit().delete(target, key, seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
                 }
                 return;
             }
@@ -251,7 +254,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 String target = entry.chunks().writer().targetFor(concrete.getName());
                 covered.add(target);
                 touched.add(target);
-                work.add(l -> writeEntry(item, concrete, seqNo, entry, target, l));
+                work.add(l -> writeEntry(item, concrete, key, seqNo, entry, target, l));
             }
             List<String> rest = new ArrayList<>();
             for (String target : targets) {
@@ -266,7 +269,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             if (!entries.isEmpty()) {
                 // a pipeline chunked it into other chunk indices: the remaining ones hold none of its chunks
                 for (String target : rest) {
-                    work.add(l -> c.commit().delete(target, item.getId(), seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
+                    work.add(l -> c.commit().delete(target, key, seqNo, ActionListener.map(failOn(item, target, l), done -> null)));
                 }
             } else if (item.getOpType() == DocWriteRequest.OpType.UPDATE) {
                 // partial document or script: re-chunk the document as stored now (realtime, with its routing)
@@ -332,8 +335,8 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         }
 
         /** The prepared chunks of one written item, into the chunk index of its concrete index. */
-        private void writeEntry(BulkItemResponse item, Index concrete, long seqNo, ChunkLedger.Entry entry, String target,
-                                ActionListener<Void> listener) {
+        private void writeEntry(BulkItemResponse item, Index concrete, ChunkKey key, long seqNo, ChunkLedger.Entry entry,
+                                String target, ActionListener<Void> listener) {
             ActionListener<Void> failOn = failOn(item, target, listener);
             PreparedChunks chunks = entry.chunks();
             Consumer<ActionListener<Void>> ready = target.equals(entry.target()) ? l -> l.onResponse(null)
@@ -343,7 +346,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             ready.accept(ActionListener.wrap(v -> c.setup().register(target, concrete, chunks.writer().callerContext(ActionListener.wrap(
                 r -> {
                     chunks.progress().stage(io.strata.stats.StrataStats.Stage.WRITING);
-                    c.commit().write(target, item.getId(), seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
+                    c.commit().write(target, key, seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
                     chunks.progress()::written, ActionListener.wrap(result -> {
                         if (result == ChunkCommit.Result.DONE && !target.equals(entry.target())) {
                             retarget(item, concrete, seqNo, target, failOn);
@@ -440,7 +443,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             Map<?, ?> summary = stored.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? m : null;
             String target = summary != null && summary.get("target_index") instanceof String t
                 && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? t : null;
-            c.commit().inStep(targets, target, id, stored.seqNo(), ActionListener.wrap(ok -> {
+            c.commit().inStep(targets, target, c.setup().keyOf(concrete.getName(), id, routing), stored.seqNo(), ActionListener.wrap(ok -> {
                 if (ok) {
                     listener.onResponse(false);
                 } else {

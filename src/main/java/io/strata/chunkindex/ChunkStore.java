@@ -32,9 +32,9 @@ import java.util.Set;
  * permissions): versioned writes and deletes for {@link ChunkCommit}, stored vectors for reuse, and source documents read
  * with their routing.
  *
- * <p>Chunk ids are {@code <source _id>:<ordinal>} with ordinals 0..n-1. Nothing here reads a chunk just written in
- * realtime, which would refresh the chunk shard (a segment and an HNSW graph per bulk); the only realtime read is the
- * probe of ids beyond a document's new chunk count, which touches only ids an older version wrote.
+ * <p>Chunk ids are those of {@link ChunkKey} with ordinals 0..n-1. Nothing here reads a chunk just written in realtime,
+ * which would refresh the chunk shard (a segment and an HNSW graph per bulk); the only realtime read is the version of a
+ * document's chunk 0 after a noop update ({@link ChunkCommit#inStep}).
  */
 public final class ChunkStore implements VersionedChunks {
     private final Client client;
@@ -72,18 +72,20 @@ public final class ChunkStore implements VersionedChunks {
             long applied = 0;
             for (BulkItemResponse item : response.getItems()) {
                 if (!item.isFailed()) {
-                    // a delete of an absent id leaves a tombstone but deletes no document: not counted
+                    // a delete of an absent id leaves a tombstone but deletes no document: not counted, and not found
                     if (writes || item.getResponse().getResult() == org.opensearch.action.DocWriteResponse.Result.DELETED) {
                         applied++;
+                        out.add(ItemResult.applied(item.getId()));
+                    } else {
+                        out.add(ItemResult.absent(item.getId()));
                     }
-                    out.add(ItemResult.applied(item.getId()));
                     continue;
                 }
                 Throwable cause = ExceptionsHelper.unwrapCause(item.getFailure().getCause());
                 if (cause instanceof VersionConflictEngineException) {
                     out.add(new ItemResult(item.getId(), Outcome.CONFLICT, null));
                 } else if (!writes && cause instanceof IndexNotFoundException) {
-                    out.add(ItemResult.applied(item.getId())); // no chunk index, no chunks
+                    out.add(ItemResult.absent(item.getId())); // no chunk index, no chunks
                 } else {
                     out.add(new ItemResult(item.getId(), Outcome.FAILED, ChunkWriteException.of(item.getIndex(), item.getFailure().getCause())));
                 }
@@ -96,20 +98,11 @@ public final class ChunkStore implements VersionedChunks {
             listener.onResponse(out);
         }, e -> {
             if (!writes && ExceptionsHelper.unwrapCause(e) instanceof IndexNotFoundException) {
-                listener.onResponse(bulk.requests().stream().map(r -> ItemResult.applied(r.id())).toList());
+                listener.onResponse(bulk.requests().stream().map(r -> ItemResult.absent(r.id())).toList());
             } else {
                 listener.onFailure(ChunkWriteException.of(bulk.requests().get(0).index(), e));
             }
         }));
-    }
-
-    @Override
-    public void existing(String index, List<String> ids, ActionListener<List<String>> listener) {
-        MultiGetRequest probe = new MultiGetRequest().realtime(true);
-        for (String id : ids) {
-            probe.add(new MultiGetRequest.Item(index, id).fetchSourceContext(FetchSourceContext.DO_NOT_FETCH_SOURCE));
-        }
-        probe(probe, ActionListener.map(listener, found -> found.stream().map(GetResponse::getId).toList()));
     }
 
     @Override

@@ -114,7 +114,7 @@ public final class Rechunker {
             step(commit, targets, i + 1, doc, source, checks, summaryTarget, summary, newSummary, superseded, listener);
         }, listener::onFailure);
         if (!target.equals(summaryTarget)) {
-            commit.delete(target, doc.id(), doc.seqNo(), next); // no summary points here: no chunks
+            commit.delete(target, keyOf(source, doc), doc.seqNo(), next); // no summary points here: no chunks
             return;
         }
         Object pipeline = summary == null ? null : summary.get("pipeline");
@@ -136,7 +136,7 @@ public final class Rechunker {
         }
         if (!runs) {
             newSummary[0] = null; // the text is gone, or the processor would skip it now: so are its chunks and its summary
-            commit.delete(target, doc.id(), doc.seqNo(), next);
+            commit.delete(target, keyOf(source, doc), doc.seqNo(), next);
             return;
         }
         String hash = ChunkWriter.sourceHash(text);
@@ -156,10 +156,15 @@ public final class Rechunker {
                 setup.register(target, source, writer.callerContext(ActionListener.wrap(
                     r -> {
                         progress.stage(StrataStats.Stage.WRITING);
-                        commit.write(target, doc.id(), doc.seqNo(), prepared.count(), prepared.documents(source.getName(), doc.id(),
+                        commit.write(target, keyOf(source, doc), doc.seqNo(), prepared.count(), prepared.documents(source.getName(), doc.id(),
                             doc.routing()), progress::written, tracked);
                     }, failed)));
             }, failed), failed), failed));
+    }
+
+    /** The document's chunk key: its _id on the shard its routing sends it to (where it was read). */
+    private ChunkKey keyOf(Index source, ChunkStore.StoredSource doc) {
+        return setup.keyOf(source.getName(), doc.id(), doc.routing());
     }
 
     /**

@@ -26,7 +26,9 @@ import java.util.Set;
 
 /**
  * The chunk side of {@code _reconcile}: every chunk document of one chunk index is an <b>orphan</b> when its source
- * document is gone or no longer carries a summary naming this chunk index (or the name a restore renamed it from), a
+ * document (its {@code source_id} on the shard its {@code source_routing} sends it to) is gone or no longer carries a
+ * summary naming this chunk index (or the name a restore renamed it from), or when its id is not its document's
+ * ({@link ChunkKey}), a
  * <b>duplicate</b> when its ordinal is at or beyond the summary's {@code parents}. A page's candidates (found with a
  * search of their sources) are confirmed with a realtime read of those sources, with their routing, and deleted with the
  * chunk's own version as read ({@code external_gte}): a chunk rewritten since by a newer write is not touched.
@@ -36,10 +38,12 @@ final class ReconcileChunkPass {
 
     private final Client client;
     private final ShardPages pages;
+    private final ChunkIndexSetup setup;
 
-    ReconcileChunkPass(Client client, ShardPages pages) {
+    ReconcileChunkPass(Client client, ShardPages pages, ChunkIndexSetup setup) {
         this.client = client;
         this.pages = pages;
+        this.setup = setup;
     }
 
     /** @param before the name the chunk index had before a restore renamed it (summaries restored with it name that), or null */
@@ -50,37 +54,51 @@ final class ReconcileChunkPass {
             (hits, l) -> checkPage(report, chunkIndex, names, hits, l), listener);
     }
 
-    /** A chunk document as a page shows it. */
-    private record Chunk(String id, String sourceId, int ordinal, String routing, long version) {
-        static Chunk of(SearchHit hit) {
-            Map<String, Object> source = hit.getSourceAsMap();
-            String sourceId = source != null && source.get(ChunkDocuments.SOURCE_ID) instanceof String s ? s : idPrefix(hit.getId());
-            int ordinal = source != null && source.get(ChunkDocuments.ORDINAL) instanceof Number n ? n.intValue() : ordinalOf(hit.getId());
-            String routing = source != null && source.get(ChunkDocuments.SOURCE_ROUTING) instanceof String r ? r : null;
-            return new Chunk(hit.getId(), sourceId, ordinal, routing, hit.getVersion());
-        }
+    /** The id of chunk 0 of the source document {@code id} stored with {@code routing}: what one document's chunks share. */
+    private String keyOf(ReconcileReport report, String id, String routing) {
+        return setup.keyOf(report.sourceIndex, id, routing).chunkId(0);
+    }
+
+    /**
+     * A chunk document as a page shows it; {@code key}: the chunk key of its source document (from its {@code source_id}
+     * and {@code source_routing}), {@code misplaced}: its id is not that document's chunk id for its ordinal (written
+     * before chunk ids carried the source shard, or by hand) — an orphan whatever its source holds.
+     */
+    private record Chunk(String id, String sourceId, int ordinal, String routing, long version, String key, boolean misplaced) {}
+
+    private Chunk chunkOf(ReconcileReport report, SearchHit hit) {
+        Map<String, Object> source = hit.getSourceAsMap();
+        String sourceId = source != null && source.get(ChunkDocuments.SOURCE_ID) instanceof String s ? s : idPrefix(hit.getId());
+        int ordinal = source != null && source.get(ChunkDocuments.ORDINAL) instanceof Number n ? n.intValue() : ordinalOf(hit.getId());
+        String routing = source != null && source.get(ChunkDocuments.SOURCE_ROUTING) instanceof String r ? r : null;
+        ChunkKey key = setup.keyOf(report.sourceIndex, sourceId, routing);
+        boolean misplaced = ordinal != Integer.MAX_VALUE && !key.chunkId(ordinal).equals(hit.getId());
+        return new Chunk(hit.getId(), sourceId, ordinal, routing, hit.getVersion(), key.chunkId(0), misplaced);
     }
 
     private void checkPage(ReconcileReport report, String chunkIndex, Set<String> names, SearchHit[] hits, ActionListener<Void> listener) {
         List<Chunk> chunks = new ArrayList<>(hits.length);
         Set<String> sourceIds = new LinkedHashSet<>();
         for (SearchHit hit : hits) {
-            Chunk c = Chunk.of(hit);
+            Chunk c = chunkOf(report, hit);
             chunks.add(c);
             sourceIds.add(c.sourceId());
         }
         // the summaries of the page's sources, whatever their routing (a search asks every shard)
-        SearchRequest search = new SearchRequest(report.sourceIndex).source(new SearchSourceBuilder().size(sourceIds.size())
+        // (one _id can be a document on every shard; a summary left out of the page only costs its chunks a realtime read)
+        int size = Math.min(sourceIds.size() * setup.shardsOf(report.sourceIndex), Math.max(sourceIds.size(), 10_000));
+        SearchRequest search = new SearchRequest(report.sourceIndex).source(new SearchSourceBuilder().size(size)
             .query(QueryBuilders.idsQuery().addIds(sourceIds.toArray(String[]::new))).fetchSource(new String[] { SUMMARY }, null));
         client.search(search, ActionListener.wrap(response -> {
             Map<String, Map<?, ?>> summaries = new HashMap<>();
             for (SearchHit hit : response.getHits().getHits()) {
                 Map<?, ?> s = summaryFor(hit.getSourceAsMap(), names);
                 if (s != null) {
-                    summaries.put(hit.getId(), s);
+                    // one _id may be stored on several shards (custom routing): each document its own key
+                    summaries.put(keyOf(report, hit.getId(), routingOf(hit)), s);
                 }
             }
-            List<Chunk> candidates = chunks.stream().filter(c -> drift(c, summaries.get(c.sourceId())) != null).toList();
+            List<Chunk> candidates = chunks.stream().filter(c -> drift(c, summaries.get(c.key())) != null).toList();
             confirm(report, chunkIndex, names, candidates, listener);
         }, listener::onFailure));
     }
@@ -94,26 +112,29 @@ final class ReconcileChunkPass {
         }
         MultiGetRequest mget = new MultiGetRequest().realtime(true);
         FetchSourceContext summaryOnly = new FetchSourceContext(true, new String[] { SUMMARY }, null);
-        Map<String, String> routed = new LinkedHashMap<>();
-        candidates.forEach(c -> routed.putIfAbsent(c.sourceId(), c.routing()));
-        routed.forEach((id, routing) -> mget.add(new MultiGetRequest.Item(report.sourceIndex, id).routing(routing)
+        Map<String, Chunk> byKey = new LinkedHashMap<>();
+        candidates.forEach(c -> byKey.putIfAbsent(c.key(), c));
+        List<String> keys = new ArrayList<>(byKey.keySet());
+        byKey.values().forEach(c -> mget.add(new MultiGetRequest.Item(report.sourceIndex, c.sourceId()).routing(c.routing())
             .fetchSourceContext(summaryOnly)));
         client.multiGet(mget, ActionListener.wrap(response -> {
             Map<String, Map<?, ?>> summaries = new HashMap<>();
-            for (MultiGetItemResponse item : response.getResponses()) {
+            MultiGetItemResponse[] items = response.getResponses();
+            for (int i = 0; i < items.length; i++) {
+                MultiGetItemResponse item = items[i];
                 if (item.isFailed()) {
                     throw item.getFailure().getFailure();
                 }
                 if (item.getResponse().isExists()) {
                     Map<?, ?> s = summaryFor(item.getResponse().getSourceAsMap(), names);
                     if (s != null) {
-                        summaries.put(item.getId(), s);
+                        summaries.put(keys.get(i), s); // the answers come in the order asked
                     }
                 }
             }
             List<Chunk> delete = new ArrayList<>();
             for (Chunk c : candidates) {
-                String kind = drift(c, summaries.get(c.sourceId()));
+                String kind = drift(c, summaries.get(c.key()));
                 if ("orphan".equals(kind)) {
                     report.orphans.incrementAndGet();
                     delete.add(c);
@@ -128,7 +149,7 @@ final class ReconcileChunkPass {
 
     /** "orphan", "duplicate", or null when the chunk belongs to its source's summary. */
     private static String drift(Chunk c, Map<?, ?> summary) {
-        if (summary == null) {
+        if (summary == null || c.misplaced()) {
             return "orphan";
         }
         return c.ordinal() >= (summary.get("parents") instanceof Number n ? n.intValue() : 0) ? "duplicate" : null;
@@ -167,10 +188,12 @@ final class ReconcileChunkPass {
     }
 
     private static int ordinalOf(String chunkId) {
-        try {
-            return Integer.parseInt(chunkId.substring(chunkId.lastIndexOf(':') + 1));
-        } catch (NumberFormatException e) {
-            return Integer.MAX_VALUE; // not a chunk id of ours: beyond every summary
-        }
+        int ordinal = ChunkDocuments.ordinalOf(chunkId);
+        return ordinal < 0 ? Integer.MAX_VALUE : ordinal; // not a chunk id of ours: beyond every summary
+    }
+
+    private static String routingOf(SearchHit hit) {
+        org.opensearch.common.document.DocumentField routing = hit.field("_routing");
+        return routing == null ? null : String.valueOf((Object) routing.getValue());
     }
 }

@@ -42,21 +42,25 @@ final class ReconcileSourcePass {
     private final Rechunker rechunker;
     private final Supplier<ChunkWriters> writers;
     private final ChunkIndexRegistry registry;
+    private final ChunkIndexSetup setup;
 
     ReconcileSourcePass(Client client, ShardPages pages, ChunkStore store, Rechunker rechunker, Supplier<ChunkWriters> writers,
-                        ChunkIndexRegistry registry) {
+                        ChunkIndexSetup setup) {
         this.client = client;
         this.pages = pages;
         this.store = store;
         this.rechunker = rechunker;
         this.writers = writers;
-        this.registry = registry;
+        this.registry = setup.registry();
+        this.setup = setup;
     }
 
     /** What the pass knows about one source document of a page. */
     private static final class SourceDoc {
         final String id;
         final String routing;
+        /** Its chunk key ({@link ChunkKey}): one _id may be a document on several shards. */
+        ChunkKey key;
         final String target;
         final int parents;
         final String summaryHash;
@@ -136,7 +140,8 @@ final class ReconcileSourcePass {
             SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
                 summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere,
                 ChunkWriter.isFailed(summary));
-            docs.put(doc.id, doc);
+            doc.key = setup.keyOf(source.getName(), doc.id, doc.routing);
+            docs.put(doc.key.chunkId(0), doc);
             if (doc.elsewhere) {
                 continue; // missing here, whatever the other index holds: not probed
             }
@@ -144,7 +149,7 @@ final class ReconcileSourcePass {
                 ? new String[] { ChunkDocuments.SOURCE_HASH }
                 : new String[] { ChunkDocuments.SOURCE_HASH, ChunkDocuments.TEXT, ChunkDocuments.START, ChunkDocuments.END }, null);
             for (int i = 0; i < doc.parents; i++) {
-                items.add(new MultiGetRequest.Item(target, ChunkDocuments.chunkId(doc.id, i)).fetchSourceContext(fields));
+                items.add(new MultiGetRequest.Item(target, doc.key.chunkId(i)).fetchSourceContext(fields));
             }
         }
         probe(docs, items, 0, ActionListener.wrap(v -> {
@@ -177,7 +182,7 @@ final class ReconcileSourcePass {
                     continue;
                 }
                 String chunkId = item.getId();
-                SourceDoc doc = docs.get(chunkId.substring(0, chunkId.lastIndexOf(':')));
+                SourceDoc doc = docs.get(ChunkDocuments.keyOf(chunkId));
                 doc.present++;
                 Map<String, Object> chunk = item.getResponse().getSourceAsMap();
                 String expected = doc.currentHash != null ? doc.currentHash : doc.summaryHash;

@@ -61,8 +61,8 @@ public final class Reconciler {
         this.writers = writers;
         this.view = view;
         ShardPages pages = new ShardPages(client, clusterService);
-        this.chunkPass = new ReconcileChunkPass(client, pages);
-        this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers, setup.registry());
+        this.chunkPass = new ReconcileChunkPass(client, pages, setup);
+        this.sourcePass = new ReconcileSourcePass(client, pages, store, rechunker, writers, setup);
     }
 
     public void reconcile(String sourceIndex, boolean dryRun, ActionListener<ReconcileReport> listener) {
@@ -74,8 +74,8 @@ public final class Reconciler {
         }
         TreeSet<String> chunkIndices = new TreeSet<>();
         setup.registry().ofSource(source.getIndexUUID()).forEach(r -> chunkIndices.add(r.chunkIndex().getName()));
+        // reported, never checked nor registered: nothing but a mapping's _meta (anyone's to write) says they are chunk indices
         List<String> legacy = legacyChunkIndices(metadata, source);
-        chunkIndices.addAll(legacy);
         ReconcileReport report = new ReconcileReport(sourceIndex, List.copyOf(chunkIndices), dryRun);
         // a pair restored under new names: its documents' summaries name the chunk indices as they were called before
         Map<String, String> renamed = new HashMap<>();
@@ -129,8 +129,8 @@ public final class Reconciler {
     }
 
     /**
-     * Chunk indices of format 1–2 (not registered: they predate the registry) that a live pipeline writes this index's
-     * chunks to, and that are no other index's.
+     * Indices that a live pipeline writes this index's chunks to, not registered, whose mapping {@code _meta} says they are
+     * chunk indices of format 1–2 (written before the registry).
      */
     private List<String> legacyChunkIndices(Metadata metadata, IndexMetadata source) {
         TreeSet<String> out = new TreeSet<>();
@@ -149,19 +149,18 @@ public final class Reconciler {
         return List.copyOf(out);
     }
 
+    /**
+     * Fails closed on indices that only their mapping's {@code _meta} calls chunk indices of this source (format 1–2, before
+     * the registry): a user who may map an index can write that, so they are neither registered (which would let the node
+     * delete them with the source) nor checked (which would delete their documents as orphans); each is reported.
+     */
     private void registerLegacy(ReconcileReport report, Iterator<String> legacy, Index source, WriteChecks checks,
                                 ActionListener<Void> listener) {
-        if (report.dryRun || !legacy.hasNext()) {
-            listener.onResponse(null);
-            return;
-        }
-        String target = legacy.next();
-        ActionListener<Void> next = ActionListener.wrap(v -> registerLegacy(report, legacy, source, checks, listener), listener::onFailure);
-        checks.check(target, ActionListener.wrap(v -> setup.register(target, source, next), e -> {
-            report.fail(target, null, "registering the chunk index failed: " + e.getMessage(),
-                ExceptionsHelper.status(ExceptionsHelper.unwrapCause(e)));
-            next.onResponse(null);
-        }));
+        legacy.forEachRemaining(target -> report.fail(target, null, String.format(Locale.ROOT, "[%s] is not registered to [%s]: its "
+            + "mapping's _meta names a chunk index format from before the registry, which Strata does not take as proof that it "
+            + "holds chunks; delete it (its chunks are rewritten into a new chunk index by the next _reconcile), or point the "
+            + "pipeline's [target_index] at a new index", target, source.getName()), RestStatus.CONFLICT));
+        listener.onResponse(null);
     }
 
     private void chunkIndices(ReconcileReport report, Iterator<String> chunkIndices, ActionListener<Void> listener) {

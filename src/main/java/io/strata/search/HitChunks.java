@@ -56,9 +56,9 @@ final class HitChunks {
             of.add(h.id());
             if (neighbours) {
                 if (h.ordinal() > 0) {
-                    of.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() - 1));
+                    of.add(ChunkDocuments.siblingId(h.id(), h.ordinal() - 1));
                 }
-                of.add(ChunkDocuments.chunkId(h.sourceId(), h.ordinal() + 1));
+                of.add(ChunkDocuments.siblingId(h.id(), h.ordinal() + 1));
             }
         }
     }
@@ -72,13 +72,8 @@ final class HitChunks {
                     + "[_none_] leaves out; ask for the hits' metadata (leave out [stored_fields] or name fields in it)",
                     StrataContextProcessor.TYPE));
             }
-            int colon = id == null ? -1 : id.lastIndexOf(':');
-            int ordinal;
-            try {
-                ordinal = colon < 0 ? -1 : Integer.parseInt(id.substring(colon + 1));
-            } catch (NumberFormatException e) {
-                ordinal = -1;
-            }
+            int colon = id.lastIndexOf(':');
+            int ordinal = ChunkDocuments.ordinalOf(id); // <source id>:<ordinal>, or with @<shard> after it
             if (ordinal < 0) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
                     + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, indexOf(hit)));

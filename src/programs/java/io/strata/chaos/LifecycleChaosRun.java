@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * object field ({@code doc.body}) written through a write alias whose indices have a default pipeline with
  * {@code "target_index": "{{_index}}-chunks"}; 4 writers on the same hot ids at once (2 with bulks, 2 with single
  * requests) index, update partially ({@code _update} with {@code doc_as_upsert}), update by script and delete, while the
- * alias is rolled over to a new write index and a node is killed with SIGKILL and restarted. Then, without
+ * alias is rolled over to a new write index and a node is killed with SIGKILL and restarted. Every id has a custom
+ * routing of its own ({@code routing}: one of 7 values, by id), and some deletes name another routing (answered
+ * {@code not_found}: the document stored with its own routing and its chunks stay). Then, without
  * {@code _reconcile}, an independent check: every concrete index's chunk index holds exactly the chunks the {@code _chunk}
  * preview gives for each stored text (nothing orphaned, missing, stale or beyond the count) and each summary's count
  * agrees; finally {@code _reconcile} on every concrete index, dry run then real, must find and fix nothing.
@@ -48,6 +50,16 @@ public final class LifecycleChaosRun {
             boolean ok = new LifecycleChaosRun(client).run(a.integer("hot", 200), a.integer("ops", 600), a.integer("kills", 1), seed);
             System.exit(ok ? 0 : 1);
         }
+    }
+
+    /** The custom routing of document {@code id}: 7 values over 3 shards, so most ids land off their home shard. */
+    static String routingOf(String id) {
+        return "route-" + Math.floorMod(id.hashCode(), 7);
+    }
+
+    /** Another routing than {@code id}'s own (a delete naming it finds nothing, or another document of the same id). */
+    static String otherRouting(String id) {
+        return "route-" + Math.floorMod(id.hashCode() + 1, 7);
     }
 
     private boolean run(int hot, int ops, int killCount, long seed) throws Exception {
@@ -187,20 +199,23 @@ public final class LifecycleChaosRun {
     /** One bulk item: index, partial update (upsert), scripted append, or delete. */
     private static void bulkItem(StringBuilder body, String id, SplittableRandom r, Map<String, AtomicLong> counts) throws Exception {
         int kind = r.nextInt(8);
+        String routing = "\", \"routing\": \"" + routingOf(id);
         if (kind < 3) {
-            body.append("{\"index\": {\"_id\": \"").append(id).append("\"}}\n").append(doc(ChaosRun.text(r))).append('\n');
+            body.append("{\"index\": {\"_id\": \"").append(id).append(routing).append("\"}}\n").append(doc(ChaosRun.text(r))).append('\n');
             counts.get("index").incrementAndGet();
         } else if (kind < 5) {
-            body.append("{\"update\": {\"_id\": \"").append(id).append("\", \"retry_on_conflict\": 3}}\n").append(JsonRest.json(Map.of("doc",
+            body.append("{\"update\": {\"_id\": \"").append(id).append(routing).append("\", \"retry_on_conflict\": 3}}\n").append(JsonRest.json(Map.of("doc",
                 Map.of("doc", Map.of("body", ChaosRun.text(r))), "doc_as_upsert", true))).append('\n');
             counts.get("partial").incrementAndGet();
         } else if (kind < 6) {
-            body.append("{\"update\": {\"_id\": \"").append(id).append("\", \"retry_on_conflict\": 3}}\n").append(JsonRest.json(Map.of("script", Map.of("source",
+            body.append("{\"update\": {\"_id\": \"").append(id).append(routing).append("\", \"retry_on_conflict\": 3}}\n").append(JsonRest.json(Map.of("script", Map.of("source",
                 "ctx._source.doc.body = ctx._source.doc.body + ' ' + params.s", "params", Map.of("s", ChaosRun.text(r))),
                 "upsert", Map.of("doc", Map.of("body", ChaosRun.text(r)))))).append('\n');
             counts.get("script").incrementAndGet();
         } else {
-            body.append("{\"delete\": {\"_id\": \"").append(id).append("\"}}\n");
+            // one delete in four names another routing: not_found, nothing of the document stored with its own changes
+            String named = r.nextInt(4) == 0 ? otherRouting(id) : routingOf(id);
+            body.append("{\"delete\": {\"_id\": \"").append(id).append("\", \"routing\": \"").append(named).append("\"}}\n");
             counts.get("delete").incrementAndGet();
         }
     }
@@ -209,14 +224,14 @@ public final class LifecycleChaosRun {
     private void single(String id, SplittableRandom r, Map<String, AtomicLong> counts) throws Exception {
         int kind = r.nextInt(8);
         if (kind < 3) {
-            client.single("PUT", "/" + ALIAS + "/_doc/" + id, doc(ChaosRun.text(r)));
+            client.single("PUT", "/" + ALIAS + "/_doc/" + id + "?routing=" + routingOf(id), doc(ChaosRun.text(r)));
             counts.get("index").incrementAndGet();
         } else if (kind < 6) {
-            client.single("POST", "/" + ALIAS + "/_update/" + id + "?retry_on_conflict=3", JsonRest.json(Map.of("doc",
+            client.single("POST", "/" + ALIAS + "/_update/" + id + "?retry_on_conflict=3&routing=" + routingOf(id), JsonRest.json(Map.of("doc",
                 Map.of("doc", Map.of("body", ChaosRun.text(r))), "doc_as_upsert", true)));
             counts.get("partial").incrementAndGet();
         } else {
-            client.single("DELETE", "/" + ALIAS + "/_doc/" + id, null);
+            client.single("DELETE", "/" + ALIAS + "/_doc/" + id + "?routing=" + (r.nextInt(4) == 0 ? otherRouting(id) : routingOf(id)), null);
             counts.get("delete").incrementAndGet();
         }
     }
@@ -246,7 +261,10 @@ public final class LifecycleChaosRun {
             drift.chunks++;
             String sid = (String) src.get("source_id");
             int ordinal = ((Number) src.get("ordinal")).intValue();
-            if (!h.get("_id").equals(sid + ":" + ordinal) || !index.equals(src.get("source_index"))) {
+            // <id>:<ordinal>, with @<shard> after it for a document off the shard its _id alone routes to
+            String id = (String) h.get("_id");
+            boolean ours = id.equals(sid + ":" + ordinal) || id.matches(java.util.regex.Pattern.quote(sid + ":" + ordinal) + "@\\d+");
+            if (!ours || !index.equals(src.get("source_index")) || !routingOf(sid).equals(src.get("source_routing"))) {
                 drift.duplicates++;
                 drift.affected.add(sid);
             }
@@ -288,7 +306,8 @@ public final class LifecycleChaosRun {
                 drift.affected.add(e.getKey());
                 if (drift.affected.size() <= 5) { // what a post-mortem needs: the source's _seq_no, each chunk's version (2 × _seq_no)
                     Map<Integer, Long> found = new TreeMap<>();
-                    have.keySet().forEach(o -> found.put(o, versions.get(e.getKey() + ":" + o)));
+                    have.keySet().forEach(o -> found.put(o, versions.entrySet().stream()
+                        .filter(v -> v.getKey().startsWith(e.getKey() + ":" + o)).map(Map.Entry::getValue).findFirst().orElse(null)));
                     System.out.printf(Locale.ROOT, "  [%s][%s] _seq_no %s, %d parents expected, summary %d; chunk ordinal=version: %s%n",
                         index, e.getKey(), seqNos.get(e.getKey()), parents.size(), summaryParents.get(e.getKey()), found);
                     client.history.getOrDefault(e.getKey(), List.of()).forEach(h -> System.out.println("      " + h));

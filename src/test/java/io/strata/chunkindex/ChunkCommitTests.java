@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public class ChunkCommitTests extends OpenSearchTestCase {
     private static final String INDEX = "chunks";
-    private static final String SOURCE = "doc";
+    private static final ChunkKey SOURCE = ChunkKey.home("doc");
 
     /** A document or a tombstone, with its version. */
     private record Stored(long version, Map<String, Object> source) {
@@ -74,27 +74,10 @@ public class ChunkCommitTests extends OpenSearchTestCase {
                         results[k] = new ItemResult(id, Outcome.CONFLICT, null);
                     } else {
                         docs.put(id, new Stored(version, null)); // a tombstone, also for an absent id
-                        results[k] = ItemResult.applied(id);
+                        results[k] = current != null && current.live() ? ItemResult.applied(id) : ItemResult.absent(id);
                     }
                     if (left.decrementAndGet() == 0) {
                         listener.onResponse(List.of(results));
-                    }
-                });
-            }
-        }
-
-        @Override
-        public void existing(String index, List<String> ids, ActionListener<List<String>> listener) {
-            List<String> found = new ArrayList<>();
-            AtomicInteger left = new AtomicInteger(ids.size());
-            for (String id : ids) {
-                pending.add(() -> {
-                    Stored current = docs.get(id);
-                    if (current != null && current.live()) {
-                        found.add(id);
-                    }
-                    if (left.decrementAndGet() == 0) {
-                        listener.onResponse(List.copyOf(found));
                     }
                 });
             }
@@ -137,7 +120,7 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         Map<String, Object> expected() {
             Map<String, Object> out = new TreeMap<>();
             for (int i = 0; i < chunks; i++) {
-                out.put(ChunkDocuments.chunkId(SOURCE, i), "v" + version);
+                out.put(SOURCE.chunkId(i), "v" + version);
             }
             return out;
         }
@@ -195,8 +178,8 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         store.runAll(random());
         assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes);
         assertEquals(new Op(20, 2).expected(), store.live());
-        // its first slice (ids 1, 2) met the newer chunk and tombstone: it wrote no further
-        assertNull(store.docs.get(ChunkDocuments.chunkId(SOURCE, 5)));
+        // its first slice (ids 1, 2) met the newer chunk and tombstone: it wrote no further (id 5: the newer one's tombstone)
+        assertFalse(store.docs.get(SOURCE.chunkId(5)).live());
     }
 
     public void testAnOlderWriterAfterADelete_isSuperseded_soTheDeletedDocumentHasNoChunks() {
@@ -239,7 +222,7 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         start(commit(store, 2), new Op(4, 2), outcomes);
         store.runAll(random());
         assertEquals(new Op(4, 2).expected(), store.live());
-        assertEquals(ChunkCommit.versionOf(4), store.docs.get(ChunkDocuments.chunkId(SOURCE, 2)).version());
+        assertEquals(ChunkCommit.versionOf(4), store.docs.get(SOURCE.chunkId(2)).version());
     }
 
     public void testAFailedWrite_leavesNoMixOfVersions_andFailsWithItsCause() {
@@ -247,7 +230,7 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         List<Object> outcomes = new ArrayList<>();
         start(commit(store, 2), new Op(3, 5), outcomes);
         store.runAll(random());
-        store.failing.add(ChunkDocuments.chunkId(SOURCE, 3));
+        store.failing.add(SOURCE.chunkId(3));
         AtomicReference<Exception> failure = new AtomicReference<>();
         commit(store, 2).write(INDEX, SOURCE, 7, 6, i -> Map.of("by", "v7"), ActionListener.wrap(r -> fail("wrote " + r), failure::set));
         store.runAll(random());
@@ -261,7 +244,7 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         start(commit(store, 2), new Op(5, 3), outcomes);
         store.runAll(random());
         // DELETE /chunks/_doc/<id>:0 without a version: the engine tombstones it at the next internal version
-        String first = ChunkDocuments.chunkId(SOURCE, 0);
+        String first = SOURCE.chunkId(0);
         store.docs.put(first, new Stored(store.docs.get(first).version() + 1, null));
         start(commit(store, 2), new Op(5, 3), outcomes);
         store.runAll(random());
@@ -304,7 +287,7 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         assertTrue("another index holds none", inStep(store, List.of("other", INDEX), INDEX, 3));
 
         // operation 8 stored, its chunk write failed: what it wrote is removed, the commit of 3 is gone too
-        store.failing.add(ChunkDocuments.chunkId(SOURCE, 2));
+        store.failing.add(SOURCE.chunkId(2));
         commit(store, 2).write(INDEX, SOURCE, 8, 5, i -> Map.of("by", "v8"), ActionListener.wrap(r -> fail("wrote " + r), e -> {}));
         store.runAll(random());
         assertFalse(inStep(store, List.of(INDEX), INDEX, 8));

@@ -146,4 +146,34 @@ public class ChunkDocumentsTests {
         assertThrows(IllegalArgumentException.class, () -> ChunkDocuments.checkChunkIdsFit(wide, 1001)); // "…:1000": 513
         ChunkDocuments.checkChunkIdsFit("d1", 1);
     }
+
+    @Test
+    public void testChunkIds_ofADocumentOffItsHomeShard_carryTheShard_andParseBack() {
+        assertEquals("doc:3", ChunkKey.home("doc").chunkId(3));
+        assertEquals("doc:3@2", new ChunkKey("doc", 2).chunkId(3));
+        for (String id : List.of("doc:3", "doc:3@2", "a:b@c:0", "a:b@c:0@7", "x@1:12")) {
+            int ordinal = ChunkDocuments.ordinalOf(id);
+            assertEquals(id, ChunkDocuments.siblingId(id, ordinal));
+            assertEquals(ChunkDocuments.siblingId(id, 0), ChunkDocuments.keyOf(id));
+        }
+        assertEquals(3, ChunkDocuments.ordinalOf("doc:3@2"));
+        assertEquals("doc:4@2", ChunkDocuments.siblingId("doc:3@2", 4));
+        assertEquals(-1, ChunkDocuments.ordinalOf("doc"));
+        assertEquals(-1, ChunkDocuments.ordinalOf("doc:x"));
+        assertEquals(-1, ChunkDocuments.ordinalOf("doc:3@x"));
+    }
+
+    @Test
+    public void testChunkIds_neverCollide_betweenKeys_whateverTheSourceIdHolds() {
+        // _ids that look like the other form: each key's ids stay its own
+        List<ChunkKey> keys = List.of(ChunkKey.home("doc"), new ChunkKey("doc", 2), ChunkKey.home("doc:0@2"), ChunkKey.home("doc@2"),
+            new ChunkKey("doc:0", 2), ChunkKey.home("doc:0"), new ChunkKey("doc@2", 1));
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (ChunkKey key : keys) {
+            for (int i = 0; i < 3; i++) {
+                assertTrue(key + " " + i, seen.add(key.chunkId(i)));
+                assertEquals(key.chunkId(0), ChunkDocuments.keyOf(key.chunkId(i)));
+            }
+        }
+    }
 }

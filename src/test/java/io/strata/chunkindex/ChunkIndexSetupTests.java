@@ -76,6 +76,14 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         registry.apply(state.metadata());
     }
 
+    /** The requests sent but the node's look at an existing index (refresh, document count, the cluster manager's state). */
+    private List<org.opensearch.action.ActionRequest> changes() {
+        return client.requests.stream()
+            .filter(r -> !(r instanceof org.opensearch.action.admin.indices.stats.IndicesStatsRequest
+                || r instanceof org.opensearch.action.admin.indices.refresh.RefreshRequest
+                || r instanceof org.opensearch.action.admin.cluster.state.ClusterStateRequest)).toList();
+    }
+
     private Captured<Void> ensure(ModelInfo model) {
         Captured<Void> done = new Captured<>();
         setup.ensureIndex(CHUNKS, SOURCE, BODY, model, done);
@@ -114,7 +122,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertThat(e, instanceOf(IllegalArgumentException.class));
         assertThat(e.getMessage(), containsString("[target_index] [docs-chunks] already holds the chunks of index [news]"));
         assertThat(e.getMessage(), containsString("{{_index}}"));
-        assertEquals(List.of(), client.requests);
+        assertEquals(List.of(), changes());
     }
 
     public void testEnsureIndex_whenTheTargetIsRegisteredToADeletedIncarnation_failsSayingToDeleteIt() {
@@ -125,7 +133,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
 
         assertThat(e.getMessage(), containsString("holds the chunks of index [docs] (uuid [src-1]), which no longer exists"));
         assertThat(e.getMessage(), containsString("delete [docs-chunks]"));
-        assertEquals(List.of(), client.requests);
+        assertEquals(List.of(), changes());
     }
 
     public void testEnsureIndex_onItsOwnRegisteredChunkIndex_writesNothing() {
@@ -135,7 +143,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         ensure(E5).assertSucceeded();
         ensure(E5).assertSucceeded();
 
-        assertEquals(List.of(), client.requests);
+        assertEquals(List.of(), changes());
     }
 
     public void testEnsureIndex_whenTheTargetHoldsVectorsOfAnotherModel_failsNamingBothModels() {
@@ -146,14 +154,14 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertThat(otherModel, containsString("this pipeline embeds with model [bge-small] (512 dims)"));
 
         assertThat(ensure(null).failure().getMessage(), containsString("this pipeline embeds with no model"));
-        assertEquals(List.of(), client.requests);
+        assertEquals(List.of(), changes());
     }
 
     public void testEnsureIndex_withAModel_onAnIndexCreatedWithoutKnn_failsSayingHowToCreateIt() {
         setState(state(index(SOURCE, "src-1"), index(CHUNKS, "c-1")));
 
         assertThat(ensure(E5).failure().getMessage(), containsString("was created without [index.knn: true]"));
-        assertEquals(List.of(), client.requests);
+        assertEquals(List.of(), changes());
     }
 
     public void testEnsureIndex_onAnIndexTheUserCreated_addsTheChunkMapping() {
@@ -164,6 +172,30 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         List<PutMappingRequest> puts = client.requests(PutMappingRequest.class);
         assertEquals(1, puts.size());
         assertEquals(ChunkDocuments.mapping(E5).keySet(), InMemoryClient.parse(puts.get(0).source()).keySet());
+    }
+
+    public void testEnsureIndex_onAnIndexThatHoldsTheUsersDocuments_is400_beforeAnythingIsWritten() {
+        setState(state(index(SOURCE, "src-1"), index(CHUNKS, "c-1", null, Settings.builder().put("index.knn", true).build())));
+        client.put(CHUNKS, "u1", Map.of("name", "Harriet Smith"));
+
+        Exception e = ensure(E5).failure();
+
+        assertThat(e.getMessage(), containsString("[target_index] [" + CHUNKS + "] is an existing index that Strata did not create"));
+        assertEquals("no mapping added", 0, client.requests(PutMappingRequest.class).size());
+    }
+
+    public void testEnsureIndex_onAChunkIndexWrittenAndRegisteredFromAnotherNode_notYetRegisteredHere_isUsed() {
+        // the cluster manager's state has the registration; this node's registry has not applied it yet
+        setState(state(index(SOURCE, "src-1"), index(CHUNKS, "c-1", null, Settings.builder().put("index.knn", true).build())));
+        client.put(CHUNKS, SOURCE + ":0", Map.of("source_id", SOURCE));
+        IndexMetadata chunks = clusterService.state().metadata().index(CHUNKS);
+        IndexMetadata registered = IndexMetadata.builder(chunks).putCustom(ChunkIndexRegistry.CUSTOM_KEY,
+            ChunkIndexRegistry.customData(clusterService.state().metadata().index(SOURCE).getIndex(), 0)).build();
+        clusterService.setState(ClusterState.builder(clusterService.state())
+            .metadata(Metadata.builder(clusterService.state().metadata()).put(registered, true)).build());
+        assertNull("not applied by this node's registry", registry.ofChunkIndex(CHUNKS));
+
+        ensure(E5).assertSucceeded();
     }
 
     public void testEnsureIndex_withAModel_onAChunkIndexWrittenWithoutVectors_addsTheVectorFields() {
@@ -454,10 +486,10 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertEquals(Map.of("properties", Map.of("meta", Map.of("properties", Map.of("rank", Map.of("type", "integer"))))),
             InMemoryClient.parse(puts.get(0).source()));
 
-        int before = client.requests.size();
+        int before = changes().size();
         setup.ensureIndex(CHUNKS, SOURCE, new ChunkIndexSetup.Fields("body", List.of("tags", "meta.rank")), E5, new Captured<>());
         setup.ensureIndex(CHUNKS, SOURCE, BODY, E5, new Captured<>());
-        assertEquals("nothing left to map", before, client.requests.size());
+        assertEquals("nothing left to map", before, changes().size());
     }
 
     public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {

@@ -190,10 +190,38 @@ final class InMemoryClient extends NoOpNodeClient {
             response = putMapping((PutMappingRequest) request);
         } else if (name.equals(DeleteIndexAction.NAME)) {
             response = deleteIndex((DeleteIndexRequest) request);
+        } else if (name.equals(org.opensearch.action.admin.cluster.state.ClusterStateAction.NAME)) {
+            response = new org.opensearch.action.admin.cluster.state.ClusterStateResponse(clusterService.state().getClusterName(),
+                clusterService.state(), false); // the cluster manager's state is this one
+        } else if (name.equals(org.opensearch.action.admin.indices.stats.IndicesStatsAction.NAME)) {
+            response = stats((org.opensearch.action.admin.indices.stats.IndicesStatsRequest) request);
         } else {
             throw new UnsupportedOperationException("no in-memory answer to [" + name + "]");
         }
         listener.onResponse(response);
+    }
+
+    /** One primary per index: its live documents, and its last operation's sequence number (-1: never written). */
+    private ActionResponse stats(org.opensearch.action.admin.indices.stats.IndicesStatsRequest request) {
+        List<org.opensearch.action.admin.indices.stats.ShardStats> shards = new ArrayList<>();
+        for (String index : request.indices()) {
+            org.opensearch.cluster.metadata.IndexMetadata meta = clusterService.state().metadata().index(index);
+            if (meta == null) {
+                throw new IndexNotFoundException(index);
+            }
+            long max = indices.getOrDefault(index, Map.of()).values().stream().mapToLong(Stored::seqNo).max().orElse(-1);
+            org.opensearch.action.admin.indices.stats.CommonStats common = new org.opensearch.action.admin.indices.stats.CommonStats();
+            common.docs = new org.opensearch.index.shard.DocsStats(ids(index).size(), 0, 0);
+            ShardId shard = new ShardId(meta.getIndex(), 0);
+            java.nio.file.Path path = java.nio.file.Path.of("data", "indices", meta.getIndexUUID(), "0");
+            shards.add(new org.opensearch.action.admin.indices.stats.ShardStats(
+                org.opensearch.cluster.routing.TestShardRouting.newShardRouting(shard, "node", true,
+                    org.opensearch.cluster.routing.ShardRoutingState.STARTED),
+                new org.opensearch.index.shard.ShardPath(false, path, path, shard), common,
+                null, new org.opensearch.index.seqno.SeqNoStats(max, max, max), null, null));
+        }
+        return new org.opensearch.action.admin.indices.stats.IndicesStatsResponse(
+            shards.toArray(org.opensearch.action.admin.indices.stats.ShardStats[]::new), shards.size(), shards.size(), 0, List.of());
     }
 
     private BulkResponse doBulk(BulkRequest bulk) {
