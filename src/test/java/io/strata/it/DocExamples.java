@@ -47,7 +47,7 @@ final class DocExamples {
     /**
      * What an answer must hold. {@code status N}; {@code hits N} / {@code hits >= N} (entries of hits.hits);
      * {@code PATH = JSON}, {@code PATH contains "text"}, {@code PATH exists}, {@code PATH absent}, where PATH is dotted keys and list indexes,
-     * {@code *} meaning every element of a list (at least one).
+     * {@code *} meaning every element of a list or value of an object (at least one).
      */
     record Expectation(String text, Integer request) {}
 
@@ -231,7 +231,7 @@ final class DocExamples {
         }
     }
 
-    /** The values at a dotted path; {@code *} fans out over a list. A missing key gives no value. */
+    /** The values at a dotted path; {@code *} fans out over a list or an object's values. A missing key gives no value. */
     static List<Object> values(Object root, String path) {
         List<Object> current = new ArrayList<>();
         current.add(root);
@@ -240,6 +240,8 @@ final class DocExamples {
             for (Object o : current) {
                 if (key.equals("*") && o instanceof List<?> list) {
                     next.addAll(list);
+                } else if (key.equals("*") && o instanceof Map<?, ?> map) {
+                    next.addAll(map.values()); // e.g. nodes.* over node ids
                 } else if (o instanceof Map<?, ?> map && map.containsKey(key)) {
                     next.add(map.get(key));
                 } else if (o instanceof List<?> list && key.matches("\\d+") && Integer.parseInt(key) < list.size()) {
