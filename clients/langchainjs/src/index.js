@@ -9,7 +9,7 @@ import { fetchTrusting } from "./https.js";
  * @property {number} [k=10] parents the query returns (multi_granular's `k`, and the search's `size`)
  * @property {number} [budget=512] at most this many tokens in the context (strata_context's `budget`)
  * @property {"hybrid"|"dense"|"lexical"} [mode] default: the index's (hybrid with vectors)
- * @property {object} [filter] a query on parent fields, e.g. `{ term: { title: "Emma" } }`: multi_granular's `filter`
+ * @property {object} [filter] a query on parent fields, e.g. `{ term: { "title.keyword": "Emma" } }` (an exact `keyword`; a `term` on a `text` field matches whole tokens only): multi_granular's `filter`
  * @property {string} [tokenizer] the embedded model whose tokenizer counts the budget; default: the chunk index's model
  * @property {"rank"|"document"} [order] `rank` (best hit's passage first, the default) or `document`
  * @property {boolean} [neighbours] whether passages may grow into neighbouring parents (default true)

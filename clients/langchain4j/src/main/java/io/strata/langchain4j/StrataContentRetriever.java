@@ -234,7 +234,10 @@ public final class StrataContentRetriever implements ContentRetriever {
             return this;
         }
 
-        /** A query on parent fields, as JSON, e.g. {@code {"term": {"title": "Emma"}}}: multi_granular's {@code filter}. */
+        /**
+         * A query on parent fields, as JSON, e.g. {@code {"term": {"title.keyword": "Emma"}}} (an exact {@code keyword}; a
+         * {@code term} on a {@code text} field matches whole tokens only): multi_granular's {@code filter}.
+         */
         public Builder filter(String json) {
             try {
                 this.filter = json == null ? null : JSON.readTree(json);
