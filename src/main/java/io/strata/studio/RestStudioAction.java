@@ -23,7 +23,10 @@ public final class RestStudioAction extends BaseRestHandler {
     public static final String PATH = "/_plugins/_strata/studio";
     static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
         + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-    /** File name → content type; the page is served for the bare path. */
+    /**
+     * File name → content type; the page is served for the bare path, with or without a trailing slash (the page names
+     * its script and style by absolute path, so both resolve alike).
+     */
     static final Map<String, String> FILES = Map.of(
         "index.html", "text/html; charset=UTF-8",
         "studio.js", "text/javascript; charset=UTF-8",
@@ -59,6 +62,7 @@ public final class RestStudioAction extends BaseRestHandler {
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
         String file = request.param("file", "index.html");
+        request.param("index"); // the chunk index the page is pointed at (?index=): read by the page's script only
         return channel -> {
             byte[] body = contents.get(file);
             BytesRestResponse response = body == null

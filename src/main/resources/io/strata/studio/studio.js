@@ -379,9 +379,12 @@ async function loadDocument() {
   error.textContent = '';
   const index = $('doc-index').value.trim();
   const id = $('doc-id').value.trim();
-  const field = $('doc-field').value.trim() || 'text';
   try {
     const doc = await api('GET', '/' + encodeURIComponent(index) + '/_doc/' + encodeURIComponent(id));
+    // no field typed: the one the document's pipeline chunked (its summary), else "text"
+    const chunked = doc._source && doc._source.strata && doc._source.strata.field;
+    const field = $('doc-field').value.trim() || (typeof chunked === 'string' ? chunked : 'text');
+    $('doc-field').value = field;
     const value = field.split('.').reduce((o, k) => (o == null ? o : o[k]), doc._source);
     if (typeof value !== 'string') throw new Error('[' + field + '] is not a text field of that document');
     $('chunk-text').value = value;
@@ -528,6 +531,28 @@ async function runSearch() {
   }
 }
 
+/**
+ * Defaults from the chunk index the page is pointed at: one of its source documents (source index, id) and the field its
+ * pipeline chunks, which the source document's summary records (strata.field). Read as the user; what the user may not
+ * read, or typed already, is left as it is.
+ */
+async function indexDefaults(index) {
+  if (index === '') return;
+  try {
+    const r = await api('POST', '/' + encodeURIComponent(index) + '/_search',
+      { size: 1, _source: ['source_index', 'source_id'], query: { match_all: {} } });
+    const hit = r.hits.hits[0];
+    if (!hit || !hit._source) return;
+    const { source_index: sourceIndex, source_id: sourceId } = hit._source;
+    if ($('doc-index').value.trim() === '') $('doc-index').value = sourceIndex;
+    if ($('doc-id').value.trim() === '') $('doc-id').value = sourceId;
+    const doc = await api('GET', '/' + encodeURIComponent(sourceIndex) + '/_doc/' + encodeURIComponent(sourceId)
+      + '?_source_includes=strata.field');
+    const field = doc._source && doc._source.strata && doc._source.strata.field;
+    if (typeof field === 'string' && $('doc-field').value.trim() === '') $('doc-field').value = field;
+  } catch (e) { /* no defaults: the inputs keep their placeholders */ }
+}
+
 function show(view) {
   for (const v of ['chunk', 'compare', 'search']) {
     $('view-' + v).hidden = v !== view;
@@ -545,6 +570,12 @@ document.addEventListener('DOMContentLoaded', () => {
   $('doc-load').addEventListener('click', loadDocument);
   $('compare-run').addEventListener('click', runCompare);
   $('search-run').addEventListener('click', runSearch);
+  $('search-index').addEventListener('change', () => indexDefaults($('search-index').value.trim()));
+  const pointed = new URLSearchParams(location.search).get('index');
+  if (pointed) {
+    $('search-index').value = pointed;
+    indexDefaults(pointed);
+  }
   const initial = location.hash.slice(1);
   show(['chunk', 'compare', 'search'].includes(initial) ? initial : 'chunk');
   document.body.dataset.ready = 'true';

@@ -122,6 +122,45 @@ public class StudioIT extends StrataRestTestCase {
         assertEquals(404, e.getResponse().getStatusLine().getStatusCode());
     }
 
+    /** A browser completes the address with a slash: the page must load its script and style the same. */
+    public void testPage_withAndWithoutTheTrailingSlash_loadsItsScriptAndStyle() throws Exception {
+        for (String url : List.of(base(), base() + "/")) {
+            driver().get("about:blank");
+            driver().get(url + "#search");
+            wait(30).until(d -> "true".equals(((JavascriptExecutor) d).executeScript("return document.body.dataset.ready")));
+            Object styled = ((JavascriptExecutor) driver()).executeScript(
+                "return Array.from(document.styleSheets).some((s) => s.cssRules.length > 0)");
+            assertEquals(url + ": its style sheet applied", true, styled);
+            assertTrue(url, byId("view-search").isDisplayed());
+        }
+    }
+
+    /**
+     * Pointed at a chunk index ({@code ?index=}), the page takes its defaults from it: the Search view searches it, and
+     * the Chunk view's source index, document and field are one of its source documents and the field its pipeline
+     * chunks (the source document's summary, {@code strata.field}): loading it shows that field's text.
+     */
+    public void testPage_pointedAtAChunkIndex_takesTheFieldItsPipelineChunks() throws Exception {
+        putPipeline("studio-body", "{\"field\": \"body\", \"target_index\": \"studio-body-chunks\", \"strategy\": {\"type\": \"recursive\","
+            + " \"max_words\": 150}, \"copy_fields\": [\"title\"]}");
+        String text = chapter();
+        bulk("studio-body-src", "studio-body", Map.of("chapter-1", Map.of("title", "VOLUME I. CHAPTER I", "body", text)));
+        refresh("studio-body-chunks");
+        Map<String, Object> summary = (Map<String, Object>) ((Map<String, Object>) call("GET", "/studio-body-src/_doc/chapter-1")
+            .get("_source")).get("strata");
+        assertEquals("body", summary.get("field")); // the oracle: what the pipeline recorded it chunked
+        driver().get("about:blank");
+        driver().get(base() + "/?index=studio-body-chunks#chunk");
+        wait(30).until(d -> "true".equals(((JavascriptExecutor) d).executeScript("return document.body.dataset.ready")));
+        wait(30).until(d -> "body".equals(byId("doc-field").getAttribute("value")));
+        assertEquals("studio-body-src", byId("doc-index").getAttribute("value"));
+        assertEquals("chapter-1", byId("doc-id").getAttribute("value"));
+        assertEquals("studio-body-chunks", byId("search-index").getAttribute("value"));
+        byId("doc-load").click();
+        wait(30).until(d -> text.equals(byId("chunk-text").getAttribute("value")));
+        assertEquals("", byId("doc-error").getText());
+    }
+
     public void testChunkView_showsExactlyTheParentsOfTheChunkApi_withChildBoundaries() throws Exception {
         String text = chapter();
         Map<String, Object> rest = call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", text,
