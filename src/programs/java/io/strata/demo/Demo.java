@@ -71,15 +71,8 @@ public final class Demo {
         section("chunk documents in emma-chunks, per level (level 0 = parents)", null);
         Map<String, Object> agg = call("POST", "/emma-chunks/_search", """
             {"size": 0, "aggs": {"children": {"nested": {"path": "children"},
-              "aggs": {"levels": {"terms": {"field": "children.level"}}}}}}""");
-        System.out.printf(Locale.ROOT, "level 0: %s parents%n", get(get(agg, "hits"), "total").get("value"));
-        for (Object bucket : (List<?>) get(get(get(agg, "aggregations"), "children"), "levels").get("buckets")) {
-            Map<?, ?> b = (Map<?, ?>) bucket;
-            if (((Number) b.get("key")).intValue() == 0) {
-                continue; // each parent's own level-0 vector entry, counted above as the parents
-            }
-            System.out.printf(Locale.ROOT, "level %s: %s children%n", b.get("key"), b.get("doc_count"));
-        }
+              "aggs": {"levels": {"terms": {"field": "children.level", "order": {"_key": "asc"}}}}}}}""");
+        levelLines(agg).forEach(System.out::println);
 
         String question = "Why does Mr. Woodhouse feel fortunate for thinking of Hannah?";
         String query = """
@@ -121,6 +114,26 @@ public final class Demo {
         Map<String, Object> evidence = cast(((List<?>) r.get("evidence")).get(0));
         System.out.printf(Locale.ROOT, "evidence: %s between neighbouring sentences, breakpoints above %.3f; took %s ms%n",
             evidence.get("signal"), ((Number) evidence.get("threshold")).doubleValue(), r.get("took_ms"));
+    }
+
+    /**
+     * The chunk documents per level, level 0 (the parents: the hits) first, then the children's levels in order, from a
+     * search with a terms aggregation {@code levels} on {@code children.level} inside a nested {@code children}.
+     */
+    static List<String> levelLines(Map<String, Object> response) {
+        List<String> lines = new java.util.ArrayList<>();
+        lines.add(String.format(Locale.ROOT, "level 0: %s parents", get(get(response, "hits"), "total").get("value")));
+        List<Map<String, Object>> buckets = new java.util.ArrayList<>();
+        for (Object bucket : (List<?>) get(get(get(response, "aggregations"), "children"), "levels").get("buckets")) {
+            buckets.add(cast(bucket));
+        }
+        buckets.sort(java.util.Comparator.comparingInt(b -> ((Number) b.get("key")).intValue()));
+        for (Map<String, Object> b : buckets) {
+            if (((Number) b.get("key")).intValue() != 0) { // level 0 in children: each parent's own vector entry, counted above
+                lines.add(String.format(Locale.ROOT, "level %s: %s children", b.get("key"), b.get("doc_count")));
+            }
+        }
+        return lines;
     }
 
     /** A side's raw score and its share of the fused score, or "-" when the parent was outside that side's window. */
