@@ -39,8 +39,8 @@ final class DocExamples {
 
     record Run(Step step) implements Action {}
 
-    /** Index the bundled chapters of Emma (title, body) into an index through a pipeline, refreshed. */
-    record Emma(String where, String index, String pipeline) implements Action {}
+    /** Index the first {@code chapters} bundled chapters of Emma (title, body) into an index through a pipeline, refreshed. */
+    record Emma(String where, String index, String pipeline, int chapters) implements Action {}
 
     record Bind(String where, Let let) implements Action {}
 
@@ -126,10 +126,10 @@ final class DocExamples {
                             lets.add(let(where, t));
                         } else if (t.startsWith("emma ")) {
                             String[] a = t.split("\\s+");
-                            if (a.length != 3) {
-                                throw new IllegalArgumentException(where + ": [emma] is [emma <index> <pipeline>]: " + t);
+                            if (a.length != 3 && (a.length != 4 || a[3].matches("[1-3]") == false)) {
+                                throw new IllegalArgumentException(where + ": [emma] is [emma <index> <pipeline> [1-3]]: " + t);
                             }
-                            actions.add(new Emma(where, a[1], a[2]));
+                            actions.add(new Emma(where, a[1], a[2], a.length == 4 ? Integer.parseInt(a[3]) : 3));
                         } else {
                             throw new IllegalArgumentException(where + ": unknown doc-test directive [" + t
                                 + "]; known: skip, expect, let, emma, setup");
