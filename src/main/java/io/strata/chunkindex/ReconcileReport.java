@@ -25,6 +25,8 @@ public final class ReconcileReport implements StatusToXContentObject {
     final AtomicLong missing = new AtomicLong();
     final AtomicLong stale = new AtomicLong();
     final AtomicLong duplicates = new AtomicLong();
+    /** Documents chunked under another config than their pipeline's current one ({@link ChunkWriter#configDrifted}). */
+    final AtomicLong configDrift = new AtomicLong();
     final AtomicLong fixed = new AtomicLong();
     final AtomicLong failureCount = new AtomicLong();
     final List<Map<String, Object>> failures = new ArrayList<>();
@@ -72,6 +74,7 @@ public final class ReconcileReport implements StatusToXContentObject {
         b.field("missing", missing.get());
         b.field("stale", stale.get());
         b.field("duplicates", duplicates.get());
+        b.field("config_drift", configDrift.get());
         b.field("fixed", fixed.get());
         b.field("failures", failures);
         if (failureCount.get() > failures.size()) {

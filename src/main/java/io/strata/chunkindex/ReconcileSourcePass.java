@@ -32,6 +32,10 @@ import java.util.function.Supplier;
  * rewritten with its {@code _seq_no}, its summary stored if it changed, guarded by that sequence number). Chunks written
  * before {@code source_hash} existed are compared by content: each parent's text must equal the source text at its
  * offsets. A summary naming a chunk index that a restore renamed reads as naming it under its new name.
+ *
+ * <p>A document whose summary records another config than its writer's ({@link ChunkWriter#configDrifted}) is counted as
+ * {@code config_drift}, and not rewritten for that: its chunks match its text, and rewriting documents one by one would
+ * leave the chunk index holding two configs until the last one is done.
  */
 final class ReconcileSourcePass {
     private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
@@ -140,6 +144,13 @@ final class ReconcileSourcePass {
             SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
                 summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere,
                 ChunkWriter.isFailed(summary));
+            // a writer of the summary's pipeline and target that no longer agrees with it (another strategy): drifted too
+            ChunkWriter current = writer != null || elsewhere || !(summary.get("pipeline") instanceof String p) || writers.get() == null
+                ? writer : writers.get().ofPipeline(p, source.getName(), target);
+            if (!elsewhere && current != null && current.configDrifted(summary)) {
+                // reported, not fixed: re-chunking in place would mix configs in the index while it runs
+                report.configDrift.incrementAndGet();
+            }
             doc.key = setup.keyOf(source.getName(), doc.id, doc.routing);
             docs.put(doc.key.chunkId(0), doc);
             if (doc.elsewhere) {

@@ -39,6 +39,7 @@ import io.strata.chunkindex.Reconciler;
 import io.strata.chunkindex.TransportReconcileAction;
 import io.strata.ingest.ChunkPreviewAction;
 import io.strata.ingest.ChunkProcessors;
+import io.strata.ingest.TargetIndexChangeFilter;
 import io.strata.ingest.TransportChunkPreviewAction;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
@@ -239,7 +240,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         SourceIndexLookup sources = new SourceIndexLookup(threadContext, clusterService::get, client::get, resolver::get, () -> registry);
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
             new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
-            new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext));
+            new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext),
+            new TargetIndexChangeFilter(ingestService::get, clusterService::get, registry));
     }
 
     @Override
