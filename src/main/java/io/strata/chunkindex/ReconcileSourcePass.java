@@ -117,6 +117,7 @@ final class ReconcileSourcePass {
             }
         }
         Map<String, Object> resolved = new HashMap<>();
+        report.phase = "source documents";
         // every document, not an exists query on the summary: a mapping with "dynamic": false (or the summary mapped with
         // "enabled": false, as a strict mapping needs) does not index it, and such a query found no document to check
         pages.forEach(source.getName(), QueryBuilders.matchAllQuery(), includes.toArray(String[]::new),
@@ -125,6 +126,11 @@ final class ReconcileSourcePass {
 
     private void checkPage(ReconcileReport report, Index source, SearchHit[] hits, Map<String, Object> resolved,
                            Map<String, String> renamed, WriteChecks checks, ActionListener<Void> listener) {
+        if (report.cancelled()) {
+            listener.onFailure(report.cancellation());
+            return;
+        }
+        report.seen.addAndGet(hits.length);
         Map<String, SourceDoc> docs = new LinkedHashMap<>();
         List<MultiGetRequest.Item> items = new ArrayList<>();
         for (SearchHit hit : hits) {
@@ -221,6 +227,10 @@ final class ReconcileSourcePass {
     private void fix(ReconcileReport report, Index source, Iterator<SourceDoc> docs, WriteChecks checks, ActionListener<Void> listener) {
         if (!docs.hasNext()) {
             listener.onResponse(null);
+            return;
+        }
+        if (report.cancelled()) {
+            listener.onFailure(report.cancellation());
             return;
         }
         SourceDoc doc = docs.next();

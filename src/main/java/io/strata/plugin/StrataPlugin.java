@@ -40,6 +40,8 @@ import io.strata.chunkindex.TransportReconcileAction;
 import io.strata.ingest.ChunkPreviewAction;
 import io.strata.ingest.ChunkProcessors;
 import io.strata.ingest.TargetIndexChangeFilter;
+import io.strata.transport.ProgressStatus;
+import org.opensearch.tasks.Task;
 import io.strata.ingest.TransportChunkPreviewAction;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
@@ -242,6 +244,12 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
             new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext),
             new TargetIndexChangeFilter(ingestService::get, clusterService::get, registry));
+    }
+
+    /** The status of Strata's tasks, readable by a node that did not run them ({@code GET _tasks} of another node's task). */
+    @Override
+    public List<NamedWriteableRegistry.Entry> getNamedWriteables() {
+        return List.of(new NamedWriteableRegistry.Entry(Task.Status.class, ProgressStatus.NAME, ProgressStatus::new));
     }
 
     @Override
