@@ -43,7 +43,8 @@ final class ChunkConfigIdentity {
         identity.put("strategy", chunker.strategy().label());
         identity.put("theta", chunker.strategy().maxWords());
         identity.put("theta_unit", chunker.thetaInTokens() ? "tokens" : "words");
-        Object options = strategy instanceof Map<?, ?> m ? withoutParsedKeys(m) : strategy;
+        // absent and {"type": …, "max_words": …} alone both leave no other option: the same identity
+        Object options = strategy instanceof Map<?, ?> m ? withoutParsedKeys(m) : strategy == null ? Map.of() : strategy;
         identity.put("strategy_options", canonical(options));
         identity.put("granularities", chunker.granularities());
         identity.put("model", model == null ? "none" : model.toString());
