@@ -29,6 +29,10 @@ public final class ReconcileReport implements StatusToXContentObject {
     final AtomicLong duplicates = new AtomicLong();
     /** Documents chunked under another config than their pipeline's current one ({@link ChunkWriter#configDrifted}). */
     final AtomicLong configDrift = new AtomicLong();
+    /** Checked documents by the config their summary records ({@code none}: none recorded), at most {@link #MAX_CONFIGS} keys. */
+    private final Map<String, Long> configs = new java.util.TreeMap<>();
+    static final int MAX_CONFIGS = 20;
+    static final String OTHER_CONFIGS = "other";
     final AtomicLong fixed = new AtomicLong();
     final AtomicLong failureCount = new AtomicLong();
     final List<Map<String, Object>> failures = new ArrayList<>();
@@ -49,6 +53,15 @@ public final class ReconcileReport implements StatusToXContentObject {
         this.sourceIndex = sourceIndex;
         this.chunkIndices = chunkIndices;
         this.dryRun = dryRun;
+    }
+
+    /** Counts a checked document under the config its summary records; summaries are user-writable, so keys are capped. */
+    synchronized void countConfig(Object config) {
+        String key = config instanceof String s ? s : "none";
+        if (!configs.containsKey(key) && configs.size() >= MAX_CONFIGS) {
+            key = OTHER_CONFIGS;
+        }
+        configs.merge(key, 1L, Long::sum);
     }
 
     /** Reports to {@code task}: its status shows {@link #progress}, and a cancel of it stops the run at its next step. */
@@ -122,6 +135,7 @@ public final class ReconcileReport implements StatusToXContentObject {
         b.field("stale", stale.get());
         b.field("duplicates", duplicates.get());
         b.field("config_drift", configDrift.get());
+        b.field("configs", configs);
         b.field("fixed", fixed.get());
         b.field("failures", failures);
         if (failureCount.get() > failures.size()) {

@@ -140,6 +140,7 @@ final class ReconcileSourcePass {
             }
             String target = renamed.getOrDefault(named, named);
             report.checked.incrementAndGet();
+            report.countConfig(summary.get(ChunkWriter.CONFIG));
             ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
             boolean elsewhere = owner != null && !owner.source().getUUID().equals(source.getUUID());
             // a clone's document is rewritten by the writer of this index, into whichever chunk index it writes this index's to

@@ -45,6 +45,10 @@ public class ChunkConfigIT extends StrataRestTestCase {
         }
     }
 
+    private static Map<String, Object> summary(String index, String id) throws IOException {
+        return (Map<String, Object>) ((Map<String, Object>) call("GET", "/" + index + "/_doc/" + id).get("_source")).get("strata");
+    }
+
     /** A partial {@code _update}; OpenSearch's warning about pipelines on updates is not the subject here. */
     private static void update(String path, String body) throws IOException {
         Request request = new Request("POST", path);
@@ -76,7 +80,16 @@ public class ChunkConfigIT extends StrataRestTestCase {
 
         // an update of an unrelated field re-chunks the document under the current config: that one is in step again
         update("/" + source + "/_update/d1?refresh=true", "{\"doc\": {\"title\": \"renamed\"}}");
-        assertDrift(reconcile(source, true), 6, 5);
+        Map<String, Object> afterUpdate = reconcile(source, true);
+        assertDrift(afterUpdate, 6, 5);
+        // the documents by the config they were chunked under: the one updated, and the five before the change
+        Object current = summary(source, "d1").get("config");
+        Object before = summary(source, "d2").get("config");
+        assertNotEquals(current, before);
+        for (int i = 3; i <= 6; i++) {
+            assertEquals(before, summary(source, "d" + i).get("config"));
+        }
+        assertEquals(Map.of(current, 1, before, 5), afterUpdate.get("configs"));
         assertEquals(cutByChunkApi(text(1), Map.of("type", "recursive", "max_words", 15), List.of(0.5)),
             chunkShape(chunksOf(chunks, "d1")));
         assertEquals(cutByChunkApi(text(2), Map.of("type", "recursive", "max_words", 30), List.of(0.5)),
