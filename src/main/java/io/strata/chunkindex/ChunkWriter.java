@@ -38,6 +38,8 @@ import java.util.Map;
 public final class ChunkWriter {
     /** The field of a source document that holds its chunking summary. */
     public static final String SUMMARY_FIELD = "strata";
+    /** The summary's key of the hash of the cutting and embedding config its chunks were made under. */
+    public static final String CONFIG = "config";
     /** In {@code target_index}: the concrete index a document is written to. */
     public static final String INDEX_PLACEHOLDER = "{{_index}}";
 
@@ -56,6 +58,8 @@ public final class ChunkWriter {
     /** The contextual headers of every chunk; null: none. */
     private final ChunkContext context;
     private final Services services;
+    /** The identity of this writer's cutting and embedding config ({@link #CONFIG}); null when not known (tests). */
+    private final String configHash;
 
     /** What a chunk document takes from its source besides the text: {@code copy_fields} and the context headers. */
     public record SourceFields(Map<String, Object> copied, ChunkContext.Headers headers) {
@@ -76,6 +80,12 @@ public final class ChunkWriter {
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        ChildEmbedding childEmbedding, ChunkContext context, Services services) {
+        this(field, targetIndex, chunker, copyFields, model, childEmbedding, context, services, null);
+    }
+
+    public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
+                       ChildEmbedding childEmbedding, ChunkContext context, Services services, String configHash) {
+        this.configHash = configHash;
         this.childEmbedding = childEmbedding;
         this.context = context;
         this.field = field;
@@ -109,6 +119,22 @@ public final class ChunkWriter {
     /** The chunk index of documents written to concrete index {@code sourceIndex}. */
     public String targetFor(String sourceIndex) {
         return targetIndex.replace(INDEX_PLACEHOLDER, sourceIndex);
+    }
+
+    /**
+     * The hash of this writer's cutting and embedding config (the summary's {@value #CONFIG}), or null when not known: what
+     * tells documents chunked under another config ({@code config_drift}).
+     */
+    public String configHash() {
+        return configHash;
+    }
+
+    /**
+     * Whether a document with {@code summary} was chunked under another config than this writer's: the summary records
+     * another config hash, or none (chunked before configs were recorded, so under an unknown one).
+     */
+    public boolean configDrifted(Map<?, ?> summary) {
+        return configHash != null && summary != null && !configHash.equals(summary.get(CONFIG));
     }
 
     public MultiGranularChunker chunker() {
@@ -303,6 +329,9 @@ public final class ChunkWriter {
         summary.put("target_index", target);
         summary.put("field", field);
         summary.put(ChunkDocuments.SOURCE_HASH, sourceHash);
+        if (configHash != null) {
+            summary.put(CONFIG, configHash);
+        }
         if (pipeline != null) {
             summary.put("pipeline", pipeline);
         }

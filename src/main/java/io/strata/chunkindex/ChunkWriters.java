@@ -18,6 +18,14 @@ public interface ChunkWriters {
      */
     ChunkWriter resolve(String sourceIndex, Map<?, ?> summary, String target);
 
+    /**
+     * The writer of pipeline {@code pipeline} that chunks documents of {@code sourceIndex} into {@code target}, whatever its
+     * strategy (a changed strategy is a changed config, not another processor), or null.
+     */
+    default ChunkWriter ofPipeline(String pipeline, String sourceIndex, String target) {
+        return null;
+    }
+
     /** Every writer of every pipeline this node has parsed. */
     List<ChunkWriter> all();
 

@@ -49,9 +49,16 @@ final class ReconcileChunkPass {
     /** @param before the name the chunk index had before a restore renamed it (summaries restored with it name that), or null */
     void run(ReconcileReport report, String chunkIndex, String before, ActionListener<Void> listener) {
         Set<String> names = before == null ? Set.of(chunkIndex) : Set.of(chunkIndex, before);
+        report.phase = "chunks of [" + chunkIndex + "]";
         pages.forEach(chunkIndex, QueryBuilders.matchAllQuery(),
             new String[] { ChunkDocuments.SOURCE_ID, ChunkDocuments.ORDINAL, ChunkDocuments.SOURCE_ROUTING }, Reconciler.CHUNK_PAGE,
-            (hits, l) -> checkPage(report, chunkIndex, names, hits, l), listener);
+            (hits, l) -> {
+                if (report.cancelled()) {
+                    l.onFailure(report.cancellation());
+                } else {
+                    checkPage(report, chunkIndex, names, hits, l);
+                }
+            }, listener);
     }
 
     /** The id of chunk 0 of the source document {@code id} stored with {@code routing}: what one document's chunks share. */

@@ -1,5 +1,8 @@
 package io.strata.chunkindex;
 
+import io.strata.transport.ProgressTask;
+import org.opensearch.core.tasks.TaskId;
+
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ActionRequestValidationException;
 import org.opensearch.action.IndicesRequest;
@@ -9,11 +12,13 @@ import org.opensearch.core.common.io.stream.StreamOutput;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.Map;
 
 /** Reconcile one source index (existing, or deleted with its chunk indices left); {@code dryRun} only reports. */
 public final class ReconcileRequest extends ActionRequest implements IndicesRequest.Replaceable {
     private String index;
     private final boolean dryRun;
+    private boolean storeResult;
 
     public ReconcileRequest(String index, boolean dryRun) {
         this.index = index;
@@ -65,6 +70,30 @@ public final class ReconcileRequest extends ActionRequest implements IndicesRequ
         // one concrete name, no wildcards or aliases (the handler refuses them with a clear message); the source may be
         // gone with its chunk indices left over, which the action handles itself
         return IndicesOptions.strictSingleIndexNoExpandForbidClosed();
+    }
+
+    /**
+     * Whether the node stores the report in the {@code .tasks} index when the run ends ({@code wait_for_completion=false}:
+     * nobody waits for the answer). Not on the wire: such a request runs on the node that received it.
+     */
+    public void setShouldStoreResult(boolean storeResult) {
+        this.storeResult = storeResult;
+    }
+
+    @Override
+    public boolean getShouldStoreResult() {
+        return storeResult;
+    }
+
+    /** A task that {@code GET _tasks} shows with the run's progress, and that {@code _tasks/<id>/_cancel} stops. */
+    @Override
+    public ProgressTask createTask(long id, String type, String action, TaskId parentTaskId, Map<String, String> headers) {
+        return new ProgressTask(id, type, action, getDescription(), parentTaskId, headers);
+    }
+
+    @Override
+    public String getDescription() {
+        return "reconcile [" + index + "]" + (dryRun ? " dry_run" : "");
     }
 
     @Override

@@ -32,6 +32,10 @@ import java.util.function.Supplier;
  * rewritten with its {@code _seq_no}, its summary stored if it changed, guarded by that sequence number). Chunks written
  * before {@code source_hash} existed are compared by content: each parent's text must equal the source text at its
  * offsets. A summary naming a chunk index that a restore renamed reads as naming it under its new name.
+ *
+ * <p>A document whose summary records another config than its writer's ({@link ChunkWriter#configDrifted}) is counted as
+ * {@code config_drift}, and not rewritten for that: its chunks match its text, and rewriting documents one by one would
+ * leave the chunk index holding two configs until the last one is done.
  */
 final class ReconcileSourcePass {
     private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
@@ -113,6 +117,7 @@ final class ReconcileSourcePass {
             }
         }
         Map<String, Object> resolved = new HashMap<>();
+        report.phase = "source documents";
         // every document, not an exists query on the summary: a mapping with "dynamic": false (or the summary mapped with
         // "enabled": false, as a strict mapping needs) does not index it, and such a query found no document to check
         pages.forEach(source.getName(), QueryBuilders.matchAllQuery(), includes.toArray(String[]::new),
@@ -121,6 +126,11 @@ final class ReconcileSourcePass {
 
     private void checkPage(ReconcileReport report, Index source, SearchHit[] hits, Map<String, Object> resolved,
                            Map<String, String> renamed, WriteChecks checks, ActionListener<Void> listener) {
+        if (report.cancelled()) {
+            listener.onFailure(report.cancellation());
+            return;
+        }
+        report.seen.addAndGet(hits.length);
         Map<String, SourceDoc> docs = new LinkedHashMap<>();
         List<MultiGetRequest.Item> items = new ArrayList<>();
         for (SearchHit hit : hits) {
@@ -130,6 +140,7 @@ final class ReconcileSourcePass {
             }
             String target = renamed.getOrDefault(named, named);
             report.checked.incrementAndGet();
+            report.countConfig(summary.get(ChunkWriter.CONFIG));
             ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
             boolean elsewhere = owner != null && !owner.source().getUUID().equals(source.getUUID());
             // a clone's document is rewritten by the writer of this index, into whichever chunk index it writes this index's to
@@ -140,6 +151,13 @@ final class ReconcileSourcePass {
             SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
                 summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere,
                 ChunkWriter.isFailed(summary));
+            // a writer of the summary's pipeline and target that no longer agrees with it (another strategy): drifted too
+            ChunkWriter current = writer != null || elsewhere || !(summary.get("pipeline") instanceof String p) || writers.get() == null
+                ? writer : writers.get().ofPipeline(p, source.getName(), target);
+            if (!elsewhere && current != null && current.configDrifted(summary)) {
+                // reported, not fixed: re-chunking in place would mix configs in the index while it runs
+                report.configDrift.incrementAndGet();
+            }
             doc.key = setup.keyOf(source.getName(), doc.id, doc.routing);
             docs.put(doc.key.chunkId(0), doc);
             if (doc.elsewhere) {
@@ -210,6 +228,10 @@ final class ReconcileSourcePass {
     private void fix(ReconcileReport report, Index source, Iterator<SourceDoc> docs, WriteChecks checks, ActionListener<Void> listener) {
         if (!docs.hasNext()) {
             listener.onResponse(null);
+            return;
+        }
+        if (report.cancelled()) {
+            listener.onFailure(report.cancellation());
             return;
         }
         SourceDoc doc = docs.next();

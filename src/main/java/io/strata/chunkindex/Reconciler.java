@@ -1,5 +1,6 @@
 package io.strata.chunkindex;
 
+import io.strata.transport.ProgressTask;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
 import org.opensearch.action.search.SearchRequest;
@@ -12,6 +13,7 @@ import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.tasks.CancellableTask;
 import org.opensearch.transport.client.Client;
 
 import java.util.ArrayList;
@@ -66,6 +68,14 @@ public final class Reconciler {
     }
 
     public void reconcile(String sourceIndex, boolean dryRun, ActionListener<ReconcileReport> listener) {
+        reconcile(sourceIndex, dryRun, null, listener);
+    }
+
+    /**
+     * As above, reporting to {@code task} (null: none): its status shows the run's counters and how many of the source
+     * index's documents it has paged through, and a cancel stops the run after the page or document under way.
+     */
+    public void reconcile(String sourceIndex, boolean dryRun, CancellableTask task, ActionListener<ReconcileReport> listener) {
         Metadata metadata = clusterService.state().metadata();
         IndexMetadata source = metadata.index(sourceIndex);
         if (source == null) {
@@ -77,6 +87,10 @@ public final class Reconciler {
         // reported, never checked nor registered: nothing but a mapping's _meta (anyone's to write) says they are chunk indices
         List<String> legacy = legacyChunkIndices(metadata, source);
         ReconcileReport report = new ReconcileReport(sourceIndex, List.copyOf(chunkIndices), dryRun);
+        report.reportTo(task);
+        if (task instanceof ProgressTask progress) {
+            progress.progress(report::progress);
+        }
         // a pair restored under new names: its documents' summaries name the chunk indices as they were called before
         Map<String, String> renamed = new HashMap<>();
         for (String chunkIndex : chunkIndices) {
@@ -101,6 +115,7 @@ public final class Reconciler {
         // searches see refreshed documents only: make every acknowledged write visible first
         client.admin().indices().prepareRefresh(all.toArray(String[]::new)).execute(ActionListener.wrap(
             refreshed -> view.requireWhole(counted, ActionListener.wrap(
+            whole -> countSource(report, ActionListener.wrap(
             r -> registerLegacy(report, legacy.iterator(), source.getIndex(), checks, ActionListener.wrap(
                 v -> chunkIndices(report, report.chunkIndices.iterator(), ActionListener.wrap(
                     w -> sourcePass.run(report, source.getIndex(), checks, renamed,
@@ -108,7 +123,18 @@ public final class Reconciler {
                     listener::onFailure)),
                 listener::onFailure)),
             listener::onFailure)),
+            listener::onFailure)),
             listener::onFailure));
+    }
+
+    /** How many documents the source index holds as the caller sees them: the total of a task's progress. */
+    private void countSource(ReconcileReport report, ActionListener<Void> listener) {
+        SearchRequest count = new SearchRequest(report.sourceIndex).source(new SearchSourceBuilder().size(0).trackTotalHits(true)
+            .query(QueryBuilders.matchAllQuery()));
+        client.search(count, ActionListener.wrap(r -> {
+            report.total = r.getHits().getTotalHits().value();
+            listener.onResponse(null);
+        }, listener::onFailure));
     }
 
     /**

@@ -1,8 +1,13 @@
 package io.strata.chunkindex;
 
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.rest.BaseRestHandler;
+import org.opensearch.rest.BytesRestResponse;
 import org.opensearch.rest.RestRequest;
 import org.opensearch.rest.action.RestStatusToXContentListener;
+import org.opensearch.tasks.LoggingTaskListener;
+import org.opensearch.tasks.Task;
 import org.opensearch.transport.client.node.NodeClient;
 
 import java.util.List;
@@ -14,6 +19,11 @@ import java.util.List;
  *
  * <p>A source index that no longer exists, but whose chunk index (found by the chunk mapping's {@code _meta}) does, is
  * reconciled too: all its chunks are orphans ({@link Reconciler#reconcileDeleted}).
+ *
+ * <p>{@code wait_for_completion=false} answers at once with {@code {"task": "<node>:<id>"}}, as {@code _reindex} does:
+ * {@code GET _tasks/<id>} shows the run's progress while it runs and its report when done (stored in the {@code .tasks}
+ * index), and {@code POST _tasks/<id>/_cancel} stops it after the page or document under way. The run is the same, in the
+ * caller's thread context either way.
  */
 public final class RestReconcileAction extends BaseRestHandler {
     public static final String PATH = "/_plugins/_strata/_reconcile";
@@ -36,7 +46,17 @@ public final class RestReconcileAction extends BaseRestHandler {
             throw new IllegalArgumentException("[_reconcile] needs [index]: the source index whose chunks to check, e.g. "
                 + "POST _plugins/_strata/_reconcile?index=books");
         }
+        boolean waitForCompletion = request.paramAsBoolean("wait_for_completion", true);
         ReconcileRequest reconcile = new ReconcileRequest(index, dryRun);
-        return channel -> client.execute(ReconcileAction.INSTANCE, reconcile, new RestStatusToXContentListener<>(channel));
+        if (waitForCompletion) {
+            return channel -> client.execute(ReconcileAction.INSTANCE, reconcile, new RestStatusToXContentListener<>(channel));
+        }
+        reconcile.setShouldStoreResult(true);
+        return channel -> {
+            Task task = client.executeLocally(ReconcileAction.INSTANCE, reconcile, LoggingTaskListener.instance());
+            XContentBuilder body = channel.newBuilder().startObject().field("task", client.getLocalNodeId() + ":" + task.getId())
+                .endObject();
+            channel.sendResponse(new BytesRestResponse(RestStatus.OK, body));
+        };
     }
 }

@@ -13,6 +13,7 @@ import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.inject.Inject;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.tasks.CancellableTask;
 import org.opensearch.tasks.Task;
 import org.opensearch.transport.TransportService;
 
@@ -91,6 +92,6 @@ public final class TransportReconcileAction extends HandledTransportAction<Recon
             listener.onFailure(e);
             return;
         }
-        reconciler.reconcile(index, request.dryRun(), render);
+        reconciler.reconcile(index, request.dryRun(), task instanceof CancellableTask c ? c : null, render);
     }
 }

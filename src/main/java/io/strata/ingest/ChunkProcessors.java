@@ -58,6 +58,12 @@ public final class ChunkProcessors implements ChunkWriters {
     }
 
     @Override
+    public ChunkWriter ofPipeline(String pipeline, String sourceIndex, String target) {
+        return processorsIn(ingestService.get(), pipeline).stream().map(MultiGranularChunkingProcessor::writer)
+            .filter(w -> w.targetFor(sourceIndex).equals(target)).findFirst().orElse(null);
+    }
+
+    @Override
     public List<ChunkWriter> all() {
         IngestService ingestService = this.ingestService.get();
         List<ChunkWriter> out = new ArrayList<>();

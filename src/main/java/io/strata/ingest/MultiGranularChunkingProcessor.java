@@ -428,10 +428,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 throw new ConfigException(modelField, withoutPrefix(e.getMessage(), "[" + TYPE + "] "));
             }
             ChildEmbedding childEmbedding = childEmbedding(config.remove(ChildEmbedding.FIELD), embed ? model : null, services.inference());
+            // copied before parsing consumes them: the config identity hashes the options as written
+            Object strategyOptions = ChunkConfigIdentity.canonical(config.get("strategy"));
+            Object contextOptions = ChunkConfigIdentity.canonical(config.get(ChunkContext.FIELD));
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
             ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
+            String configHash = ChunkConfigIdentity.hash(field, chunker, strategyOptions, embed ? model : null, childEmbedding,
+                contextOptions);
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
-                services);
+                services, configHash);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services, ingestService);
         }
 

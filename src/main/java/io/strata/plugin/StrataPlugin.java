@@ -39,6 +39,9 @@ import io.strata.chunkindex.Reconciler;
 import io.strata.chunkindex.TransportReconcileAction;
 import io.strata.ingest.ChunkPreviewAction;
 import io.strata.ingest.ChunkProcessors;
+import io.strata.ingest.TargetIndexChangeFilter;
+import io.strata.transport.ProgressStatus;
+import org.opensearch.tasks.Task;
 import io.strata.ingest.TransportChunkPreviewAction;
 import io.strata.ingest.MultiGranularChunkingProcessor;
 import io.strata.ingest.RestChunkPreviewAction;
@@ -239,7 +242,14 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         SourceIndexLookup sources = new SourceIndexLookup(threadContext, clusterService::get, client::get, resolver::get, () -> registry);
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
             new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
-            new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext));
+            new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext),
+            new TargetIndexChangeFilter(ingestService::get, clusterService::get, registry));
+    }
+
+    /** The status of Strata's tasks, readable by a node that did not run them ({@code GET _tasks} of another node's task). */
+    @Override
+    public List<NamedWriteableRegistry.Entry> getNamedWriteables() {
+        return List.of(new NamedWriteableRegistry.Entry(Task.Status.class, ProgressStatus.NAME, ProgressStatus::new));
     }
 
     @Override

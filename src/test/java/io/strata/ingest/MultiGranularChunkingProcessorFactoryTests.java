@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -44,6 +45,45 @@ public class MultiGranularChunkingProcessorFactoryTests {
         assertEquals(300, p.writer().chunker().strategy().maxWords());
         assertEquals(List.of(0.5, 0.25), p.writer().chunker().granularities());
         assertEquals(ModelRef.embedded("e5-small-v2-q"), p.writer().model());
+    }
+
+    private String configHash(Map<String, Object> config) {
+        return create(config).writer().configHash();
+    }
+
+    /** The config identity: what cuts or embeds differently changes it; where chunks go and which texts are taken do not. */
+    @Test
+    public void testConfigHash_changesWithCuttingAndEmbedding_notWithTargetOrInputLimits() {
+        Map<String, Object> base = Map.of("field", "body", "target_index", "chunks", "embed", false);
+        String hash = configHash(base);
+        assertEquals(24, hash.length());
+        assertEquals(hash, configHash(with(base, "target_index", "{{_index}}-chunks")));
+        assertEquals(hash, configHash(with(base, "copy_fields", List.of("title"))));
+        assertEquals(hash, configHash(with(base, "ignore_missing", true)));
+        assertEquals(hash, configHash(with(base, "max_chars", 1000)));
+        // defaults written out: the type, θ and granularities are compared as parsed
+        assertEquals(hash, configHash(with(base, "strategy", Map.of("type", "recursive", "max_words", 300))));
+        assertEquals(hash, configHash(with(base, "granularities", List.of(0.5, 0.25))));
+
+        assertNotEquals(hash, configHash(with(base, "strategy", Map.of("type", "recursive", "max_words", 200))));
+        assertNotEquals(hash, configHash(with(base, "strategy", Map.of("type", "paragraph", "max_words", 300))));
+        assertNotEquals(hash, configHash(with(base, "granularities", List.of(0.5))));
+        assertNotEquals(hash, configHash(with(base, "field", "text")));
+        assertNotEquals(hash, configHash(with(base, "format", "markdown")));
+        assertNotEquals(configHash(with(base, "strategy", Map.of("type", "sentence", "sentences", 1))),
+            configHash(with(base, "strategy", Map.of("type", "sentence", "sentences", 2))));
+
+        Map<String, Object> embedded = Map.of("field", "body", "target_index", "chunks");
+        assertNotEquals(hash, configHash(embedded));
+        // the default model is resolved: naming it is the same config, naming another is not
+        assertEquals(configHash(embedded), configHash(with(embedded, "model", "e5-small-v2-q")));
+        assertNotEquals(configHash(embedded), configHash(with(embedded, "model", "bge-small-en-v15-q")));
+    }
+
+    private static Map<String, Object> with(Map<String, Object> base, String key, Object value) {
+        Map<String, Object> out = new HashMap<>(base);
+        out.put(key, value);
+        return out;
     }
 
     @Test
