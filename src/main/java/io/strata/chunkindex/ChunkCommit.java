@@ -23,7 +23,7 @@ import java.util.function.IntFunction;
  *   <li>writes ids {@code 1 … n-1} at {@code V} (bulk slices, in order);</li>
  *   <li>then id {@code 0}, the <b>commit</b>, at {@code V};</li>
  *   <li>then <b>sweeps</b>: deletes, at {@code V}, id {@code n} (a tombstone if absent), and while a window deleted
- *       something the next {@link #PROBE} ids. Blind deletes, not a read then deletes: no read of the chunk index is needed,
+ *       something the ids after it, window by window ({@link #sweep}: 1, 8, 64 ids, and 1 after a window found in part). Blind deletes, not a read then deletes: no read of the chunk index is needed,
  *       so none can miss chunks not yet refreshed (a caller with document- or field-level security on the chunk index only
  *       gets non-realtime reads).</li>
  * </ol>
@@ -94,8 +94,10 @@ public final class ChunkCommit {
             new VersionConflictEngineException(new ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
     }
 
-    /** How many consecutive ids one window of a sweep covers (after its first id). */
+    /** The most consecutive ids one window of a sweep covers. */
     static final int PROBE = 64;
+    /** How much a sweep's window grows after a window that found every id it deleted. */
+    static final int GROWTH = 8;
 
     private final VersionedChunks store;
     private final Slicing slicing;
@@ -181,12 +183,14 @@ public final class ChunkCommit {
     }
 
     /**
-     * The sweep: deletes at {@code version} id {@code from} of {@code key}, then ids {@code from+1, …} {@link #PROBE} at a time
-     * while a window deleted something, blind: what each delete answers (deleted, absent, or a newer version there) says
-     * whether chunks go on, so no read is needed — a read would have to be realtime to see chunks not yet refreshed, and the
-     * security plugin makes every read of a caller with document- or field-level security on the chunk index non-realtime.
-     * One id first: a rewrite of the same count (most) then adds a single tombstone ({@code index.gc_deletes}).
-     * Conflicts are a newer writer's documents, left alone.
+     * The sweep: deletes at {@code version} ids {@code from, from+1, …} of {@code key} window by window while a window
+     * deleted something, blind: what each delete answers (deleted, absent, or a newer version there) says whether chunks go
+     * on, so no read is needed — a read would have to be realtime to see chunks not yet refreshed, and the security plugin
+     * makes every read of a caller with document- or field-level security on the chunk index non-realtime. Every delete of
+     * an absent id leaves a tombstone ({@code index.gc_deletes}), so the windows follow what was found: id {@code from}
+     * alone first (a rewrite of the same count, the most common, adds one tombstone), {@link #GROWTH} times as many after a
+     * window found in full (up to {@link #PROBE}), and one id after a window found in part (older chunks are consecutive
+     * ids, so they ended there; the one id confirms it). Conflicts are a newer writer's documents, left alone.
      */
     private void sweep(String target, ChunkKey key, int from, long version, ActionListener<Void> listener) {
         sweep(target, key, from, 1, version, listener);
@@ -194,10 +198,10 @@ public final class ChunkCommit {
 
     private void sweep(String target, ChunkKey key, int from, int size, long version, ActionListener<Void> listener) {
         deleteWindow(target, key, from, size, version, ActionListener.wrap(found -> {
-            if (found) {
-                sweep(target, key, from + size, PROBE, version, listener);
-            } else {
+            if (found == 0) {
                 listener.onResponse(null);
+            } else {
+                sweep(target, key, from + size, found == size ? Math.min(PROBE, size * GROWTH) : 1, version, listener);
             }
         }, listener::onFailure));
     }
@@ -213,8 +217,8 @@ public final class ChunkCommit {
             found -> deleteRange(target, key, from + size, to, version, listener), listener::onFailure));
     }
 
-    /** Deletes ids {@code [from, from+size)} at {@code version}: whether any was found (deleted, or a newer version). */
-    private void deleteWindow(String target, ChunkKey key, int from, int size, long version, ActionListener<Boolean> listener) {
+    /** Deletes ids {@code [from, from+size)} at {@code version}: how many were found (deleted, or a newer version there). */
+    private void deleteWindow(String target, ChunkKey key, int from, int size, long version, ActionListener<Integer> listener) {
         List<String> window = new ArrayList<>(size);
         for (int i = from; i < from + size; i++) {
             window.add(key.chunkId(i));
@@ -224,7 +228,7 @@ public final class ChunkCommit {
             if (failed != null) {
                 listener.onFailure(failed);
             } else {
-                listener.onResponse(results.stream().anyMatch(VersionedChunks.ItemResult::found));
+                listener.onResponse((int) results.stream().filter(VersionedChunks.ItemResult::found).count());
             }
         }, listener::onFailure));
     }

@@ -245,6 +245,19 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         assertFalse(store.docs.get(SOURCE.chunkId(10)).live());
     }
 
+    public void testAShrinkBy8_deletesTheOlderChunks_andAddsTwoTombstones() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 4), new Op(3, 10), outcomes);
+        store.runAll(random());
+        int before = store.tombstonesOfAbsent;
+        start(commit(store, 4), new Op(4, 2), outcomes);
+        store.runAll(random());
+        assertEquals(new Op(4, 2).expected(), store.live());
+        // ids 2 (found in full), 3..10 (found in part: 10 absent), then 11 alone
+        assertEquals("tombstones of absent ids", 2, store.tombstonesOfAbsent - before);
+    }
+
     /**
      * An older writer that overwrote part of a still older version's chunks and then rolled back leaves a gap of tombstones
      * where the newer writer's sweep starts: the older version's chunks past the gap must go all the same.
