@@ -23,7 +23,7 @@ import java.util.function.IntFunction;
  *   <li>writes ids {@code 1 … n-1} at {@code V} (bulk slices, in order);</li>
  *   <li>then id {@code 0}, the <b>commit</b>, at {@code V};</li>
  *   <li>then <b>sweeps</b>: deletes, at {@code V}, id {@code n} (a tombstone if absent), and while a window deleted
- *       something the ids after it, window by window ({@link #sweep}: 1, 8, 64 ids, and 1 after a window found in part). Blind deletes, not a read then deletes: no read of the chunk index is needed,
+ *       something the ids after it, window by window ({@link #sweep}: 1, 2, 4, … 64 ids, and 1 after a window found in part). Blind deletes, not a read then deletes: no read of the chunk index is needed,
  *       so none can miss chunks not yet refreshed (a caller with document- or field-level security on the chunk index only
  *       gets non-realtime reads).</li>
  * </ol>
@@ -96,8 +96,11 @@ public final class ChunkCommit {
 
     /** The most consecutive ids one window of a sweep covers. */
     static final int PROBE = 64;
-    /** How much a sweep's window grows after a window that found every id it deleted. */
-    static final int GROWTH = 8;
+    /**
+     * How much a sweep's window grows after a window that found every id it deleted: doubling, so the absent ids a sweep
+     * tombstones stay below the chunks it found, plus one.
+     */
+    static final int GROWTH = 2;
 
     private final VersionedChunks store;
     private final Slicing slicing;
