@@ -22,18 +22,18 @@ import java.util.function.IntFunction;
  * <ol>
  *   <li>writes ids {@code 1 … n-1} at {@code V} (bulk slices, in order);</li>
  *   <li>then id {@code 0}, the <b>commit</b>, at {@code V};</li>
- *   <li>then deletes, at {@code V}, ids {@code n, n+1, …} window by window until a window deleted nothing (id {@code n}
- *       always: a tombstone if absent). Blind deletes, not a read then deletes: no read of the chunk index is needed, so
- *       none can miss chunks not yet refreshed (a caller with document- or field-level security on the chunk index only
+ *   <li>then <b>sweeps</b>: deletes, at {@code V}, id {@code n} (a tombstone if absent), and while a window deleted
+ *       something the ids after it, window by window ({@link #sweep}: 1, 2, 4, … 64 ids, and 1 after a window found in part). Blind deletes, not a read then deletes: no read of the chunk index is needed,
+ *       so none can miss chunks not yet refreshed (a caller with document- or field-level security on the chunk index only
  *       gets non-realtime reads).</li>
  * </ol>
  * A version conflict on any write of steps 1–2 means a newer version is stored: the writer is <b>superseded</b>, writes no
- * further, and deletes at {@code V} what it wrote (external deletes only apply where the stored version is not newer, so
- * the rollback never removes the newer writer's chunks). Conflicts in step 3 are a newer writer's documents: left alone,
- * and counted as found (the windows go on).
+ * further, deletes at {@code V} what it wrote (external deletes only apply where the stored version is not newer, so
+ * the rollback never removes the newer writer's chunks), and sweeps from the first id it did not try to write: its deletes
+ * may have cut an older version's chunks short, and a sweep stops at the first window that deletes nothing. Conflicts in a
+ * sweep are a newer writer's documents: left alone, and counted as found (the sweep goes on).
  * Deleting a source document's chunks ({@code n = 0}, or a source delete with the delete's {@code _seq_no}) tombstones id 0
- * first — a conflict there means a newer writer committed, and nothing is done — then ids {@code 1, …} window by window
- * as above.
+ * first — a conflict there means a newer writer committed, and nothing is done — then sweeps from id 1.
  *
  * <p><b>Why the newest version wins</b> (W of version {@code V}, any older writer L of version {@code v < V}):
  * <ul>
@@ -41,10 +41,13 @@ import java.util.function.IntFunction;
  *       newer writer supersedes W;</li>
  *   <li>a write of L to an id that W wrote before it conflicts, and L rolls back; one that lands before W's write to the
  *       same id is overwritten by it;</li>
- *   <li>a write of L to an id {@code ≥ n} that lands before W's delete of it is deleted by W; one that lands after that
- *       delete comes after W's commit (W deletes after committing), and L commits only after all its other writes, so L's
- *       commit comes after W's commit and conflicts (W's id 0 at {@code V}, or W's tombstone of id 0 when W deletes): L
- *       rolls back, removing that write too;</li>
+ *   <li>a write of L to an id {@code ≥ n} that lands after W's sweep began comes after W's commit, and L commits only
+ *       after all its other writes, so L's commit comes after W's commit and conflicts (W's id 0 at {@code V}, or W's
+ *       tombstone of id 0 when W deletes): L rolls back, removing that write too;</li>
+ *   <li>what else lies at ids {@code ≥ n} when W's sweep begins is the chunks of writers that committed before W, ids
+ *       {@code 0 … m-1} each, less what sweeps and rollbacks deleted. Every deleter sweeps on past the ids it deleted
+ *       until a window deletes nothing, so the first such chunk past a deleted id is deleted by the deleter of that id,
+ *       and W's delete of id {@code n} deletes the chunk there or meets such a gap;</li>
  *   <li>W's tombstone of id {@code n} makes a late write of L to the first id past W's chunks conflict at once.</li>
  * </ul>
  * Equal versions (the same source operation written twice, e.g. a retried repair) write the same chunks and both apply.
@@ -60,9 +63,12 @@ import java.util.function.IntFunction;
  * <p><b>Limits.</b> A tombstone blocks older versions for {@code index.gc_deletes} of the chunk index (60 s by default);
  * an older writer delayed longer than that after a newer <em>delete</em> (every id tombstoned, none live) can write its
  * chunks for a source document that is gone — {@code _reconcile} removes them. A writer that dies mid-protocol (its node
- * killed) can leave a partial set; its source write stands, so {@code _reconcile} rewrites it. A write that fails for
- * another reason (e.g. a rejection) removes every chunk of the document at {@code V} and fails: the caller is told, and
- * {@code _reconcile} rewrites the chunks once the cause is fixed. Versions are the source index's sequence numbers, so a
+ * killed) can leave a partial set; its source write stands, so {@code _reconcile} rewrites it. One that dies mid-sweep
+ * leaves an older version's chunks past a gap of tombstones, where later sweeps stop: chunks whose ordinal is at or
+ * beyond the document's {@code parents}, which {@code _reconcile} deletes as duplicates. A write that fails for another
+ * reason (e.g. a rejection) removes every chunk of the document at {@code V} (only what it wrote, when a newer version
+ * committed meanwhile) and fails: the caller is told, and {@code _reconcile} rewrites the chunks once the cause is
+ * fixed. Versions are the source index's sequence numbers, so a
  * chunk index serves one incarnation of one concrete source index ({@link ChunkIndexRegistry}), and the chunks of a
  * {@link ChunkKey} — an {@code _id} on one shard — since sequence numbers count one shard's operations.
  */
@@ -88,13 +94,13 @@ public final class ChunkCommit {
             new VersionConflictEngineException(new ShardId(target, "_na_", 0), ChunkDocuments.chunkId(id, 0), "a newer chunk version"));
     }
 
-    /** How many consecutive ids one window of deletes beyond a document's chunks covers (after the first). */
+    /** The most consecutive ids one window of a sweep covers. */
     static final int PROBE = 64;
     /**
-     * The first window: a rewrite that keeps or nearly keeps its parent count (most) leaves this many tombstones, a shrink
-     * by more goes on by {@link #PROBE}.
+     * How much a sweep's window grows after a window that found every id it deleted: doubling, so the absent ids a sweep
+     * tombstones stay below the chunks it found, plus one.
      */
-    static final int FIRST_WINDOW = 8;
+    static final int GROWTH = 2;
 
     private final VersionedChunks store;
     private final Slicing slicing;
@@ -174,20 +180,48 @@ public final class ChunkCommit {
             switch (commit.outcome()) {
                 case CONFLICT -> listener.onResponse(Result.SUPERSEDED);
                 case FAILED -> listener.onFailure(commit.failure());
-                case APPLIED -> deleteFound(target, key, 1, FIRST_WINDOW, version, ActionListener.map(listener, v -> Result.DONE));
+                case APPLIED -> sweep(target, key, 1, version, ActionListener.map(listener, v -> Result.DONE));
             }
         }, listener::onFailure));
     }
 
     /**
-     * Deletes at {@code version} ids {@code from, from+1, …} of {@code key} window by window, blind, until a window deleted
-     * nothing ({@link #FIRST_WINDOW} ids first, then {@link #PROBE}): what each delete answers (deleted, absent, or a newer
-     * version there) says whether chunks go on, so no read is needed — a read would have to be realtime to see chunks not
-     * yet refreshed, and the security plugin makes every read of a caller with document- or field-level security on the
-     * chunk index non-realtime. An absent id keeps a tombstone ({@code index.gc_deletes}). Conflicts are a newer
-     * writer's documents, left alone.
+     * The sweep: deletes at {@code version} ids {@code from, from+1, …} of {@code key} window by window while a window
+     * deleted something, blind: what each delete answers (deleted, absent, or a newer version there) says whether chunks go
+     * on, so no read is needed — a read would have to be realtime to see chunks not yet refreshed, and the security plugin
+     * makes every read of a caller with document- or field-level security on the chunk index non-realtime. Every delete of
+     * an absent id leaves a tombstone ({@code index.gc_deletes}), so the windows follow what was found: id {@code from}
+     * alone first (a rewrite of the same count, the most common, adds one tombstone), {@link #GROWTH} times as many after a
+     * window found in full (up to {@link #PROBE}), and one id after a window found in part (older chunks are consecutive
+     * ids, so they ended there; the one id confirms it). Conflicts are a newer writer's documents, left alone.
      */
-    private void deleteFound(String target, ChunkKey key, int from, int size, long version, ActionListener<Void> listener) {
+    private void sweep(String target, ChunkKey key, int from, long version, ActionListener<Void> listener) {
+        sweep(target, key, from, 1, version, listener);
+    }
+
+    private void sweep(String target, ChunkKey key, int from, int size, long version, ActionListener<Void> listener) {
+        deleteWindow(target, key, from, size, version, ActionListener.wrap(found -> {
+            if (found == 0) {
+                listener.onResponse(null);
+            } else {
+                sweep(target, key, from + size, found == size ? Math.min(PROBE, size * GROWTH) : 1, version, listener);
+            }
+        }, listener::onFailure));
+    }
+
+    /** Deletes ids {@code [from, to)} at {@code version} whatever they hold, {@link #PROBE} at a time. */
+    private void deleteRange(String target, ChunkKey key, int from, int to, long version, ActionListener<Void> listener) {
+        if (from >= to) {
+            listener.onResponse(null);
+            return;
+        }
+        int size = Math.min(PROBE, to - from);
+        deleteWindow(target, key, from, size, version, ActionListener.wrap(
+            found -> deleteRange(target, key, from + size, to, version, listener), listener::onFailure));
+    }
+
+    /** Deletes ids {@code [from, from+size)} at {@code version}: how many were found (deleted, or a newer version there). */
+    private void deleteWindow(String target, ChunkKey key, int from, int size, long version, ActionListener<Integer> listener) {
         List<String> window = new ArrayList<>(size);
         for (int i = from; i < from + size; i++) {
             window.add(key.chunkId(i));
@@ -196,10 +230,8 @@ public final class ChunkCommit {
             Exception failed = firstFailure(results);
             if (failed != null) {
                 listener.onFailure(failed);
-            } else if (results.stream().noneMatch(VersionedChunks.ItemResult::found)) {
-                listener.onResponse(null);
             } else {
-                deleteFound(target, key, from + size, PROBE, version, listener);
+                listener.onResponse((int) results.stream().filter(VersionedChunks.ItemResult::found).count());
             }
         }, listener::onFailure));
     }
@@ -223,6 +255,8 @@ public final class ChunkCommit {
         private final IntConsumer progress;
         private final ActionListener<Result> listener;
         private final List<String> written = new ArrayList<>();
+        /** The first id not sent yet: a rollback sweeps from there. */
+        private int tried = 1;
 
         Writer(String target, ChunkKey key, long version, int n, IntFunction<Map<String, Object>> docAt,
                IntConsumer progress, ActionListener<Result> listener) {
@@ -256,6 +290,7 @@ public final class ChunkCommit {
                 return;
             }
             int next = end;
+            tried = next;
             store.index(target, slice, version, ActionListener.wrap(results -> {
                 boolean superseded = false;
                 Exception failed = null;
@@ -291,8 +326,7 @@ public final class ChunkCommit {
                 switch (r.outcome()) {
                     case APPLIED -> {
                         progress.accept(1);
-                        deleteFound(target, key, n, FIRST_WINDOW, version, ActionListener.wrap(
-                            v -> listener.onResponse(Result.DONE), listener::onFailure));
+                        sweep(target, key, n, version, ActionListener.wrap(v -> listener.onResponse(Result.DONE), listener::onFailure));
                     }
                     case CONFLICT -> rollback();
                     case FAILED -> abandon(r.failure());
@@ -302,29 +336,48 @@ public final class ChunkCommit {
 
         /** Superseded: removes what this writer wrote, at its own version (a newer writer's documents stay). */
         void rollback() {
+            undo(ActionListener.wrap(v -> listener.onResponse(Result.SUPERSEDED), listener::onFailure));
+        }
+
+        /**
+         * Deletes what this writer wrote, then sweeps from the first id it did not try: those deletes may have cut an older
+         * version's chunks short, leaving a gap where the newest writer's sweep stops.
+         */
+        void undo(ActionListener<Void> done) {
             if (written.isEmpty()) {
-                listener.onResponse(Result.SUPERSEDED);
+                done.onResponse(null); // it deleted nothing: no gap
                 return;
             }
             store.delete(target, List.copyOf(written), version, ActionListener.wrap(results -> {
                 Exception failed = firstFailure(results);
                 if (failed != null) {
-                    listener.onFailure(failed);
+                    done.onFailure(failed);
                 } else {
-                    listener.onResponse(Result.SUPERSEDED);
+                    sweep(target, key, tried, version, done);
                 }
-            }, listener::onFailure));
+            }, done::onFailure));
         }
 
         /**
-         * A write failed for another reason than a newer version: leaves no mix of versions behind (every chunk of the
-         * document deleted at this version) and fails with the cause.
+         * A write failed for another reason than a newer version: leaves no mix of versions behind — every chunk of the
+         * document deleted at this version, or, when a newer version committed meanwhile, what this writer wrote — and fails
+         * with the cause.
          */
         void abandon(Exception cause) {
-            deleteAt(target, key, version, ActionListener.wrap(r -> listener.onFailure(cause), e -> {
+            ActionListener<Void> fail = ActionListener.wrap(v -> listener.onFailure(cause), e -> {
                 cause.addSuppressed(e);
                 listener.onFailure(cause);
-            }));
+            });
+            store.delete(target, List.of(key.chunkId(0)), version, ActionListener.wrap(results -> {
+                VersionedChunks.ItemResult commit = results.get(0);
+                switch (commit.outcome()) {
+                    case CONFLICT -> undo(fail);
+                    case FAILED -> fail.onFailure(commit.failure());
+                    // every id it tried (its own, or an older version's where its write failed), then on as a sweep
+                    case APPLIED -> deleteRange(target, key, 1, tried, version, ActionListener.wrap(
+                        v -> sweep(target, key, tried, version, fail), fail::onFailure));
+                }
+            }, fail::onFailure));
         }
     }
 }

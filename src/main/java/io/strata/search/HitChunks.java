@@ -41,7 +41,7 @@ final class HitChunks {
      * A hit: its parent, the chunk that matched ({@code explain_child}; null when not given) and the other chunks that matched
      * ({@code evidence}, best first; empty when not given) and the parent's best sentences ({@code evidence.sentences}).
      */
-    private record Hit(String index, String id, String sourceId, int ordinal, float score, int[] matched, List<int[]> evidence,
+    private record Hit(String index, String id, int ordinal, float score, int[] matched, List<int[]> evidence,
                        List<int[]> sentences) {}
 
     private final List<Hit> hits;
@@ -72,13 +72,12 @@ final class HitChunks {
                     + "[_none_] leaves out; ask for the hits' metadata (leave out [stored_fields] or name fields in it)",
                     StrataContextProcessor.TYPE));
             }
-            int colon = id.lastIndexOf(':');
             int ordinal = ChunkDocuments.ordinalOf(id); // <source id>:<ordinal>, or with @<shard> after it
             if (ordinal < 0) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] hit [%s] of index [%s] is not a parent chunk (ids "
                     + "are <source id>:<ordinal>); search a chunk index", StrataContextProcessor.TYPE, id, indexOf(hit)));
             }
-            hits.add(new Hit(indexOf(hit), id, id.substring(0, colon), ordinal, hit.getScore(), matched(hit), evidence(hit),
+            hits.add(new Hit(indexOf(hit), id, ordinal, hit.getScore(), matched(hit), evidence(hit),
                 sentences(hit)));
         }
         return new HitChunks(hits, neighbours);
@@ -197,8 +196,12 @@ final class HitChunks {
         return citations;
     }
 
-    private static String document(String index, String sourceId) {
-        return index + "\u0000" + sourceId;
+    /**
+     * One source document's chunks in one chunk index: the key of its chunk ids ({@link ChunkDocuments#keyOf}), not its
+     * {@code source_id} — with custom routing one {@code _id} is a document on each shard it is stored on.
+     */
+    private static String document(String index, String chunkId) {
+        return index + "\u0000" + ChunkDocuments.keyOf(chunkId);
     }
 
     record Inputs(List<Seed> seeds, Map<String, SourceText> documents) {}
@@ -214,7 +217,7 @@ final class HitChunks {
         Map<String, int[]> parentSpans = new HashMap<>();
         Set<String> wanted = new java.util.HashSet<>();
         for (Hit h : hits) {
-            wanted.add(h.index() + "/" + h.sourceId());
+            wanted.add(document(h.index(), h.id()));
         }
         for (SearchHit hit : found) {
             String index = indexOf(hit);
@@ -222,14 +225,14 @@ final class HitChunks {
             if (source == null || !(source.get(ChunkDocuments.TEXT) instanceof String stored)
                 || !(source.get(ChunkDocuments.START) instanceof Number start) || !(source.get(ChunkDocuments.END) instanceof Number end)
                 || !(source.get(ChunkDocuments.ORDINAL) instanceof Number ordinal)
-                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(index + "/" + sourceId)) {
+                || !(source.get(ChunkDocuments.SOURCE_ID) instanceof String sourceId) || !wanted.contains(document(index, hit.getId()))) {
                 continue; // text the caller may not see (field-level security), or a document an id query matched in another index
             }
             String text = ChunkDocuments.sourcePart(stored, start.intValue(), end.intValue()); // not a table piece's header
             if (text == null) {
                 continue;
             }
-            String document = document(index, sourceId);
+            String document = document(index, hit.getId());
             SourceText doc = documents.computeIfAbsent(document, d -> {
                 citations.add(new Citation(d, index, (String) source.get(ChunkDocuments.SOURCE_INDEX), sourceId));
                 return new SourceText();
@@ -245,7 +248,7 @@ final class HitChunks {
                 continue; // the caller could not read it (any more)
             }
             int[] span = h.matched() != null ? h.matched() : parent;
-            seeds.add(new Seed(document(h.index(), h.sourceId()), span[0], span[1], rank, h.id(), h.score(),
+            seeds.add(new Seed(document(h.index(), h.id()), span[0], span[1], rank, h.id(), h.score(),
                 alternatives ? h.evidence() : List.of(), alternatives ? h.sentences() : List.of()));
         }
         return new Inputs(seeds, documents);

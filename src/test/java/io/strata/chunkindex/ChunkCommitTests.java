@@ -35,6 +35,8 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         final List<Runnable> pending = new ArrayList<>();
         /** Ids whose writes fail (not a conflict): a rejected item. */
         final java.util.Set<String> failing = new java.util.HashSet<>();
+        /** Delete operations applied to ids that held no live document: the tombstones a protocol step adds. */
+        int tombstonesOfAbsent;
 
         @Override
         public void index(String index, List<Map.Entry<String, Map<String, Object>>> batch, long version,
@@ -74,6 +76,9 @@ public class ChunkCommitTests extends OpenSearchTestCase {
                         results[k] = new ItemResult(id, Outcome.CONFLICT, null);
                     } else {
                         docs.put(id, new Stored(version, null)); // a tombstone, also for an absent id
+                        if (current == null || !current.live()) {
+                            tombstonesOfAbsent++;
+                        }
                         results[k] = current != null && current.live() ? ItemResult.applied(id) : ItemResult.absent(id);
                     }
                     if (left.decrementAndGet() == 0) {
@@ -143,8 +148,8 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         for (int run = 0; run < 3000; run++) {
             Random random = new Random(random().nextLong());
             FakeChunks store = new FakeChunks();
-            // what an earlier, finished version left
-            Op earlier = new Op(1, random.nextInt(8));
+            // what an earlier, finished version left: now and then more than a delete window of 64 beyond the newer counts
+            Op earlier = new Op(1, random.nextInt(4) == 0 ? random.nextInt(160) : random.nextInt(8));
             List<Object> outcomes = new ArrayList<>();
             start(commit(store, 1 + random.nextInt(3)), earlier, outcomes);
             store.runAll(random);
@@ -154,7 +159,8 @@ public class ChunkCommitTests extends OpenSearchTestCase {
             List<Op> ops = new ArrayList<>();
             for (int w = 0; w < writers; w++) {
                 // distinct versions, newer than the earlier one; a delete now and then
-                ops.add(new Op(10 + w * 10 + random.nextInt(5), random.nextInt(5) == 0 ? -1 : random.nextInt(10)));
+                int chunks = random.nextInt(4) == 0 ? random.nextInt(80) : random.nextInt(10);
+                ops.add(new Op(10 + w * 10 + random.nextInt(5), random.nextInt(5) == 0 ? -1 : chunks));
             }
             outcomes.clear();
             for (Op op : ops) {
@@ -178,8 +184,9 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         store.runAll(random());
         assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes);
         assertEquals(new Op(20, 2).expected(), store.live());
-        // its first slice (ids 1, 2) met the newer chunk and tombstone: it wrote no further (id 5: the newer one's tombstone)
-        assertFalse(store.docs.get(SOURCE.chunkId(5)).live());
+        // its first slice (ids 1, 2) met the newer chunk and tombstone: it wrote no further
+        assertFalse(store.docs.get(SOURCE.chunkId(2)).live());
+        assertNull("never written", store.docs.get(SOURCE.chunkId(3)));
     }
 
     public void testAnOlderWriterAfterADelete_isSuperseded_soTheDeletedDocumentHasNoChunks() {
@@ -223,6 +230,88 @@ public class ChunkCommitTests extends OpenSearchTestCase {
         store.runAll(random());
         assertEquals(new Op(4, 2).expected(), store.live());
         assertEquals(ChunkCommit.versionOf(4), store.docs.get(SOURCE.chunkId(2)).version());
+    }
+
+    public void testARewriteOfTheSameCount_addsOneTombstone_theFirstIdPastItsChunks() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 4), new Op(3, 10), outcomes);
+        store.runAll(random());
+        int before = store.tombstonesOfAbsent;
+        start(commit(store, 4), new Op(4, 10), outcomes);
+        store.runAll(random());
+        assertEquals(new Op(4, 10).expected(), store.live());
+        assertEquals("tombstones of absent ids", 1, store.tombstonesOfAbsent - before);
+        assertFalse(store.docs.get(SOURCE.chunkId(10)).live());
+    }
+
+    public void testAShrink_tombstonesFewerAbsentIdsThanTheOlderChunksItDeleted_plusOne() {
+        for (int older : new int[] {3, 4, 10, 13, 40, 70, 150}) {
+            FakeChunks store = new FakeChunks();
+            List<Object> outcomes = new ArrayList<>();
+            start(commit(store, 4), new Op(3, older), outcomes);
+            store.runAll(random());
+            int before = store.tombstonesOfAbsent;
+            start(commit(store, 4), new Op(4, 2), outcomes);
+            store.runAll(random());
+            assertEquals(new Op(4, 2).expected(), store.live());
+            int deleted = older - 2;
+            assertTrue("older " + older + ": tombstones of absent ids " + (store.tombstonesOfAbsent - before),
+                store.tombstonesOfAbsent - before <= deleted + 1);
+        }
+    }
+
+    /**
+     * An older writer that overwrote part of a still older version's chunks and then rolled back leaves a gap of tombstones
+     * where the newer writer's sweep starts: the older version's chunks past the gap must go all the same.
+     */
+    public void testARollbackThatCutsAnOlderVersionsChunksShort_leavesNoneOfThemBehind() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 200), new Op(1, 100), outcomes);
+        store.runAll(random());
+        // the newest writer (10 chunks) writes ids 1..9; its commit waits
+        start(commit(store, 200), new Op(30, 10), outcomes);
+        runFirst(store, 9);
+        // an older writer (50 chunks, one slice): ids 1..9 conflict, 10..49 overwrite version 1; it rolls back at once
+        start(commit(store, 200), new Op(20, 50), outcomes);
+        Runnable newestCommit = store.pending.remove(0);
+        store.runAll(random());
+        assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED), outcomes);
+        newestCommit.run();
+        store.runAll(random());
+        assertEquals(List.of(ChunkCommit.Result.DONE, ChunkCommit.Result.SUPERSEDED, ChunkCommit.Result.DONE), outcomes);
+        assertEquals(new Op(30, 10).expected(), store.live());
+    }
+
+    /** A write that fails after a newer version committed removes what it wrote all the same (the newer chunks stay). */
+    public void testAFailedWriteThatMetANewerCommit_removesWhatItWrote() {
+        FakeChunks store = new FakeChunks();
+        List<Object> outcomes = new ArrayList<>();
+        start(commit(store, 20), new Op(1, 3), outcomes);
+        store.runAll(random());
+        // the newer writer (3 chunks) finishes first but for its sweep
+        start(commit(store, 20), new Op(30, 3), outcomes);
+        runFirst(store, 2); // ids 1, 2
+        runFirst(store, 1); // its commit; its sweep of id 3 waits
+        Runnable newerSweep = store.pending.remove(0);
+        // the older writer (12 chunks, one slice): id 5 rejected, ids 1, 2 conflict, the rest overwrite or add
+        store.failing.add(SOURCE.chunkId(5));
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        commit(store, 20).write(INDEX, SOURCE, 20, 12, i -> Map.of("by", "v20"), ActionListener.wrap(r -> fail("wrote " + r), failure::set));
+        newerSweep.run();
+        while (!store.pending.isEmpty()) {
+            store.pending.remove(0).run(); // in order: whatever else the newer writer deletes lands before the older writes
+        }
+        assertEquals("rejected", failure.get().getMessage());
+        assertEquals(new Op(30, 3).expected(), store.live());
+    }
+
+    /** Runs the first {@code k} pending steps in order. */
+    private static void runFirst(FakeChunks store, int k) {
+        for (int i = 0; i < k; i++) {
+            store.pending.remove(0).run();
+        }
     }
 
     public void testAFailedWrite_leavesNoMixOfVersions_andFailsWithItsCause() {

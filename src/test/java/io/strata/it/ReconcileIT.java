@@ -144,6 +144,50 @@ public class ReconcileIT extends StrataRestTestCase {
         assertEquals(report.toString(), 0, report.get("missing"));
     }
 
+    /**
+     * What a chunk writer that dies mid-sweep leaves ({@code ChunkCommit}): its delete of the id past its chunks done, the
+     * older version's chunks beyond that id not. A later rewrite of the same count stops its sweep at that id, so the older
+     * chunks stay; {@code _reconcile} finds them as duplicates (ordinals at or beyond the summary's {@code parents}) and
+     * deletes them, leaving what {@code _chunk} cuts from the stored text.
+     */
+    public void testAWriterThatDiedMidSweep_leavesOlderChunksPastTheFirstId_whichReconcileDeletes() throws Exception {
+        String strategy = "{\"type\": \"recursive\", \"max_words\": 12}";
+        putPipeline("rc-crash", "{\"field\": \"body\", \"target_index\": \"rc-crash-chunks\", \"embed\": false, "
+            + "\"granularities\": [0.5], \"strategy\": " + strategy + "}");
+        StringBuilder longer = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            longer.append("Sentence ").append(i).append(" of the first version walks from Hartfield to Highbury. ");
+        }
+        call("PUT", "/rc-crash/_doc/c?pipeline=rc-crash&refresh=true", json(Map.of("body", longer.toString().strip())));
+        List<Map<String, Object>> older = chunksOf("rc-crash-chunks", "c");
+        String shorter = "The second version is short. It walks to Randalls.";
+        call("PUT", "/rc-crash/_doc/c?pipeline=rc-crash&refresh=true", json(Map.of("body", shorter)));
+        int n = chunksOf("rc-crash-chunks", "c").size();
+        assertTrue("older " + older.size() + ", newer " + n, older.size() >= n + 3);
+
+        // the crash: ids n+1 … of the older version stay. They are put back at the rewrite's version, which its tombstones hold
+        Object version = call("GET", "/rc-crash-chunks/_doc/c:0").get("_version");
+        for (int i = n + 1; i < older.size(); i++) {
+            call("PUT", "/rc-crash-chunks/_doc/c:" + i + "?version_type=external_gte&version=" + version, json(older.get(i)));
+        }
+        int left = older.size() - n - 1;
+        // a later rewrite of the same count deletes id n (absent) and stops there
+        String third = "The third version is short. It walks to Donwell.";
+        call("PUT", "/rc-crash/_doc/c?pipeline=rc-crash&refresh=true", json(Map.of("body", third)));
+        assertEquals(n + left, chunksOf("rc-crash-chunks", "c").size());
+
+        Map<String, Object> dry = call("POST", "/_plugins/_strata/_reconcile?index=rc-crash&dry_run=true");
+        assertEquals(dry.toString(), left, dry.get("duplicates"));
+        Map<String, Object> fix = call("POST", "/_plugins/_strata/_reconcile?index=rc-crash");
+        assertEquals(fix.toString(), left, fix.get("fixed"));
+        List<String> expected = new ArrayList<>();
+        for (Object p : (List<Object>) call("POST", "/_plugins/_strata/_chunk", json(Map.of("text", third, "strategy",
+            Map.of("type", "recursive", "max_words", 12), "granularities", List.of(0.5)))).get("parents")) {
+            expected.add((String) ((Map<String, Object>) p).get("text"));
+        }
+        assertEquals(expected, chunksOf("rc-crash-chunks", "c").stream().map(c -> c.get("text")).toList());
+    }
+
     public void testReconcile_badIndex_answers4xxNamingIt() throws Exception {
         ResponseException e = callFailing("POST", "/_plugins/_strata/_reconcile", null);
         assertEquals(400, e.getResponse().getStatusLine().getStatusCode());

@@ -177,6 +177,35 @@ public class RoutingLifecycleIT extends StrataRestTestCase {
         assertReconcileClean("rt-b");
     }
 
+    /**
+     * {@code strata_context} over one {@code _id} stored on two shards: two documents, so every passage quotes one of them
+     * (oracle: each passage's text is a span of exactly one stored text, and both documents are quoted).
+     */
+    public void testStrataContext_oneIdOnTwoShards_quotesEachDocumentApart() throws Exception {
+        pipeline("rt-ctx", "rt-ctx-chunks");
+        call("PUT", "/rt-ctx", "{\"settings\": {\"number_of_shards\": 3, \"index.default_pipeline\": \"rt-ctx\"}}");
+        String[] r = twoShards("rt-ctx");
+        String first = text("blue copy", 4);
+        String second = text("green copy", 4);
+        call("PUT", "/rt-ctx/_doc/x?routing=" + r[0], body(first));
+        call("PUT", "/rt-ctx/_doc/x?routing=" + r[1] + "&refresh=true", body(second));
+        refresh("rt-ctx-chunks");
+        call("PUT", "/_search/pipeline/rt-ctx-context", "{\"response_processors\": [{\"strata_context\": {\"budget\": 2048}}]}");
+        Map<String, Object> response = call("POST", "/rt-ctx-chunks/_search?search_pipeline=rt-ctx-context",
+            "{\"size\": 100, \"query\": {\"match_all\": {}}}");
+        Map<String, Object> context = (Map<String, Object>) ((Map<String, Object>) response.get("ext")).get("strata_context");
+        List<Map<String, Object>> passages = (List<Map<String, Object>>) context.get("passages");
+        boolean[] quoted = new boolean[2];
+        for (Map<String, Object> p : passages) {
+            String text = (String) p.get("text");
+            boolean inFirst = first.contains(text);
+            boolean inSecond = second.contains(text);
+            assertTrue("a span of exactly one document: " + p, inFirst ^ inSecond);
+            quoted[inFirst ? 0 : 1] = true;
+        }
+        assertTrue("both documents quoted: " + passages, quoted[0] && quoted[1]);
+    }
+
     public void testARoutingRequiredIndex_indexUpdateDeleteAndReconcile() throws Exception {
         pipeline("rt-c", "rt-c-chunks");
         call("PUT", "/rt-c", "{\"settings\": {\"number_of_shards\": 3, \"index.default_pipeline\": \"rt-c\"}, "
