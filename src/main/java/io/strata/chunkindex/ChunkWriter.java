@@ -56,6 +56,8 @@ public final class ChunkWriter {
     /** The contextual headers of every chunk; null: none. */
     private final ChunkContext context;
     private final Services services;
+    /** How the chunk index it creates indexes the vectors (the processor's {@code vectors}). */
+    private final VectorOptions vectors;
 
     /** What a chunk document takes from its source besides the text: {@code copy_fields} and the context headers. */
     public record SourceFields(Map<String, Object> copied, ChunkContext.Headers headers) {
@@ -76,6 +78,12 @@ public final class ChunkWriter {
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        ChildEmbedding childEmbedding, ChunkContext context, Services services) {
+        this(field, targetIndex, chunker, copyFields, model, childEmbedding, context, VectorOptions.DEFAULT, services);
+    }
+
+    public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
+                       ChildEmbedding childEmbedding, ChunkContext context, VectorOptions vectors, Services services) {
+        this.vectors = vectors;
         this.childEmbedding = childEmbedding;
         this.context = context;
         this.field = field;
@@ -88,7 +96,7 @@ public final class ChunkWriter {
 
     /** The source fields the chunk index serves for this writer: the chunked text and the copied fields. */
     ChunkIndexSetup.Fields indexFields() {
-        return new ChunkIndexSetup.Fields(field, copyFields);
+        return new ChunkIndexSetup.Fields(field, copyFields, vectors);
     }
 
     /** The source fields copied into every chunk document ({@code copy_fields}), as configured. */
