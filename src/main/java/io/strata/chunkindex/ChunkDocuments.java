@@ -252,6 +252,11 @@ public final class ChunkDocuments {
      * ({@link ChunkIndexRegistry}), never the user-editable {@code _meta}.
      */
     public static Map<String, Object> mapping(ModelInfo model) {
+        return mapping(model, VectorOptions.DEFAULT);
+    }
+
+    /** {@link #mapping(ModelInfo)} with both vector fields indexed as {@code vectors} says. */
+    public static Map<String, Object> mapping(ModelInfo model, VectorOptions vectors) {
         Map<String, Object> child = new LinkedHashMap<>();
         child.put(LEVEL, Map.of("type", "integer"));
         child.put(ORDINAL, Map.of("type", "integer"));
@@ -275,8 +280,8 @@ public final class ChunkDocuments {
         props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_ROUTING, Map.of("type", "keyword", "index", false));
         if (model != null) {
-            props.put(EMBEDDING, vectorField(model.dimension()));
-            child.put(EMBEDDING, vectorField(model.dimension()));
+            props.put(EMBEDDING, vectors.vectorField(model.dimension()));
+            child.put(EMBEDDING, vectors.vectorField(model.dimension()));
         }
         props.put(CHILDREN, Map.of("type", "nested", "properties", child));
 
@@ -302,12 +307,6 @@ public final class ChunkDocuments {
         meta.put("name", model.name());
         meta.put("dimension", model.dimension());
         return meta;
-    }
-
-    /** HNSW on the Lucene engine (the only k-NN engine without native libraries), cosine similarity. */
-    private static Map<String, Object> vectorField(int dimension) {
-        return Map.of("type", "knn_vector", "dimension", dimension, "method",
-            Map.of("name", "hnsw", "engine", "lucene", "space_type", "cosinesimil"));
     }
 
     /** Whether an entry of {@code children} is the parent's own level-0 entry (format 2), not a chunk of the chunking. */

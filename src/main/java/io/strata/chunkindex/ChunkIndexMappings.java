@@ -257,6 +257,44 @@ final class ChunkIndexMappings {
         return out;
     }
 
+    /** The chunk mapping {@code mapping} with the vector fields ({@code embedding}, {@code children.embedding}) of {@code ours}. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> withVectors(Map<String, Object> mapping, Map<String, Object> ours) {
+        Map<String, Object> oursProps = (Map<String, Object>) ours.get("properties");
+        return withProperties(mapping, properties -> {
+            Map<String, Object> out = new LinkedHashMap<>(properties);
+            out.put(ChunkDocuments.EMBEDDING, oursProps.get(ChunkDocuments.EMBEDDING));
+            Map<String, Object> children = new LinkedHashMap<>((Map<String, Object>) out.get(ChunkDocuments.CHILDREN));
+            Map<String, Object> childProps = new LinkedHashMap<>((Map<String, Object>) children.get("properties"));
+            childProps.put(ChunkDocuments.EMBEDDING, ((Map<String, Object>) ((Map<String, Object>) oursProps.get(ChunkDocuments.CHILDREN))
+                .get("properties")).get(ChunkDocuments.EMBEDDING));
+            children.put("properties", childProps);
+            out.put(ChunkDocuments.CHILDREN, children);
+            return out;
+        });
+    }
+
+    /**
+     * What keeps an existing chunk index (its mapping {@code existing}) from indexing vectors as {@code vectors} says, naming
+     * the option (null: nothing, or no vector field mapped yet, which the chunk mapping then adds with the options).
+     */
+    static String vectorsDiffer(Map<String, Object> existing, VectorOptions vectors, String target) {
+        if (vectors.isDefault() || !(existing.get("properties") instanceof Map<?, ?> props)) {
+            return null;
+        }
+        if (props.get(ChunkDocuments.EMBEDDING) instanceof Map<?, ?> parent) {
+            String problem = vectors.differenceFrom(parent, target, ChunkDocuments.EMBEDDING);
+            if (problem != null) {
+                return problem;
+            }
+        }
+        if (props.get(ChunkDocuments.CHILDREN) instanceof Map<?, ?> children && children.get("properties") instanceof Map<?, ?> cp
+            && cp.get(ChunkDocuments.EMBEDDING) instanceof Map<?, ?> child) {
+            return vectors.differenceFrom(child, target, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING);
+        }
+        return null;
+    }
+
     private static String describeField(Map<?, ?> field) {
         return "[" + field.get("type") + "]" + (field.get("dimension") != null ? " of " + field.get("dimension") + " dimensions" : "");
     }

@@ -114,7 +114,7 @@ public final class ChunkIndexSetup {
             listener.onFailure(e);
             return;
         }
-        String key = target + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model)) + "|" + fields.copied();
+        String key = target + "|" + (model == null ? "" : ChunkDocuments.modelMeta(model)) + "|" + fields.copied() + "|" + fields.vectors();
         IndexMetadata metadata = state.metadata().index(target);
         if (metadata != null && stamp(metadata).equals(ready.get(key))) {
             listener.onResponse(null);
@@ -236,13 +236,17 @@ public final class ChunkIndexSetup {
             SourceMapping source = sourceMapping(sourceIndex);
             Map<String, Object> parameters = ChunkIndexMappings.analysisOf(source.mappings(), fields.text());
             Map<String, Object> copied = ChunkIndexMappings.definitionsOf(source.mappings(), fields.copied());
-            Map<String, Object> ours = ChunkIndexMappings.withFields(ChunkIndexMappings.withAnalysis(ChunkDocuments.mapping(model),
+            Map<String, Object> ours = ChunkIndexMappings.withFields(ChunkIndexMappings.withAnalysis(ChunkDocuments.mapping(model, fields.vectors()),
                 parameters), copied);
             Map<String, Object> mapping;
             Settings templateSettings;
             try {
                 List<Map<String, Object>> templates = ChunkIndexMappings.ofTemplates(clusterService.state(), target);
                 mapping = ChunkIndexMappings.over(ours, templates, target, true);
+                if (model != null && !fields.vectors().isDefault()) {
+                    // the processor's vector options are its own choice: they win over a template's graph parameters
+                    mapping = ChunkIndexMappings.withVectors(mapping, ChunkDocuments.mapping(model, fields.vectors()));
+                }
                 templateSettings = templateSettings(target);
             } catch (Exception e) {
                 mapping = ours; // a template the create itself will report
@@ -333,10 +337,18 @@ public final class ChunkIndexSetup {
         }, listener::onFailure));
     }
 
-    /** The source fields a chunk index serves: the chunked text's path and the {@code copy_fields}. */
-    public record Fields(String text, List<String> copied) {
+    /**
+     * What a chunk index serves: the source fields (the chunked text's path and the {@code copy_fields}) and how it indexes
+     * their vectors.
+     */
+    public record Fields(String text, List<String> copied, VectorOptions vectors) {
         public Fields {
             copied = List.copyOf(copied);
+            vectors = vectors == null ? VectorOptions.DEFAULT : vectors;
+        }
+
+        public Fields(String text, List<String> copied) {
+            this(text, copied, VectorOptions.DEFAULT);
         }
     }
 
@@ -411,6 +423,13 @@ public final class ChunkIndexSetup {
             return;
         }
         Map<String, Object> existing = metadata == null || metadata.mapping() == null ? Map.of() : metadata.mapping().sourceAsMap();
+        if (model != null) {
+            String differs = ChunkIndexMappings.vectorsDiffer(existing, fields.vectors(), target);
+            if (differs != null) {
+                listener.onFailure(new IllegalArgumentException(differs));
+                return;
+            }
+        }
         // copied fields the chunk index does not map yet are mapped as in the source before a chunk document brings them
         // (one it mapped already, e.g. dynamically by an older version, keeps its mapping: a field's type cannot change)
         Map<String, Object> copied = fields.copied().isEmpty() ? Map.of() : ChunkIndexMappings.missingFrom(existing,
@@ -425,7 +444,7 @@ public final class ChunkIndexSetup {
         PutMappingRequest put;
         try {
             put = new PutMappingRequest(target).source(ChunkIndexMappings.withFields(ours ? ChunkIndexMappings.over(
-                ChunkDocuments.mapping(model), existing.isEmpty() ? List.of() : List.of(existing), target, false)
+                ChunkDocuments.mapping(model, fields.vectors()), existing.isEmpty() ? List.of() : List.of(existing), target, false)
                 : Map.of("properties", Map.of()), copied));
         } catch (IllegalArgumentException e) {
             listener.onFailure(e);

@@ -60,6 +60,8 @@ public final class ChunkWriter {
     private final Services services;
     /** The identity of this writer's cutting and embedding config ({@link #CONFIG}); null when not known (tests). */
     private final String configHash;
+    /** How the chunk index it creates indexes the vectors (the processor's {@code vectors}). */
+    private final VectorOptions vectors;
 
     /** What a chunk document takes from its source besides the text: {@code copy_fields} and the context headers. */
     public record SourceFields(Map<String, Object> copied, ChunkContext.Headers headers) {
@@ -80,12 +82,14 @@ public final class ChunkWriter {
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
                        ChildEmbedding childEmbedding, ChunkContext context, Services services) {
-        this(field, targetIndex, chunker, copyFields, model, childEmbedding, context, services, null);
+        this(field, targetIndex, chunker, copyFields, model, childEmbedding, context, VectorOptions.DEFAULT, services, null);
     }
 
     public ChunkWriter(String field, String targetIndex, MultiGranularChunker chunker, List<String> copyFields, ModelRef model,
-                       ChildEmbedding childEmbedding, ChunkContext context, Services services, String configHash) {
+                       ChildEmbedding childEmbedding, ChunkContext context, VectorOptions vectors, Services services,
+                       String configHash) {
         this.configHash = configHash;
+        this.vectors = vectors;
         this.childEmbedding = childEmbedding;
         this.context = context;
         this.field = field;
@@ -98,7 +102,7 @@ public final class ChunkWriter {
 
     /** The source fields the chunk index serves for this writer: the chunked text and the copied fields. */
     ChunkIndexSetup.Fields indexFields() {
-        return new ChunkIndexSetup.Fields(field, copyFields);
+        return new ChunkIndexSetup.Fields(field, copyFields, vectors);
     }
 
     /** The source fields copied into every chunk document ({@code copy_fields}), as configured. */

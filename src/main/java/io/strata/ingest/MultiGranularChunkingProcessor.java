@@ -5,6 +5,7 @@ import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkLedger;
 import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.VectorOptions;
 import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
@@ -351,7 +352,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Reads and validates the processor configuration once, at pipeline creation. */
     public static final class Factory implements Processor.Factory {
         static final Set<String> KEYS = Set.of("field", "target_index", "format", "strategy", "granularities", "copy_fields",
-            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD, ChunkContext.FIELD);
+            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD, ChunkContext.FIELD, VectorOptions.FIELD);
 
         private final ChunkWriter.Services services;
         private final SentenceSegmenter segmenter;
@@ -433,10 +434,16 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             Object contextOptions = ChunkConfigIdentity.canonical(config.get(ChunkContext.FIELD));
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
             ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
+            VectorOptions vectors = VectorOptions.parse(config.remove(VectorOptions.FIELD));
+            if (!embed && !vectors.isDefault()) {
+                throw new ConfigException(VectorOptions.FIELD, "[" + VectorOptions.FIELD + "] is set but [embed] is false: there are no "
+                    + "vectors to index; remove one of them");
+            }
+            // the vector options shape the chunk index, not the chunks: they are no part of the config identity
             String configHash = ChunkConfigIdentity.hash(field, chunker, strategyOptions, embed ? model : null, childEmbedding,
                 contextOptions);
             ChunkWriter writer = new ChunkWriter(field, targetIndex, chunker, copyFields, embed ? model : null, childEmbedding, context,
-                services, configHash);
+                vectors, services, configHash);
             return new MultiGranularChunkingProcessor(tag, description, writer, ignoreMissing, maxChars, services, ingestService);
         }
 

@@ -32,6 +32,7 @@ import io.strata.chunkindex.RestReconcileAction;
 import io.strata.chunkindex.TransportRegisterChunkIndexAction;
 import io.strata.chunkindex.SourceIndexDeleteFilter;
 import io.strata.chunkindex.SourceIndexLookup;
+import io.strata.chunkindex.ChunkVectorsFilter;
 import io.strata.chunkindex.SourceIndexRefreshFilter;
 import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
@@ -241,7 +242,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         Supplier<ThreadContext> threadContext = () -> threadPool.get() == null ? null : threadPool.get().getThreadContext();
         SourceIndexLookup sources = new SourceIndexLookup(threadContext, clusterService::get, client::get, resolver::get, () -> registry);
         return List.of(new ChunkLifecycleFilter(threadContext, chunkComponents::get),
-            new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources),
+            new SourceIndexDeleteFilter(sources), new SourceIndexRefreshFilter(sources), new ChunkVectorsFilter(sources),
             new SearchTaskFilter(threadContext), new ContextExtFilter(threadContext),
             new TargetIndexChangeFilter(ingestService::get, clusterService::get, registry));
     }

@@ -54,7 +54,7 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
     }
 
     private static Map<String, Double> bruteForce(String index, float[] q, Set<Integer> levels) throws Exception {
-        Map<String, Object> r = call("POST", "/" + index + "/_search", "{\"size\": 1000, \"query\": {\"match_all\": {}}}");
+        Map<String, Object> r = call("POST", "/" + index + "/_search", "{\"size\": 1000, \"_source\": true, \"query\": {\"match_all\": {}}}");
         Map<String, Double> out = new LinkedHashMap<>();
         for (Object h : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
             Map<String, Object> hit = (Map<String, Object>) h;
@@ -144,7 +144,7 @@ public class MultiGranularQueryIT extends StrataRestTestCase {
         call("PUT", "/q1-chunks", json(Map.of("settings", Map.of("number_of_shards", 2, "number_of_replicas", 0, "index.knn", true),
             "mappings", mapping)));
         StringBuilder bulk = new StringBuilder();
-        Map<String, Object> all = call("POST", "/q-chunks/_search", "{\"size\": 1000, \"query\": {\"match_all\": {}}}");
+        Map<String, Object> all = call("POST", "/q-chunks/_search", "{\"size\": 1000, \"_source\": true, \"query\": {\"match_all\": {}}}");
         for (Object h : (List<Object>) ((Map<String, Object>) all.get("hits")).get("hits")) {
             Map<String, Object> hit = (Map<String, Object>) h;
             Map<String, Object> source = new LinkedHashMap<>((Map<String, Object>) hit.get("_source"));

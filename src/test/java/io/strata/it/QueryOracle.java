@@ -42,7 +42,7 @@ public final class QueryOracle {
     /** Reads every parent of {@code index} (at most 10,000) with its vectors. */
     public static QueryOracle load(String index) throws IOException {
         QueryOracle oracle = new QueryOracle(index);
-        Map<String, Object> r = StrataRestTestCase.call("POST", "/" + index + "/_search", "{\"size\": 10000, \"query\": {\"match_all\": {}}}");
+        Map<String, Object> r = StrataRestTestCase.call("POST", "/" + index + "/_search", "{\"size\": 10000, \"_source\": true, \"query\": {\"match_all\": {}}}");
         for (Object h : hits(r)) {
             Map<String, Object> hit = (Map<String, Object>) h;
             Map<String, Object> source = (Map<String, Object>) hit.get("_source");

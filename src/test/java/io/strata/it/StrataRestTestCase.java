@@ -130,7 +130,7 @@ public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
     protected static List<Map<String, Object>> chunksOf(String chunkIndex, String sourceId) throws IOException {
         refresh(chunkIndex);
         Map<String, Object> r = call("POST", "/" + chunkIndex + "/_search", """
-            {"size": 1000, "query": {"term": {"source_id": "%s"}}, "sort": [{"ordinal": "asc"}]}
+            {"size": 1000, "_source": true, "query": {"term": {"source_id": "%s"}}, "sort": [{"ordinal": "asc"}]}
             """.formatted(sourceId));
         List<Map<String, Object>> out = new ArrayList<>();
         for (Object hit : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {

@@ -1,0 +1,154 @@
+package io.strata.it;
+
+import org.opensearch.client.ResponseException;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The processor's {@code vectors} options on a real node with the k-NN 3.4.0.0 Lucene engine: the chunk index it creates
+ * indexes both vector fields with them; values the engine refuses, and an existing chunk index indexed otherwise, are 400s
+ * naming the option; and an {@code sq} chunk index answers {@code multi_granular} like the float one within recall. Oracle
+ * for the results: the exact MAX over every parent's stored (full-precision) vectors, brute force ({@link QueryOracle}).
+ */
+@SuppressWarnings("unchecked")
+public class VectorOptionsIT extends StrataRestTestCase {
+    private static final String SQ = "{\"encoder\": {\"name\": \"sq\", \"bits\": 7}, \"m\": 24, \"ef_construction\": 128}";
+    private static final List<String> QUESTIONS = List.of("Who married Miss Taylor?", "What did Mr. Woodhouse think of marriage?",
+        "Who is Harriet Smith?", "What happened at the Westons' dinner?", "Why did Emma want Harriet to refuse Mr. Martin?",
+        "Who is Mr. Knightley?", "What is Highbury?", "Who painted Harriet's portrait?");
+
+    private static String pipeline(String target, String vectors) {
+        return "{\"field\": \"body\", \"target_index\": \"" + target + "\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 150}"
+            + (vectors == null ? "" : ", \"vectors\": " + vectors) + "}";
+    }
+
+    private static Map<String, Map<String, Object>> chapters(int n) {
+        Map<String, Map<String, Object>> docs = new LinkedHashMap<>();
+        Iterator<Map.Entry<String, String>> it = emmaChapters().entrySet().iterator();
+        for (int i = 0; i < n && it.hasNext(); i++) {
+            docs.put("ch" + i, Map.of("body", it.next().getValue()));
+        }
+        return docs;
+    }
+
+    private static Map<String, Object> vectorField(String index, boolean child) {
+        Map<String, Object> props = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) call0("GET", "/" + index
+            + "/_mapping").get(index)).get("mappings")).get("properties");
+        if (child) {
+            props = (Map<String, Object>) ((Map<String, Object>) props.get("children")).get("properties");
+        }
+        return (Map<String, Object>) props.get("embedding");
+    }
+
+    private static Map<String, Object> call0(String method, String path) {
+        try {
+            return call(method, path);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    public void testSqOptions_indexBothVectorFields_andSearchLikeFloatWithinRecall() throws Exception {
+        putPipeline("vo-float", pipeline("vo-float-chunks", null));
+        putPipeline("vo-sq", pipeline("vo-sq-chunks", SQ));
+        Map<String, Map<String, Object>> docs = chapters(4);
+        assertEquals(false, bulk("vo-float", "vo-float", docs).get("errors"));
+        assertEquals(false, bulk("vo-sq", "vo-sq", docs).get("errors"));
+        for (boolean child : new boolean[] { false, true }) {
+            Map<String, Object> method = (Map<String, Object>) vectorField("vo-sq-chunks", child).get("method");
+            assertEquals("lucene", method.get("engine"));
+            assertEquals("cosinesimil", method.get("space_type"));
+            Map<String, Object> parameters = (Map<String, Object>) method.get("parameters");
+            assertEquals(24, parameters.get("m"));
+            assertEquals(128, parameters.get("ef_construction"));
+            assertEquals(Map.of("name", "sq", "parameters", Map.of("bits", 7)), parameters.get("encoder"));
+            // without options: the mapping as it always was
+            assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters", Map.of()),
+                vectorField("vo-float-chunks", child).get("method"));
+        }
+        QueryOracle exact = QueryOracle.load("vo-sq-chunks");
+        Set<String> all = exact.parents().keySet();
+        assertTrue("parents: " + all.size(), all.size() > 10);
+        int found = 0;
+        int wanted = 0;
+        int sameTop = 0;
+        for (String question : QUESTIONS) {
+            List<Number> v = ((List<List<Number>>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(question),
+                "purpose", "query"))).get("vectors")).get(0);
+            List<String> truth = new ArrayList<>();
+            QueryOracle.top(exact.dense(QueryOracle.floats(v), all, null), 10).forEach(s -> truth.add(s.id()));
+            List<String> sq = ids("vo-sq-chunks", v);
+            List<String> flt = ids("vo-float-chunks", v);
+            for (String id : sq) {
+                found += truth.contains(id) ? 1 : 0;
+            }
+            wanted += truth.size();
+            sameTop += sq.get(0).equals(flt.get(0)) ? 1 : 0;
+        }
+        double recall = (double) found / wanted;
+        logger.info("sq7 recall@10 against the exact MAX: {}; same first parent as float in {} of {}", recall, sameTop, QUESTIONS.size());
+        assertTrue("recall@10 " + recall, recall >= 0.9);
+        assertTrue("same first parent in " + sameTop, sameTop >= QUESTIONS.size() - 1);
+    }
+
+    private static List<String> ids(String index, List<Number> vector) throws Exception {
+        Map<String, Object> r = call("POST", "/" + index + "/_search", json(Map.of("size", 10, "_source", false, "query",
+            Map.of("multi_granular", Map.of("vector", vector, "k", 10)))));
+        List<String> out = new ArrayList<>();
+        for (Object h : QueryOracle.hits(r)) {
+            out.add((String) ((Map<String, Object>) h).get("_id"));
+        }
+        return out;
+    }
+
+    public void testOptionsTheEngineRefuses_are400sNamingTheOptionAndWhatIsAllowed() throws Exception {
+        Map<String, List<String>> bad = new LinkedHashMap<>();
+        bad.put("{\"encoder\": {\"name\": \"sq\", \"bits\": 4}}", List.of("[vectors.encoder.bits]", "[7]", "[4]"));
+        bad.put("{\"encoder\": {\"name\": \"binary\"}}", List.of("[vectors.encoder.name]", "[sq]", "[binary]"));
+        bad.put("{\"m\": 1000}", List.of("[vectors.m]", "[2, 512]", "[1000]"));
+        bad.put("{\"ef_construction\": 5000}", List.of("[vectors.ef_construction]", "[2, 3200]"));
+        bad.put("{\"space_type\": \"l1\"}", List.of("[vectors.space_type]", "[cosinesimil, l2, innerproduct]", "[l1]"));
+        bad.put("{\"mode\": \"on_disk\"}", List.of("[vectors.mode]", "supported"));
+        bad.put("\"sq\"", List.of("[vectors]", "must be an object"));
+        for (Map.Entry<String, List<String>> e : bad.entrySet()) {
+            ResponseException failure = callFailing("PUT", "/_ingest/pipeline/vo-bad", "{\"processors\": [{\"multi_granular_chunking\": "
+                + pipeline("x-chunks", e.getKey()) + "}]}");
+            assertEquals(e.getKey(), 400, failure.getResponse().getStatusLine().getStatusCode());
+            for (String part : e.getValue()) {
+                assertTrue(e.getKey() + " → " + failure.getMessage(), failure.getMessage().contains(part));
+            }
+        }
+        ResponseException noVectors = callFailing("PUT", "/_ingest/pipeline/vo-bad", "{\"processors\": [{\"multi_granular_chunking\": "
+            + "{\"field\": \"body\", \"target_index\": \"x\", \"embed\": false, \"vectors\": {\"m\": 32}}}]}");
+        assertEquals(400, noVectors.getResponse().getStatusLine().getStatusCode());
+        assertTrue(noVectors.getMessage(), noVectors.getMessage().contains("[vectors]") && noVectors.getMessage().contains("[embed]"));
+    }
+
+    public void testAnExistingChunkIndexIndexedOtherwise_isA400NamingTheOption_andNothingIsWritten() throws Exception {
+        putPipeline("vo-a", pipeline("vo-shared-chunks", null));
+        Map<String, Map<String, Object>> docs = chapters(1);
+        assertEquals(false, bulk("vo-shared", "vo-a", docs).get("errors"));
+        int before = count("vo-shared-chunks");
+        putPipeline("vo-b", pipeline("vo-shared-chunks", "{\"encoder\": {\"name\": \"sq\", \"bits\": 7}}"));
+        ResponseException e = callFailing("PUT", "/vo-shared/_doc/other?pipeline=vo-b&refresh=true", json(Map.of("body",
+            "Emma Woodhouse, handsome, clever, and rich, with a comfortable home.")));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[vectors.encoder]") && e.getMessage().contains("[vo-shared-chunks]")
+            && e.getMessage().contains("none (full-precision floats)"));
+        putPipeline("vo-c", pipeline("vo-shared-chunks", "{\"m\": 32}"));
+        e = callFailing("PUT", "/vo-shared/_doc/other?pipeline=vo-c&refresh=true", json(Map.of("body", "Emma Woodhouse, handsome.")));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[vectors.m] is [32]") && e.getMessage().contains("[16]"));
+        assertEquals(before, count("vo-shared-chunks"));
+        assertEquals(1, count("vo-shared"));
+        // the options it was created with (the defaults, spelled out) are no difference
+        putPipeline("vo-d", pipeline("vo-shared-chunks", "{\"m\": 16, \"ef_construction\": 100, \"space_type\": \"cosinesimil\"}"));
+        call("PUT", "/vo-shared/_doc/other?pipeline=vo-d&refresh=true", json(Map.of("body", "Emma Woodhouse, handsome.")));
+        assertEquals(2, count("vo-shared"));
+    }
+}
