@@ -119,3 +119,36 @@ strata_fetch() {
   fi
   echo "$dest/$file"
 }
+
+# The checkout these scripts belong to (its pom.xml names the default OpenSearch version).
+STRATA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Prints the OpenSearch version to build for and run: STRATA_OPENSEARCH when set, else the pom's <opensearch.version>.
+strata_opensearch_version() {
+  local v=${STRATA_OPENSEARCH:-}
+  if [[ -z "$v" ]]; then
+    v=$(sed -n 's:.*<opensearch.version>\([^<]*\)</opensearch.version>.*:\1:p' "$STRATA_ROOT/pom.xml" | head -n 1)
+  fi
+  strata_check_opensearch_version "$v"
+  echo "$v"
+}
+
+# Dies unless $1 is an OpenSearch version of the form 3.5.0.
+strata_check_opensearch_version() {
+  [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+    || strata_die "OpenSearch version [$1] (--opensearch or STRATA_OPENSEARCH) must look like 3.5.0"
+}
+
+# strata_plugin_zip V: prints the path of the Strata zip for OpenSearch V (target/releases/strata-*-osV.zip), building it
+# first (mvn package -DskipTests -Dopensearch.version=V) when it is missing or older than the sources.
+strata_plugin_zip() {
+  local v=$1 zip
+  zip=$(ls "$STRATA_ROOT"/target/releases/strata-*-os"$v".zip 2>/dev/null | head -n 1 || true)
+  if [[ -z "$zip" || -n "$(cd "$STRATA_ROOT" && find pom.xml plugin-descriptor.properties plugin-security.policy config src/main src/assembly -newer "$zip" -print -quit)" ]]; then
+    strata_log "building the plugin zip for OpenSearch $v"
+    (cd "$STRATA_ROOT" && mvn -B -ntp -q package -DskipTests -Dopensearch.version="$v") >&2 \
+      || strata_die "could not build the plugin zip for OpenSearch $v"
+    zip=$(ls "$STRATA_ROOT"/target/releases/strata-*-os"$v".zip | head -n 1)
+  fi
+  echo "$zip"
+}
