@@ -120,6 +120,41 @@ strata_fetch() {
   echo "$dest/$file"
 }
 
+# strata_fetch_all DESTDIR G:A:V[:type[:classifier]]... : copies the artifacts DESTDIR does not have yet into it, with
+# one Maven run (one JVM start per artifact was most of the time it took to assemble a distribution).
+strata_fetch_all() {
+  local dest=$1 coords g a v type classifier tmp out
+  shift
+  local -a items=()
+  mkdir -p "$dest"
+  for coords in "$@"; do
+    IFS=: read -r g a v type classifier <<<"$coords"
+    [[ -n "$g" && -n "$a" && -n "$v" ]] || strata_die "strata_fetch_all: bad coordinates '$coords'"
+    type=${type:-jar}
+    [[ -s "$dest/$a-$v${classifier:+-$classifier}.$type" ]] && continue
+    items+=("<artifactItem><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version><type>$type</type>${classifier:+<classifier>$classifier</classifier>}</artifactItem>")
+  done
+  [[ ${#items[@]} -gt 0 ]] || return 0
+  command -v mvn >/dev/null || strata_die "mvn not found (needed to fetch $*)"
+  strata_log "fetching ${#items[@]} artifact(s)"
+  tmp=$(mktemp -d)
+  cat >"$tmp/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>io.strata.fetch</groupId><artifactId>fetch</artifactId><version>0</version><packaging>pom</packaging>
+  <build><plugins><plugin>
+    <groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version>
+    <configuration><outputDirectory>$dest</outputDirectory><artifactItems>${items[*]}</artifactItems></configuration>
+  </plugin></plugins></build>
+</project>
+POM
+  if ! out=$(cd "$tmp" && mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy 2>&1); then
+    echo "$out" >&2
+    rm -rf "$tmp"
+    strata_die "could not fetch from Maven Central: $*"
+  fi
+  rm -rf "$tmp"
+}
+
 # The checkout these scripts belong to (its pom.xml names the default OpenSearch version).
 STRATA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
