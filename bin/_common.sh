@@ -119,3 +119,71 @@ strata_fetch() {
   fi
   echo "$dest/$file"
 }
+
+# strata_fetch_all DESTDIR G:A:V[:type[:classifier]]... : copies the artifacts DESTDIR does not have yet into it, with
+# one Maven run (one JVM start per artifact was most of the time it took to assemble a distribution).
+strata_fetch_all() {
+  local dest=$1 coords g a v type classifier tmp out
+  shift
+  local -a items=()
+  mkdir -p "$dest"
+  for coords in "$@"; do
+    IFS=: read -r g a v type classifier <<<"$coords"
+    [[ -n "$g" && -n "$a" && -n "$v" ]] || strata_die "strata_fetch_all: bad coordinates '$coords'"
+    type=${type:-jar}
+    [[ -s "$dest/$a-$v${classifier:+-$classifier}.$type" ]] && continue
+    items+=("<artifactItem><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version><type>$type</type>${classifier:+<classifier>$classifier</classifier>}</artifactItem>")
+  done
+  [[ ${#items[@]} -gt 0 ]] || return 0
+  command -v mvn >/dev/null || strata_die "mvn not found (needed to fetch $*)"
+  strata_log "fetching ${#items[@]} artifact(s)"
+  tmp=$(mktemp -d)
+  cat >"$tmp/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>io.strata.fetch</groupId><artifactId>fetch</artifactId><version>0</version><packaging>pom</packaging>
+  <build><plugins><plugin>
+    <groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version>
+    <configuration><outputDirectory>$dest</outputDirectory><artifactItems>${items[*]}</artifactItems></configuration>
+  </plugin></plugins></build>
+</project>
+POM
+  if ! out=$(cd "$tmp" && mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy 2>&1); then
+    echo "$out" >&2
+    rm -rf "$tmp"
+    strata_die "could not fetch from Maven Central: $*"
+  fi
+  rm -rf "$tmp"
+}
+
+# The checkout these scripts belong to (its pom.xml names the default OpenSearch version).
+STRATA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Prints the OpenSearch version to build for and run: STRATA_OPENSEARCH when set, else the pom's <opensearch.version>.
+strata_opensearch_version() {
+  local v=${STRATA_OPENSEARCH:-}
+  if [[ -z "$v" ]]; then
+    v=$(sed -n 's:.*<opensearch.version>\([^<]*\)</opensearch.version>.*:\1:p' "$STRATA_ROOT/pom.xml" | head -n 1)
+  fi
+  strata_check_opensearch_version "$v"
+  echo "$v"
+}
+
+# Dies unless $1 is an OpenSearch version of the form 3.5.0.
+strata_check_opensearch_version() {
+  [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+    || strata_die "OpenSearch version [$1] (--opensearch or STRATA_OPENSEARCH) must look like 3.5.0"
+}
+
+# strata_plugin_zip V: prints the path of the Strata zip for OpenSearch V (target/releases/strata-*-osV.zip), building it
+# first (mvn package -DskipTests -Dopensearch.version=V) when it is missing or older than the sources.
+strata_plugin_zip() {
+  local v=$1 zip
+  zip=$(ls "$STRATA_ROOT"/target/releases/strata-*-os"$v".zip 2>/dev/null | head -n 1 || true)
+  if [[ -z "$zip" || -n "$(cd "$STRATA_ROOT" && find pom.xml plugin-descriptor.properties plugin-security.policy config src/main src/assembly -newer "$zip" -print -quit)" ]]; then
+    strata_log "building the plugin zip for OpenSearch $v"
+    (cd "$STRATA_ROOT" && mvn -B -ntp -q package -DskipTests -Dopensearch.version="$v") >&2 \
+      || strata_die "could not build the plugin zip for OpenSearch $v"
+    zip=$(ls "$STRATA_ROOT"/target/releases/strata-*-os"$v".zip | head -n 1)
+  fi
+  echo "$zip"
+}
