@@ -34,7 +34,8 @@ final class ContextEval {
     static final int HITS = 10;
 
     /** One question's outcome per budget: found (1) or not (0), for each method. */
-    record Outcomes(double[][] context, double[][] evidence, double[][] parents, double[][] chunks) {}
+    /** Per budget, per question: evidence found (1) or not (0); {@code clusters}: the questions' bootstrap clusters. */
+    record Outcomes(double[][] context, double[][] evidence, double[][] parents, double[][] chunks, int[] clusters) {}
 
     private record Stretch(String doc, int start, int end, String text) {}
 
@@ -92,7 +93,7 @@ final class ContextEval {
                 chunks[b][q.index()] = found(q, dataset, fill(matched, budgets[b]));
             }
         }
-        return new Outcomes(context, evidence, parents, chunks);
+        return new Outcomes(context, evidence, parents, chunks, dataset.clusters());
     }
 
     /** The passages strata_context assembles for {@code search} under {@code budget} with the seed policy {@code seeds}. */
@@ -187,10 +188,11 @@ final class ContextEval {
             double[] s = meanOver(perTheta, o -> o.evidence(), b);
             double[] p = meanOver(perTheta, o -> o.parents(), b);
             double[] m = meanOver(perTheta, o -> o.chunks(), b);
+            int[] k = perTheta.get(0).clusters();
             lines.add(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |", budgets[b], 100 * mean(c),
-                100 * mean(s), 100 * mean(p), 100 * mean(m), interval(PairedBootstrap.paired(c, p)),
-                interval(PairedBootstrap.paired(c, m)), interval(PairedBootstrap.paired(s, p)), interval(PairedBootstrap.paired(s, m)),
-                interval(PairedBootstrap.paired(s, c))));
+                100 * mean(s), 100 * mean(p), 100 * mean(m), interval(PairedBootstrap.clustered(c, p, k)),
+                interval(PairedBootstrap.clustered(c, m, k)), interval(PairedBootstrap.clustered(s, p, k)), interval(PairedBootstrap.clustered(s, m, k)),
+                interval(PairedBootstrap.clustered(s, c, k))));
         }
         return lines;
     }
@@ -208,9 +210,9 @@ final class ContextEval {
         lines.add("|---|---|---|---|---|---|---|");
         for (int b = 0; b < budgets.length; b++) {
             lines.add(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %s | %.1f | %.1f | %s |", budgets[b], 100 * mean(row.evidence()[b]),
-                100 * mean(baseline.evidence()[b]), interval(PairedBootstrap.paired(row.evidence()[b], baseline.evidence()[b])),
+                100 * mean(baseline.evidence()[b]), interval(PairedBootstrap.clustered(row.evidence()[b], baseline.evidence()[b], row.clusters())),
                 100 * mean(row.context()[b]), 100 * mean(baseline.context()[b]),
-                interval(PairedBootstrap.paired(row.context()[b], baseline.context()[b]))));
+                interval(PairedBootstrap.clustered(row.context()[b], baseline.context()[b], row.clusters()))));
         }
         return lines;
     }

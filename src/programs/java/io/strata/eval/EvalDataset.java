@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -23,9 +24,22 @@ import java.util.stream.Stream;
  *   {@code answer_start}, {@code answer_end}; relevance by span containment ({@link SpanRelevance}).</li>
  * </ul>
  * A dataset folder ({@code --data}) holds {@code book.txt} or {@code docs/}, and {@code questions.jsonl}.
+ *
+ * <p>Every question belongs to a cluster, the unit the bootstrap resamples ({@link PairedBootstrap}): its paragraph
+ * when the question names one ({@code paragraph_start}, SQuAD), else its document (an article, COVID-QA) in the spans
+ * kind; itself in the book kind. A set named in {@link #SPLIT_BY_ARTICLE} is split by article into a tuning half and
+ * a confirmation half: its documents in file-name order, the 1st, 3rd, 5th, … tuning, the 2nd, 4th, … confirmation,
+ * each question in its article's half (all articles are ingested alike; the halves differ only in which questions
+ * are scored).
  */
 public final class EvalDataset {
     public static final String DEFAULT_SPLIT = "(?m)(?=^(?:VOLUME [IVXLC]+\\. )?CHAPTER [IVXLC]+$)";
+    /** The bundled sets every default so far was chosen on: reported as tuning sets. */
+    static final Set<String> TUNED_ON = Set.of("gutenqa-emma", "squad2-dev-sample");
+    /** Sets split by article into a tuning half and a confirmation half (see the class comment). */
+    static final Set<String> SPLIT_BY_ARTICLE = Set.of("covid-qa-sample");
+    public static final String TUNING = "tuning";
+    public static final String CONFIRMATION = "confirmation";
 
     public enum Kind {
         BOOK(List.of(200, 300, 500)),
@@ -48,8 +62,11 @@ public final class EvalDataset {
     /**
      * One question: {@code index} is its line among the questions, {@code id} its own id when the file has one. Book
      * kind: {@code evidence}. Spans kind: {@code doc} (a document id) and the answer's UTF-16 offsets in its text.
+     * {@code cluster}: what the bootstrap resamples it with (see the class comment); {@code half}: {@link #TUNING} or
+     * {@link #CONFIRMATION} in a set split by article, else null.
      */
-    public record Question(int index, String id, String text, String evidence, String doc, int answerStart, int answerEnd) {}
+    public record Question(int index, String id, String text, String evidence, String doc, int answerStart, int answerEnd, String cluster,
+                           String half) {}
 
     /** The parents of one ingest: span and id of each, and for the book kind their whitespace-normalised texts. */
     public record Parents(List<SpanRelevance.Parent> spans, List<String> normalizedTexts) {
@@ -97,6 +114,36 @@ public final class EvalDataset {
         return kind.defaultThetas;
     }
 
+    /** Each question's cluster as an int, questions of one cluster sharing it: for {@link PairedBootstrap#clustered}. */
+    public int[] clusters() {
+        Map<String, Integer> ids = new LinkedHashMap<>();
+        return questions.stream().mapToInt(q -> ids.computeIfAbsent(q.cluster(), c -> ids.size())).toArray();
+    }
+
+    /** The number of distinct clusters. */
+    public int clusterCount() {
+        return (int) questions.stream().map(Question::cluster).distinct().count();
+    }
+
+    /** True when the questions are split into a tuning and a confirmation half. */
+    public boolean hasHalves() {
+        return questions.stream().anyMatch(q -> q.half() != null);
+    }
+
+    /** What the set is for in the report: a tuning set, a set split into halves, or nothing said (a set of your own). */
+    public String role() {
+        if (hasHalves()) {
+            return String.format(Locale.ROOT, "split by article: tuning half %s, confirmation half %s", halfSummary(TUNING),
+                halfSummary(CONFIRMATION));
+        }
+        return TUNED_ON.contains(name) ? "tuning set: the defaults were chosen on it" : null;
+    }
+
+    private String halfSummary(String half) {
+        List<Question> qs = questions.stream().filter(q -> half.equals(q.half())).toList();
+        return String.format(Locale.ROOT, "(%d articles, %d questions)", qs.stream().map(Question::doc).distinct().count(), qs.size());
+    }
+
     /** The relevant parents of a question among all parents of an ingest. */
     public RetrievalMetrics.Relevance relevant(Question q, Parents parents) {
         return kind == Kind.BOOK
@@ -132,7 +179,7 @@ public final class EvalDataset {
         for (Map<String, Object> q : jsonLines(questionsFile)) {
             String where = where(questionsFile, q, questions.size());
             questions.add(new Question(questions.size(), optionalId(q), required(q, "question", where), required(q, "evidence", where), null,
-                -1, -1));
+                -1, -1, "q" + questions.size(), null));
         }
         return new EvalDataset(name, Kind.BOOK, corpus.toString(), documents, questions);
     }
@@ -150,6 +197,12 @@ public final class EvalDataset {
         }
         if (texts.isEmpty()) {
             throw new IllegalArgumentException("[--docs] [" + docs + "] holds no *.txt file (one source document each)");
+        }
+        Map<String, String> halves = new LinkedHashMap<>();
+        if (SPLIT_BY_ARTICLE.contains(name)) {
+            for (String doc : texts.keySet()) { // file-name order (sorted above): alternate
+                halves.put(doc, halves.size() % 2 == 0 ? TUNING : CONFIRMATION);
+            }
         }
         List<Question> questions = new ArrayList<>();
         for (Map<String, Object> q : jsonLines(questionsFile)) {
@@ -172,7 +225,10 @@ public final class EvalDataset {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "%s: [answer] [%s] is not the text at [answer_start, "
                     + "answer_end) of [%s], which is [%s]", where, answer, doc, text.substring(start, end)));
             }
-            questions.add(new Question(questions.size(), optionalId(q), required(q, "question", where), null, doc, start, end));
+            // the paragraph when the file names it (SQuAD), else the article
+            String cluster = q.get("paragraph_start") instanceof Integer p ? doc + "@" + p : doc;
+            questions.add(new Question(questions.size(), optionalId(q), required(q, "question", where), null, doc, start, end, cluster,
+                halves.get(doc)));
         }
         List<Document> documents = texts.entrySet().stream().map(e -> new Document(e.getKey(), e.getValue(),
             e.getKey().replaceFirst("\\.txt$", "").replace('_', ' '))).toList();

@@ -9,10 +9,12 @@ import java.util.TreeSet;
 
 /**
  * The Markdown of {@code bin/strata-eval}: per dataset, DCG@k / Recall@k (mean ± population std over θ) and the
- * DCG@1 difference against each row's baseline with its paired-bootstrap 95% interval ({@link PairedBootstrap}; a
- * question's score is its mean over the row's θ values); per θ, DCG@1 with the same interval on that θ alone; and a
- * combined table over all datasets, each weighted equally (stratified bootstrap). Differences whose interval excludes
- * 0 are bold. Built from whatever has been measured so far, so a run cut short still reports its finished parts.
+ * DCG@1 difference against each row's baseline with its paired cluster-bootstrap 95% interval ({@link PairedBootstrap},
+ * clusters of {@link EvalDataset.Question#cluster()}; a question's score is its mean over the row's θ values); per θ,
+ * DCG@1 with the same interval on that θ alone; for a set split by article, DCG@1 of each half with its own interval;
+ * and a combined table over all datasets, each weighted equally (stratified bootstrap). Each dataset's heading says
+ * whether defaults were chosen on it (tuning) or not. Differences whose interval excludes 0 are bold. Built from
+ * whatever has been measured so far, so a run cut short still reports its finished parts.
  */
 public final class EvalReport {
     /** Per-question values, {@code [question][metric]}: DCG@k for {@link RetrievalMetrics#KS}, then Recall@k; each in [0, 1]. */
@@ -85,8 +87,9 @@ public final class EvalReport {
         TreeSet<Integer> thetas = new TreeSet<>();
         r.byRow.values().forEach(m -> thetas.addAll(m.keySet()));
         List<String> out = new ArrayList<>();
-        out.add(String.format(Locale.ROOT, "### %s (%s kind: %d documents, %d questions; θ %s)", d.name(),
-            d.kind().name().toLowerCase(Locale.ROOT), d.documents().size(), d.questions().size(), join(thetas)));
+        out.add(String.format(Locale.ROOT, "### %s (%s kind: %d documents, %d questions in %d clusters; θ %s)%s", d.name(),
+            d.kind().name().toLowerCase(Locale.ROOT), d.documents().size(), d.questions().size(), d.clusterCount(), join(thetas),
+            d.role() == null ? "" : " — " + d.role()));
         out.add("");
         StringBuilder header = new StringBuilder("| row |");
         StringBuilder rule = new StringBuilder("|---|");
@@ -110,7 +113,8 @@ public final class EvalReport {
                 double[] ms = RetrievalMetrics.meanStd(values);
                 line.append(String.format(Locale.ROOT, " %.2f ± %.2f |", ms[0], ms[1]));
             }
-            line.append(' ').append(delta(row, r.perQuestionMean(row.name(), 0), r.perQuestionMean(row.baseline(), 0))).append(" |");
+            line.append(' ').append(delta(row, r.perQuestionMean(row.name(), 0), r.perQuestionMean(row.baseline(), 0), d.clusters()))
+                .append(" |");
             out.add(line.toString());
         }
         out.add("");
@@ -140,19 +144,59 @@ public final class EvalReport {
                 line.append(String.format(Locale.ROOT, " %.2f", 100 * s.mean(0)));
                 if (!row.name().equals(row.baseline())) {
                     Scores b = base.get(t);
-                    line.append(b == null ? "" : " (" + interval(PairedBootstrap.paired(s.column(0), b.column(0))) + ")");
+                    line.append(b == null ? "" : " (" + interval(PairedBootstrap.clustered(s.column(0), b.column(0), d.clusters())) + ")");
                 }
                 line.append(" |");
+            }
+            out.add(line.toString());
+        }
+        if (d.hasHalves()) {
+            out.addAll(halves(rows, r));
+        }
+        return out;
+    }
+
+    /** DCG@1 (mean over θ) on each half of a set split by article, the difference to the baseline with its own interval. */
+    static List<String> halves(List<EvalRows.Row> rows, DatasetResults r) {
+        EvalDataset d = r.dataset;
+        List<String> out = new ArrayList<>();
+        out.add("");
+        out.add("DCG@1 (mean over θ) on each half; choose on the tuning half, confirm on the confirmation half:");
+        out.add("");
+        out.add("| row | tuning half | Δ vs baseline [95% CI] | confirmation half | Δ vs baseline [95% CI] |");
+        out.add("|---|---|---|---|---|");
+        int[] clusters = d.clusters();
+        for (EvalRows.Row row : rows) {
+            double[] mine = r.perQuestionMean(row.name(), 0);
+            if (mine == null) {
+                continue;
+            }
+            double[] theirs = r.perQuestionMean(row.baseline(), 0);
+            StringBuilder line = new StringBuilder("| ").append(row.name()).append(" |");
+            for (String half : List.of(EvalDataset.TUNING, EvalDataset.CONFIRMATION)) {
+                int[] qs = d.questions().stream().filter(q -> half.equals(q.half())).mapToInt(EvalDataset.Question::index).toArray();
+                double[] a = pick(mine, qs);
+                line.append(String.format(Locale.ROOT, " %.2f |", 100 * java.util.Arrays.stream(a).average().orElse(0)));
+                line.append(' ').append(theirs == null || qs.length == 0 ? "" : row.name().equals(row.baseline()) ? "baseline"
+                    : interval(PairedBootstrap.clustered(a, pick(theirs, qs), pick(clusters, qs))) + " vs " + row.baseline()).append(" |");
             }
             out.add(line.toString());
         }
         return out;
     }
 
+    private static double[] pick(double[] values, int[] indices) {
+        return java.util.Arrays.stream(indices).mapToDouble(i -> values[i]).toArray();
+    }
+
+    private static int[] pick(int[] values, int[] indices) {
+        return java.util.Arrays.stream(indices).map(i -> values[i]).toArray();
+    }
+
     static List<String> combined(List<EvalRows.Row> rows, List<DatasetResults> results) {
         List<String> out = new ArrayList<>();
         out.add("### Combined: " + String.join(" + ", results.stream().map(r -> r.dataset.name()).toList())
-            + " (each dataset weighted equally; stratified paired bootstrap)");
+            + " (each dataset weighted equally; stratified paired cluster bootstrap)");
         out.add("");
         StringBuilder header = new StringBuilder("| row |");
         StringBuilder rule = new StringBuilder("|---|");
@@ -165,6 +209,7 @@ public final class EvalReport {
         for (EvalRows.Row row : rows) {
             List<double[]> a = new ArrayList<>();
             List<double[]> b = new ArrayList<>();
+            List<int[]> clusters = new ArrayList<>();
             StringBuilder line = new StringBuilder("| ").append(row.name()).append(" |");
             double sum = 0;
             for (DatasetResults r : results) {
@@ -176,6 +221,7 @@ public final class EvalReport {
                     line.append(String.format(Locale.ROOT, " %.2f |", mean));
                     a.add(mine);
                     b.add(theirs);
+                    clusters.add(r.dataset.clusters());
                 } else {
                     line.append(" |");
                 }
@@ -189,21 +235,21 @@ public final class EvalReport {
             } else if (b.contains(null)) {
                 line.append(" |");
             } else {
-                line.append(' ').append(interval(PairedBootstrap.stratified(a, b))).append(" vs ").append(row.baseline()).append(" |");
+                line.append(' ').append(interval(PairedBootstrap.stratified(a, b, clusters))).append(" vs ").append(row.baseline()).append(" |");
             }
             out.add(line.toString());
         }
         return out;
     }
 
-    private static String delta(EvalRows.Row row, double[] mine, double[] theirs) {
+    private static String delta(EvalRows.Row row, double[] mine, double[] theirs, int[] clusters) {
         if (row.name().equals(row.baseline())) {
             return "baseline";
         }
         if (mine == null || theirs == null) {
             return "";
         }
-        return interval(PairedBootstrap.paired(mine, theirs)) + " vs " + row.baseline();
+        return interval(PairedBootstrap.clustered(mine, theirs, clusters)) + " vs " + row.baseline();
     }
 
     /** "+1.11 [−5.56, +7.78]" in points of DCG@1 (percent); bold when the interval excludes 0. */

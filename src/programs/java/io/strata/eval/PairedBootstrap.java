@@ -1,18 +1,28 @@
 package io.strata.eval;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Paired bootstrap confidence interval of a difference of means (Efron and Tibshirani 1993, ch. 16): both systems
- * answered the same questions, so the questions are resampled with replacement and the mean of the per-question
- * differences is recomputed on every resample; the 2.5th and 97.5th percentiles of those means bound the 95% interval.
- * Pairing removes the spread between easy and hard questions, which is most of the variance here.
+ * Paired cluster bootstrap confidence interval of a difference of means (Efron and Tibshirani 1993, ch. 16; clusters
+ * as in Field and Welsh 2007): both systems answered the same questions, so the per-question differences are
+ * resampled, and the mean difference is recomputed on every resample; the 2.5th and 97.5th percentiles of those means
+ * bound the 95% interval. Pairing removes the spread between easy and hard questions, which is most of the variance.
  *
- * <p>Stratified form for several datasets: each dataset is resampled within itself (its own size) and the statistic
- * is the unweighted mean of the datasets' mean differences, so a 705-question set does not drown a 30-question one.
- * Deterministic: a fixed seed and {@link SplittableRandom}, whose sequence is specified across JVMs.
+ * <p>Questions that share a passage are not independent (SQuAD asks up to 24 questions of one paragraph): the unit
+ * resampled is the cluster — a SQuAD paragraph, a COVID-QA article, one question of a book set
+ * ({@link EvalDataset.Question#cluster()}) — with all its questions, and a resample's statistic is the mean over the
+ * questions it drew (sum of the drawn clusters' differences over their question count). Questions asked twice in one
+ * cluster therefore leave the interval as it was; with every question its own cluster this is the plain paired
+ * bootstrap.
+ *
+ * <p>Stratified form for several datasets: each dataset is resampled within itself (its own number of clusters) and
+ * the statistic is the unweighted mean of the datasets' mean differences, so a 705-question set does not drown a
+ * 30-question one. Deterministic: a fixed seed and {@link SplittableRandom}, whose sequence is specified across JVMs.
  */
 public final class PairedBootstrap {
     public static final int RESAMPLES = 10_000;
@@ -28,46 +38,77 @@ public final class PairedBootstrap {
 
     private PairedBootstrap() {}
 
-    /** 95% interval of mean(a − b) over paired per-question scores, {@link #RESAMPLES} resamples, {@link #SEED}. */
+    /** 95% interval of mean(a − b) over paired per-question scores, each question its own cluster. */
     public static Interval paired(double[] a, double[] b) {
-        return stratified(List.of(a), List.of(b), RESAMPLES, SEED);
+        return stratified(List.of(a), List.of(b), null, RESAMPLES, SEED);
+    }
+
+    /** 95% interval of mean(a − b), resampling the clusters ({@code clusters[q]}: question q's cluster, any ids). */
+    public static Interval clustered(double[] a, double[] b, int[] clusters) {
+        return stratified(List.of(a), List.of(b), List.of(clusters), RESAMPLES, SEED);
     }
 
     /** 95% interval of the unweighted mean over strata of mean(a_s − b_s), resampling within each stratum. */
     public static Interval stratified(List<double[]> a, List<double[]> b) {
-        return stratified(a, b, RESAMPLES, SEED);
+        return stratified(a, b, null, RESAMPLES, SEED);
     }
 
-    static Interval stratified(List<double[]> a, List<double[]> b, int resamples, long seed) {
-        if (a.size() != b.size() || a.isEmpty()) {
-            throw new IllegalArgumentException("need the same number (> 0) of strata on both sides, got " + a.size() + " and " + b.size());
+    /** As {@link #stratified(List, List)}, resampling each stratum's clusters ({@code clusters} null: every question its own). */
+    public static Interval stratified(List<double[]> a, List<double[]> b, List<int[]> clusters) {
+        return stratified(a, b, clusters, RESAMPLES, SEED);
+    }
+
+    static Interval stratified(List<double[]> a, List<double[]> b, List<int[]> clusters, int resamples, long seed) {
+        if (a.size() != b.size() || a.isEmpty() || (clusters != null && clusters.size() != a.size())) {
+            throw new IllegalArgumentException("need the same number (> 0) of strata on both sides and of cluster lists, got " + a.size()
+                + ", " + b.size() + " and " + (clusters == null ? "none" : clusters.size()));
         }
-        double[][] diffs = new double[a.size()][];
+        List<double[]> sums = new ArrayList<>(); // per stratum, per cluster: the sum of its questions' differences
+        List<int[]> counts = new ArrayList<>(); // per stratum, per cluster: its number of questions
         double observed = 0;
         for (int s = 0; s < a.size(); s++) {
-            if (a.get(s).length != b.get(s).length || a.get(s).length == 0) {
-                throw new IllegalArgumentException("stratum " + s + ": paired scores need equal, non-zero lengths, got " + a.get(s).length
-                    + " and " + b.get(s).length);
+            double[] as = a.get(s);
+            double[] bs = b.get(s);
+            int[] cs = clusters == null ? null : clusters.get(s);
+            if (as.length != bs.length || as.length == 0 || (cs != null && cs.length != as.length)) {
+                throw new IllegalArgumentException("stratum " + s + ": paired scores and their clusters need equal, non-zero lengths, got "
+                    + as.length + ", " + bs.length + " and " + (cs == null ? as.length : cs.length));
             }
-            diffs[s] = new double[a.get(s).length];
-            for (int i = 0; i < diffs[s].length; i++) {
-                diffs[s][i] = a.get(s)[i] - b.get(s)[i];
+            Map<Integer, Integer> index = new LinkedHashMap<>(); // cluster id → its slot, in order of first appearance
+            for (int q = 0; q < as.length; q++) {
+                index.putIfAbsent(cs == null ? q : cs[q], index.size());
             }
-            observed += mean(diffs[s]);
+            double[] sum = new double[index.size()];
+            int[] count = new int[index.size()];
+            double total = 0;
+            for (int q = 0; q < as.length; q++) {
+                int slot = index.get(cs == null ? q : cs[q]);
+                sum[slot] += as[q] - bs[q];
+                count[slot]++;
+                total += as[q] - bs[q];
+            }
+            sums.add(sum);
+            counts.add(count);
+            observed += total / as.length;
         }
-        observed /= diffs.length;
+        observed /= a.size();
         SplittableRandom random = new SplittableRandom(seed);
         double[] means = new double[resamples];
         for (int r = 0; r < resamples; r++) {
-            double sum = 0;
-            for (double[] d : diffs) {
-                double stratumSum = 0;
-                for (int i = 0; i < d.length; i++) {
-                    stratumSum += d[random.nextInt(d.length)];
+            double mean = 0;
+            for (int s = 0; s < sums.size(); s++) {
+                double[] sum = sums.get(s);
+                int[] count = counts.get(s);
+                double drawnSum = 0;
+                long drawnQuestions = 0;
+                for (int i = 0; i < sum.length; i++) {
+                    int c = random.nextInt(sum.length);
+                    drawnSum += sum[c];
+                    drawnQuestions += count[c];
                 }
-                sum += stratumSum / d.length;
+                mean += drawnSum / drawnQuestions;
             }
-            means[r] = sum / diffs.length;
+            means[r] = mean / sums.size();
         }
         Arrays.sort(means);
         return new Interval(observed, percentile(means, 2.5), percentile(means, 97.5));
@@ -79,13 +120,5 @@ public final class PairedBootstrap {
         int lo = (int) Math.floor(pos);
         int hi = Math.min(lo + 1, sorted.length - 1);
         return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
-    }
-
-    private static double mean(double[] values) {
-        double sum = 0;
-        for (double v : values) {
-            sum += v;
-        }
-        return sum / values.length;
     }
 }

@@ -32,8 +32,9 @@ import java.util.stream.Stream;
  * sharing that ingest sends every question through its {@code multi_granular} query (top 20 parents); DCG@k /
  * Recall@k ({@link RetrievalMetrics}) are averaged over θ, and each row's DCG@1 is compared with its baseline row's by a
  * paired bootstrap ({@link EvalReport}). Writes {@code target/eval/results.md} (also printed) and
- * {@code target/eval/runs.jsonl} (one line per dataset, row, θ and question: the ranked parents with scores, the
- * relevant ones, DCG@1), so runs can be analysed offline without querying again.
+ * {@code target/eval/runs.jsonl} (one line per dataset, row, θ and question: the ranked parents with their score, each
+ * side's and each level's score ({@link #rankedHit}), the relevant ones, DCG@1, the question's bootstrap cluster and
+ * half), so runs can be analysed and fusion variants replayed offline without querying again.
  *
  * <p>A "parents-only" row is {@code levels: [0]} on the multi-granular index: it ranks parents by their own vectors (or
  * texts) exactly as a parents-only index would, so such rows share the ingest of their multi-granular twin.
@@ -46,6 +47,8 @@ public final class RetrievalEval {
     static final Set<String> OPTIONS = Set.of("url", "data", "corpus", "docs", "questions", "split", "name", "rows", "thetas", "only",
         "baseline", "k", "out", "runs", "reuse", "context", "context-tokenizer");
     static final int TOP = 20;
+    /** Chunks per side and parent asked of {@code evidence} for runs.jsonl: every chunk of a parent at the default levels. */
+    static final int EVIDENCE_CHUNKS = 20;
     /** A bulk request carries at most this many source documents or characters: few round trips, bounded requests. */
     static final int BULK_DOCS = 64;
     static final int BULK_CHARS = 512 * 1024;
@@ -426,6 +429,9 @@ public final class RetrievalEval {
         double[][] perQuestion = new double[questions.size()][2 * n];
         for (EvalDataset.Question q : questions) {
             Map<String, Object> mg = row.queryFor(q.text(), k);
+            // each side's and each level's scores of every hit, for runs.jsonl (neither changes the ranking)
+            mg.putIfAbsent("explain_child", true);
+            mg.putIfAbsent("evidence", Map.of("chunks", EVIDENCE_CHUNKS, "sentences", 0));
             String body = JsonRest.json(Map.of("size", TOP, "_source", false, "query", Map.of("multi_granular", mg)));
             List<Map<String, Object>> hits;
             try {
@@ -446,15 +452,57 @@ public final class RetrievalEval {
             line.put("theta", theta);
             line.put("question", q.index());
             line.put("id", q.id());
-            line.put("ranking", hits.stream().map(h -> Map.of("id", h.get("_id"), "score", h.get("_score"))).toList());
+            line.put("ranking", hits.stream().map(RetrievalEval::rankedHit).toList());
             line.put("relevant", relevance.ids().stream().sorted().toList());
             line.put("relevance_rule", relevance.rule().name().toLowerCase(Locale.ROOT));
             line.put("dcg1", perQuestion[q.index()][0]);
+            line.put("cluster", q.cluster());
+            if (q.half() != null) {
+                line.put("half", q.half());
+            }
             runs.write(JsonRest.json(line));
             runs.write('\n');
         }
         runs.flush();
         return new EvalReport.Scores(perQuestion);
+    }
+
+    /**
+     * One hit of runs.jsonl: id and score; {@code side}/{@code level} of the chunk that scored it; {@code dense} and
+     * {@code lexical}: each side's best chunk's level and raw score (null: the side did not score it); {@code levels}:
+     * per side, each level's best raw score among the parent's top {@link #EVIDENCE_CHUNKS} chunks of that side
+     * ({@code strata_evidence}), so fusion and level variants can be replayed on the retrieved parents offline.
+     */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> rankedHit(Map<String, Object> hit) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", hit.get("_id"));
+        out.put("score", hit.get("_score"));
+        Map<String, Object> fields = hit.get("fields") instanceof Map<?, ?> f ? (Map<String, Object>) f : Map.of();
+        if (fields.get("strata_best_child") instanceof List<?> l && !l.isEmpty() && l.get(0) instanceof Map<?, ?> best) {
+            out.put("side", best.get("side"));
+            out.put("level", best.get("level"));
+            for (String side : List.of("dense", "lexical")) {
+                if (best.containsKey(side)) {
+                    out.put(side, best.get(side) instanceof Map<?, ?> m ? Map.of("level", m.get("level"), "score", m.get("score")) : null);
+                }
+            }
+        }
+        if (fields.get("strata_evidence") instanceof List<?> l && !l.isEmpty() && l.get(0) instanceof Map<?, ?> evidence) {
+            Map<String, Object> levels = new LinkedHashMap<>();
+            for (String side : List.of("dense", "lexical")) {
+                if (evidence.get(side) instanceof List<?> chunks && !chunks.isEmpty()) {
+                    Map<String, Double> perLevel = new java.util.TreeMap<>();
+                    for (Object c : chunks) {
+                        Map<?, ?> chunk = (Map<?, ?>) c;
+                        perLevel.merge(String.valueOf(chunk.get("level")), ((Number) chunk.get("score")).doubleValue(), Math::max);
+                    }
+                    levels.put(side, perLevel);
+                }
+            }
+            out.put("levels", levels);
+        }
+        return out;
     }
 
     private static String ingestLine(EvalDataset dataset, int theta, Ingest ingest, IngestResult ir) throws IOException {

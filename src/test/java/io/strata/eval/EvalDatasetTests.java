@@ -35,6 +35,44 @@ public class EvalDatasetTests {
     }
 
     @Test
+    public void testBundledDatasets_clusters_squadByParagraph_covidByArticle_emmaByQuestion() throws Exception {
+        EvalDataset emma = EvalDataset.fromFolder(RetrievalEval.BUNDLED.resolve("gutenqa-emma"), null);
+        assertEquals(30, emma.clusterCount());
+        assertEquals("tuning set: the defaults were chosen on it", emma.role());
+        EvalDataset squad = EvalDataset.fromFolder(RetrievalEval.BUNDLED.resolve("squad2-dev-sample"), null);
+        // oracle: the distinct (doc, paragraph_start) pairs of questions.jsonl, read here on their own
+        java.util.Set<String> paragraphs = new java.util.HashSet<>();
+        for (String line : Files.readAllLines(RetrievalEval.BUNDLED.resolve("squad2-dev-sample/questions.jsonl"))) {
+            Map<String, Object> q = org.opensearch.common.xcontent.XContentHelper.convertToMap(
+                org.opensearch.common.xcontent.json.JsonXContent.jsonXContent, line, false);
+            paragraphs.add(q.get("doc") + "|" + q.get("paragraph_start"));
+        }
+        assertEquals(173, paragraphs.size());
+        assertEquals(173, squad.clusterCount());
+        int[] clusters = squad.clusters();
+        for (int i = 0; i < clusters.length; i++) {
+            for (int j = i + 1; j < clusters.length; j++) {
+                EvalDataset.Question a = squad.questions().get(i);
+                EvalDataset.Question b = squad.questions().get(j);
+                assertEquals(a.cluster().equals(b.cluster()), clusters[i] == clusters[j]);
+            }
+        }
+        assertTrue(squad.questions().stream().noneMatch(q -> q.half() != null));
+
+        EvalDataset covid = EvalDataset.fromFolder(RetrievalEval.BUNDLED.resolve("covid-qa-sample"), null);
+        assertEquals(92, covid.clusterCount()); // its articles
+        List<String> docs = covid.documents().stream().map(EvalDataset.Document::id).toList();
+        for (EvalDataset.Question q : covid.questions()) {
+            assertEquals(q.doc(), q.cluster());
+            // the documented rule: articles in file-name order, alternately tuning and confirmation
+            assertEquals(docs.indexOf(q.doc()) % 2 == 0 ? EvalDataset.TUNING : EvalDataset.CONFIRMATION, q.half());
+        }
+        long tuning = covid.questions().stream().filter(q -> EvalDataset.TUNING.equals(q.half())).count();
+        assertEquals("split by article: tuning half (46 articles, " + tuning + " questions), confirmation half (46 articles, "
+            + (1235 - tuning) + " questions)", covid.role());
+    }
+
+    @Test
     public void testSpans_answerOffsetsInCodePoints_becomeUtf16Offsets() throws Exception {
         // code points: "Emoji " 6, 😀 1, " then " 6 → "Paris" at 13..18 (UTF-16: 14..19)
         Path dir = spansFolder("set", "Emoji 😀 then Paris is the answer.",
