@@ -86,7 +86,9 @@ public class EmbeddingIT extends StrataRestTestCase {
         // per node: whether this request gets the warning depends on which test ran first
         Request mark = new Request("POST", "/r-chunks/_update/d:0?refresh=true");
         mark.setJsonEntity(json(Map.of("doc", Map.of("embedding", marker))));
-        mark.setOptions(RequestOptions.DEFAULT.toBuilder().setWarningsHandler(WarningsHandler.PERMISSIVE));
+        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
+        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
+        mark.setOptions(options);
         client().performRequest(mark);
 
         String changed = "Mr. Knightley, a sensible man, walked to Hartfield in the evening.";
