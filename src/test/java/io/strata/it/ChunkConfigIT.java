@@ -49,15 +49,6 @@ public class ChunkConfigIT extends StrataRestTestCase {
         return (Map<String, Object>) ((Map<String, Object>) call("GET", "/" + index + "/_doc/" + id).get("_source")).get("strata");
     }
 
-    /** A partial {@code _update}; OpenSearch's warning about pipelines on updates is not the subject here. */
-    private static void update(String path, String body) throws IOException {
-        Request request = new Request("POST", path);
-        request.setJsonEntity(body);
-        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
-        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
-        request.setOptions(options);
-        client().performRequest(request);
-    }
 
     public void testChangingThetaInThePipeline_reportsEveryOldDocumentAsConfigDrift_untilItIsRechunked() throws Exception {
         String source = "cfg-src";

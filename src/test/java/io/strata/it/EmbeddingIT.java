@@ -1,8 +1,5 @@
 package io.strata.it;
 
-import org.opensearch.client.Request;
-import org.opensearch.client.RequestOptions;
-import org.opensearch.client.WarningsHandler;
 import org.opensearch.client.ResponseException;
 
 import java.util.ArrayList;
@@ -82,14 +79,7 @@ public class EmbeddingIT extends StrataRestTestCase {
         for (int i = 0; i < 384; i++) {
             marker.add(i % 2 == 0 ? 1 / Math.sqrt(384) : -1 / Math.sqrt(384));
         }
-        // OpenSearch warns on an _update of an index that names a default pipeline (a chunk index names _none), once
-        // per node: whether this request gets the warning depends on which test ran first
-        Request mark = new Request("POST", "/r-chunks/_update/d:0?refresh=true");
-        mark.setJsonEntity(json(Map.of("doc", Map.of("embedding", marker))));
-        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
-        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
-        mark.setOptions(options);
-        client().performRequest(mark);
+        update("/r-chunks/_update/d:0?refresh=true", json(Map.of("doc", Map.of("embedding", marker))));
 
         String changed = "Mr. Knightley, a sensible man, walked to Hartfield in the evening.";
         call("PUT", "/r-src/_doc/d?pipeline=small&refresh=true", json(Map.of("body", first + "\n\n" + changed)));

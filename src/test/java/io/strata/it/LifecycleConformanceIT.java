@@ -117,18 +117,6 @@ public class LifecycleConformanceIT extends StrataRestTestCase {
         return json(Map.of(op, Map.of("_index", index, "_id", id)));
     }
 
-    /**
-     * {@code POST <path>} for {@code _update}: OpenSearch warns that updates of an index with a default or final pipeline
-     * run that pipeline (deprecated, still so in 3.4); the warning is expected.
-     */
-    private static void update(String path, String body) throws IOException {
-        Request request = new Request("POST", path);
-        request.setJsonEntity(body);
-        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
-        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
-        request.setOptions(options);
-        client().performRequest(request);
-    }
 
     private static String body(String text) {
         return json(Map.of("body", text));

@@ -110,18 +110,6 @@ public class RoutingLifecycleIT extends StrataRestTestCase {
         }
     }
 
-    /**
-     * {@code POST <path>} for {@code _update}: OpenSearch warns (once per node) that updates of an index with a default
-     * pipeline run that pipeline; the warning is expected.
-     */
-    private static void update(String path, String body) throws IOException {
-        Request request = new Request("POST", path);
-        request.setJsonEntity(body);
-        org.opensearch.client.RequestOptions.Builder options = org.opensearch.client.RequestOptions.DEFAULT.toBuilder();
-        options.setWarningsHandler(org.opensearch.client.WarningsHandler.PERMISSIVE);
-        request.setOptions(options);
-        client().performRequest(request);
-    }
 
     private static String body(String text) {
         return json(Map.of("body", text));

@@ -3,6 +3,8 @@ package io.strata.it;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import io.strata.chunking.TestTexts;
 import org.opensearch.client.Request;
+import org.opensearch.client.WarningsHandler;
+import org.opensearch.client.RequestOptions;
 import org.opensearch.client.Response;
 import org.opensearch.client.ResponseException;
 import org.opensearch.common.xcontent.XContentFactory;
@@ -68,6 +70,19 @@ public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
         }
         Response response = client().performRequest(request);
         return entityAsMap(response);
+    }
+
+    /**
+     * {@code POST <path>} for {@code _update}: OpenSearch warns, once per node, that updates of an index naming a default
+     * or final pipeline run that pipeline (a chunk index names {@code _none}); the warning is expected.
+     */
+    protected static void update(String path, String body) throws IOException {
+        Request request = new Request("POST", path);
+        request.setJsonEntity(body);
+        RequestOptions.Builder options = RequestOptions.DEFAULT.toBuilder();
+        options.setWarningsHandler(WarningsHandler.PERMISSIVE);
+        request.setOptions(options);
+        client().performRequest(request);
     }
 
     protected static Map<String, Object> call(String method, String path) throws IOException {
