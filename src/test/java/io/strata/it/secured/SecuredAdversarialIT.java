@@ -68,31 +68,6 @@ public class SecuredAdversarialIT extends SecuredRestTestCase {
         return Map.of("cluster_permissions", CLUSTER, "index_permissions", List.of(indexPermissions));
     }
 
-    /** Each role, and a user of the same name holding it: two requests (each change reloads the security configuration). */
-    private static void putRolesAndUsers(Map<String, Map<String, Object>> roles) throws IOException {
-        List<Object> roleOps = new ArrayList<>();
-        List<Object> userOps = new ArrayList<>();
-        for (var e : roles.entrySet()) {
-            roleOps.add(Map.of("op", "add", "path", "/" + e.getKey(), "value", e.getValue()));
-            userOps.add(Map.of("op", "add", "path", "/" + e.getKey(), "value", Map.of("password", USER_PASSWORD,
-                "opendistro_security_roles", List.of(e.getKey()))));
-        }
-        call("PATCH", "/_plugins/_security/api/roles", jsonList(roleOps));
-        call("PATCH", "/_plugins/_security/api/internalusers", jsonList(userOps));
-    }
-
-    private static String jsonList(List<Object> ops) {
-        String wrapped = json(Map.of("ops", ops));
-        return wrapped.substring("{\"ops\":".length(), wrapped.length() - 1);
-    }
-
-    private static Map<String, Object> restricted(String index, Map<String, Object> restriction, List<String> actions) {
-        Map<String, Object> p = new LinkedHashMap<>(restriction);
-        p.put("index_patterns", List.of(index));
-        p.put("allowed_actions", actions);
-        return p;
-    }
-
     /**
      * Under each restriction, on either index, {@code _reconcile} (dry run or not) is a 403 that names it, and both indices
      * are as they were. On the old code the FLS include list on the source (hiding the {@code strata} summaries) passed

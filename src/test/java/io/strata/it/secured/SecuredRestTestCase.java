@@ -18,7 +18,9 @@ import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -77,6 +79,32 @@ public abstract class SecuredRestTestCase extends StrataRestTestCase {
     /** One index permission: patterns, actions and optional DLS query / FLS fields. */
     protected static Map<String, Object> indexPermission(List<String> patterns, List<String> actions) {
         return Map.of("index_patterns", patterns, "allowed_actions", actions);
+    }
+
+    /** Each role, and a user of the same name holding it: two requests (each change reloads the security configuration). */
+    protected static void putRolesAndUsers(Map<String, Map<String, Object>> roles) throws IOException {
+        List<Object> roleOps = new ArrayList<>();
+        List<Object> userOps = new ArrayList<>();
+        for (var e : roles.entrySet()) {
+            roleOps.add(Map.of("op", "add", "path", "/" + e.getKey(), "value", e.getValue()));
+            userOps.add(Map.of("op", "add", "path", "/" + e.getKey(), "value", Map.of("password", USER_PASSWORD,
+                "opendistro_security_roles", List.of(e.getKey()))));
+        }
+        call("PATCH", "/_plugins/_security/api/roles", jsonList(roleOps));
+        call("PATCH", "/_plugins/_security/api/internalusers", jsonList(userOps));
+    }
+
+    private static String jsonList(List<Object> ops) {
+        String wrapped = json(Map.of("ops", ops));
+        return wrapped.substring("{\"ops\":".length(), wrapped.length() - 1);
+    }
+
+    /** One index permission with a restriction ({@code dls}, {@code fls}, {@code masked_fields}) on {@code index}. */
+    protected static Map<String, Object> restricted(String index, Map<String, Object> restriction, List<String> actions) {
+        Map<String, Object> p = new LinkedHashMap<>(restriction);
+        p.put("index_patterns", List.of(index));
+        p.put("allowed_actions", actions);
+        return p;
     }
 
     /** Creates (or replaces) an internal user holding exactly {@code roles}. */
