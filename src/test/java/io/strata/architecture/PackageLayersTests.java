@@ -30,7 +30,7 @@ public class PackageLayersTests {
 
     static {
         layer(0, "chunking");
-        layer(1, "model", "transport", "chunking.structure", "context");
+        layer(1, "model", "transport", "chunking.structure", "context", "quality");
         layer(2, "stats");
         layer(3, "inference.boundary", "stats.transport");
         layer(4, "inference");
