@@ -36,7 +36,8 @@ public class PackageLayersTests {
         layer(4, "inference");
         layer(5, "inference.mlcommons", "inference.transport", "chunkindex");
         layer(6, "ingest", "query", "studio", "search");
-        layer(7, "plugin");
+        layer(7, "compare");
+        layer(8, "plugin");
     }
 
     private static void layer(int rank, String... packages) {
