@@ -3,6 +3,7 @@ package io.strata.eval;
 import io.strata.compare.CompareQuestion;
 import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
+import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.RestClient;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.common.xcontent.json.JsonXContent;
@@ -52,7 +53,8 @@ public final class CompareCli {
         }
         String url = Connection.url(opts.get("url"), "http://127.0.0.1:9200");
         Map<String, Object> answer;
-        try (RestClient client = Connection.builder(url).build()) {
+        // one request answers when every question was searched on both sides: 1,000 questions take minutes
+        try (RestClient client = Connection.builder(url).setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(1))).build()) {
             answer = JsonRest.call(client, "POST", "/_plugins/_strata/_compare", JsonRest.json(body));
         }
         String markdown = markdown(answer);
