@@ -7,6 +7,10 @@ import io.strata.search.StrataContextProcessor;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.Chunkers;
 import io.strata.inference.InferenceService;
+import io.strata.compare.CompareAction;
+import io.strata.compare.CompareLimits;
+import io.strata.compare.RestCompareAction;
+import io.strata.compare.TransportCompareAction;
 import io.strata.inference.InferenceSettings;
 import io.strata.inference.mlcommons.MlCommonsEmbeddings;
 import io.strata.inference.mlcommons.MlCommonsLlm;
@@ -133,6 +137,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         all.addAll(QueryLimits.settings());
         all.addAll(ContextLimits.settings());
         all.add(Chunkers.MAX_NESTING_DEPTH);
+        all.addAll(CompareLimits.settings());
         return all;
     }
 
@@ -193,7 +198,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new ActionHandler<>(ChunkPreviewAction.INSTANCE, TransportChunkPreviewAction.class),
             new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class),
             new ActionHandler<>(DocCountsAction.INSTANCE, DocCountsAction.TransportDocCountsAction.class),
-            new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class));
+            new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class),
+            new ActionHandler<>(CompareAction.INSTANCE, TransportCompareAction.class));
     }
 
     @Override
@@ -202,7 +208,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(), new RestReconcileAction(),
-            new RestStudioAction());
+            new RestStudioAction(), new RestCompareAction(clusterSettings));
     }
 
     @Override

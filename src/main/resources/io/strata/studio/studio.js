@@ -553,6 +553,116 @@ async function indexDefaults(index) {
   } catch (e) { /* no defaults: the inputs keep their placeholders */ }
 }
 
+// ----- Compare view, questions mode: two chunk indices on the user's questions (POST _plugins/_strata/_compare) -----
+
+/** The JSONL of the questions box as _compare's questions; a line that is not a JSON object throws, naming the line. */
+function questionLines(text) {
+  const out = [];
+  const lines = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let q;
+    try { q = JSON.parse(line); } catch (e) { throw new Error('line ' + (i + 1) + ': not JSON: ' + e.message); }
+    if (q === null || typeof q !== 'object' || Array.isArray(q)) throw new Error('line ' + (i + 1) + ': not a JSON object');
+    out.push(q);
+    lines.push(i + 1);
+  });
+  if (out.length === 0) throw new Error('no questions: one JSON object a line');
+  return { questions: out, lines };
+}
+
+/** The chunk indices of the source index (its generations when the node serves them), offered in both index inputs. */
+async function listChunkIndices() {
+  const source = $('cq-source').value.trim();
+  const status = $('cq-status');
+  if (source === '') { setStatus(status, 'error: name a source index'); return; }
+  try {
+    const r = await api('GET', '/_plugins/_strata/generations?index=' + encodeURIComponent(source));
+    const names = [];
+    for (const g of (r.generations || [])) names.push(typeof g === 'string' ? g : (g.index || g.name));
+    $('cq-indices').replaceChildren(...names.filter(Boolean).map((n) => el('option', { value: n })));
+    setStatus(status, names.length + ' chunk indices of ' + source);
+  } catch (e) {
+    setStatus(status, 'error: ' + e.message + ' (type the chunk indices' + "'" + ' names)');
+  }
+}
+
+/** Both sides' scores and B − A with its interval: one row per metric. */
+function renderQuestionScores(table, r) {
+  const cell = (v) => el('td', { class: 'score' }, Number(v).toFixed(1));
+  const signed = (v) => (Math.abs(v) < 0.05 ? '0.0' : (v > 0 ? '+' : '−') + Math.abs(v).toFixed(1));
+  const rows = [el('tr', {}, el('th', {}, ''), el('th', {}, 'A: ' + r.a.index), el('th', {}, 'B: ' + r.b.index),
+    el('th', {}, 'B − A [95% CI]'))];
+  for (const [key, name] of [['dcg@1', 'DCG@1'], ['dcg@k', 'DCG@' + r.k], ['recall@k', 'Recall@' + r.k]]) {
+    const d = r.difference[key];
+    const delta = el('td', { class: 'score', 'data-metric': key },
+      signed(d.mean) + ' [' + signed(d.low) + ', ' + signed(d.high) + ']');
+    if (d.excludes_zero) delta.classList.add('best');
+    rows.push(el('tr', { 'data-metric': key }, el('th', {}, name), cell(r.a[key]), cell(r.b[key]), delta));
+  }
+  table.replaceChildren(...rows);
+  table.hidden = false;
+}
+
+/** Per question: both sides' rank of the first relevant parent and which side found it within k. */
+function renderQuestionRows(table, r) {
+  const rows = [el('tr', {}, el('th', {}, '#'), el('th', {}, 'question'), el('th', {}, 'source_id'), el('th', {}, 'A rank'),
+    el('th', {}, 'B rank'), el('th', {}, 'found by'))];
+  r.per_question.forEach((q, i) => {
+    const ra = q.a.rank;
+    const rb = q.b.rank;
+    const found = ra > 0 && rb > 0 ? 'both' : ra > 0 ? 'A' : rb > 0 ? 'B' : 'neither';
+    rows.push(el('tr', { class: 'q-row', 'data-found': found }, el('td', {}, String(i + 1)), el('td', {}, q.question),
+      el('td', {}, q.source_id), el('td', { class: 'score' }, ra > 0 ? String(ra) : '–'),
+      el('td', { class: 'score' }, rb > 0 ? String(rb) : '–'), el('td', { class: 'found' }, found)));
+  });
+  table.replaceChildren(...rows);
+  table.hidden = false;
+}
+
+async function runCompareQuestions() {
+  const scope = $('compare-questions-mode');
+  clearErrors(scope);
+  const status = $('cq-status');
+  $('cq-scores').hidden = true;
+  $('cq-questions').hidden = true;
+  $('cq-summary').textContent = '';
+  let parsed;
+  try { parsed = questionLines($('cq-jsonl').value); } catch (e) { setStatus(status, 'error: ' + e.message); return; }
+  const body = { a: $('cq-a').value.trim(), b: $('cq-b').value.trim(), questions: parsed.questions,
+    k: Number($('cq-k').value || 10) };
+  if ($('cq-mode').value) body.query = { mode: $('cq-mode').value };
+  setStatus(status, 'searching ' + parsed.questions.length + ' questions on both…', true);
+  try {
+    const r = await api('POST', '/_plugins/_strata/_compare', body);
+    renderQuestionScores($('cq-scores'), r);
+    $('cq-summary').textContent = r.questions + ' questions in ' + r.clusters + ' clusters, k ' + r.k + '; A holds the chunks of '
+      + r.a.source_index + ', B of ' + r.b.source_index + '; scores in %, intervals from ' + r.resamples + ' resamples (seed '
+      + r.seed + ')';
+    renderQuestionRows($('cq-questions'), r);
+    setStatus(status, 'done');
+  } catch (e) {
+    // the node names questions[i]: say which line of the box that is
+    const message = e.message.replace(/questions\[(\d+)\]/g, (m, i) => m + ' (line ' + parsed.lines[Number(i)] + ')');
+    showFieldErrors(scope, message);
+    setStatus(status, 'error: ' + message);
+  }
+}
+
+function setupCompareQuestions() {
+  const kind = $('compare-kind');
+  kind.addEventListener('change', () => {
+    $('compare-questions-mode').hidden = kind.value !== 'questions';
+    $('compare-texts-mode').hidden = kind.value === 'questions';
+  });
+  $('cq-file').addEventListener('change', async () => {
+    const file = $('cq-file').files[0];
+    if (file) $('cq-jsonl').value = await file.text();
+  });
+  $('cq-list').addEventListener('click', listChunkIndices);
+  $('cq-run').addEventListener('click', runCompareQuestions);
+}
+
 function show(view) {
   for (const v of ['chunk', 'compare', 'search']) {
     $('view-' + v).hidden = v !== view;
@@ -569,6 +679,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('chunk-run').addEventListener('click', runChunk);
   $('doc-load').addEventListener('click', loadDocument);
   $('compare-run').addEventListener('click', runCompare);
+  setupCompareQuestions();
   $('search-run').addEventListener('click', runSearch);
   $('search-index').addEventListener('change', () => indexDefaults($('search-index').value.trim()));
   const pointed = new URLSearchParams(location.search).get('index');

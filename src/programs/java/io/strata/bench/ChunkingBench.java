@@ -10,7 +10,7 @@ import io.strata.chunking.RecursiveStrategy;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.TestTexts;
 import io.strata.chunking.structure.StructuredLayout;
-import io.strata.eval.PairedBootstrap;
+import io.strata.quality.PairedBootstrap;
 
 import com.sun.management.OperatingSystemMXBean;
 

@@ -1,5 +1,7 @@
 package io.strata.eval;
 
+import io.strata.quality.PairedBootstrap;
+import io.strata.quality.RetrievalMetrics;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import io.strata.demo.JsonRest;
 import org.opensearch.client.RestClient;

@@ -1,5 +1,8 @@
 package io.strata.eval;
 
+import io.strata.quality.PairedBootstrap;
+import io.strata.quality.RetrievalMetrics;
+import io.strata.quality.SpanRelevance;
 import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.common.xcontent.json.JsonXContent;
 

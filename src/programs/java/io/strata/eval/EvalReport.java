@@ -1,5 +1,7 @@
 package io.strata.eval;
 
+import io.strata.quality.PairedBootstrap;
+import io.strata.quality.RetrievalMetrics;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,5 +1,8 @@
 package io.strata.eval;
 
+import io.strata.quality.PairedBootstrap;
+import io.strata.quality.RetrievalMetrics;
+import io.strata.quality.SpanRelevance;
 import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
 import org.apache.hc.core5.util.Timeout;

@@ -30,13 +30,14 @@ public class PackageLayersTests {
 
     static {
         layer(0, "chunking");
-        layer(1, "model", "transport", "chunking.structure", "context");
+        layer(1, "model", "transport", "chunking.structure", "context", "quality");
         layer(2, "stats");
         layer(3, "inference.boundary", "stats.transport");
         layer(4, "inference");
         layer(5, "inference.mlcommons", "inference.transport", "chunkindex");
         layer(6, "ingest", "query", "studio", "search");
-        layer(7, "plugin");
+        layer(7, "compare");
+        layer(8, "plugin");
     }
 
     private static void layer(int rank, String... packages) {

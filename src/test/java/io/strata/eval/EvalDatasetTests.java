@@ -1,5 +1,6 @@
 package io.strata.eval;
 
+import io.strata.quality.SpanRelevance;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;

@@ -376,6 +376,78 @@ public class StudioIT extends StrataRestTestCase {
     }
 
     /** A Markdown guide: three chapters of Emma as sections with sub-sections, paragraphs as prose. */
+    /**
+     * The Compare view's questions mode: two chunk indices of the same chapters (θ 200 and θ 60) on three questions pasted as
+     * JSONL show exactly what {@code _compare} answers for the same body — both sides' scores, B − A with its interval — and,
+     * per question, which side found it; a line that is not JSON is an error naming that line, before any request.
+     */
+    public void testCompareView_questionsMode_showsWhatCompareAnswers_andWhichSideFoundEachQuestion() throws Exception {
+        putPipeline("studio-cq-200", "{\"field\": \"body\", \"target_index\": \"studio-cq-a\", \"strategy\": {\"type\": \"recursive\", "
+            + "\"max_words\": 200}}");
+        putPipeline("studio-cq-60", "{\"field\": \"body\", \"target_index\": \"studio-cq-b\", \"strategy\": {\"type\": \"recursive\", "
+            + "\"max_words\": 60}}");
+        Map<String, Map<String, Object>> docs = new java.util.LinkedHashMap<>();
+        int n = 0;
+        for (String text : emmaChapters().values()) {
+            if (n == 3) {
+                break;
+            }
+            docs.put("chapter-" + ++n, Map.of("body", text));
+        }
+        assertEquals(false, bulk("studio-cq-src-a", "studio-cq-200", docs).get("errors"));
+        assertEquals(false, bulk("studio-cq-src-b", "studio-cq-60", docs).get("errors"));
+        List<Map<String, Object>> questions = List.of(
+            Map.of("question", "Who married Miss Taylor?", "source_id", "chapter-1"),
+            Map.of("question", "How did Mr. Woodhouse feel about matrimony?", "source_id", "chapter-1", "span", List.of(0, 2000)),
+            Map.of("question", "Who is Harriet Smith?", "source_id", "chapter-3"));
+        Map<String, Object> expected = call("POST", "/_plugins/_strata/_compare", json(Map.of("a", "studio-cq-a", "b", "studio-cq-b",
+            "questions", questions, "k", 5)));
+
+        open("compare");
+        new org.openqa.selenium.support.ui.Select(byId("compare-kind")).selectByValue("questions");
+        setValue(byId("cq-a"), "studio-cq-a");
+        setValue(byId("cq-b"), "studio-cq-b");
+        setValue(byId("cq-k"), "5");
+        setValue(byId("cq-jsonl"), json(questions.get(0)) + "\nnot json\n");
+        byId("cq-run").click();
+        assertTrue(byId("cq-status").getText(), byId("cq-status").getText().startsWith("error: line 2: not JSON"));
+        StringBuilder jsonl = new StringBuilder();
+        for (Map<String, Object> q : questions) {
+            jsonl.append(json(q)).append("\n\n");
+        }
+        setValue(byId("cq-jsonl"), jsonl.toString());
+        byId("cq-run").click();
+        awaitStatus("cq-status");
+        assertEquals("done", byId("cq-status").getText());
+        Map<String, Object> difference = (Map<String, Object>) expected.get("difference");
+        for (String metric : List.of("dcg@1", "dcg@k", "recall@k")) {
+            List<WebElement> cells = byId("cq-scores").findElement(By.cssSelector("tr[data-metric='" + metric + "']"))
+                .findElements(By.tagName("td"));
+            assertEquals(metric, String.format(java.util.Locale.ROOT, "%.1f",
+                ((Number) ((Map<String, Object>) expected.get("a")).get(metric)).doubleValue()), cells.get(0).getText());
+            assertEquals(metric, String.format(java.util.Locale.ROOT, "%.1f",
+                ((Number) ((Map<String, Object>) expected.get("b")).get(metric)).doubleValue()), cells.get(1).getText());
+            Map<String, Object> d = (Map<String, Object>) difference.get(metric);
+            assertEquals(metric, signed(d.get("mean")) + " [" + signed(d.get("low")) + ", " + signed(d.get("high")) + "]",
+                cells.get(2).getText());
+        }
+        List<WebElement> rows = driver().findElements(By.cssSelector("#cq-questions tr.q-row"));
+        List<Map<String, Object>> perQuestion = (List<Map<String, Object>>) expected.get("per_question");
+        assertEquals(questions.size(), rows.size());
+        for (int i = 0; i < rows.size(); i++) {
+            int ra = ((Number) ((Map<String, Object>) perQuestion.get(i).get("a")).get("rank")).intValue();
+            int rb = ((Number) ((Map<String, Object>) perQuestion.get(i).get("b")).get("rank")).intValue();
+            String found = ra > 0 && rb > 0 ? "both" : ra > 0 ? "A" : rb > 0 ? "B" : "neither";
+            assertEquals("question " + i, found, rows.get(i).findElement(By.className("found")).getText());
+        }
+        screenshot("compare-questions");
+    }
+
+    private static String signed(Object v) {
+        double x = ((Number) v).doubleValue();
+        return Math.abs(x) < 0.05 ? "0.0" : (x > 0 ? "+" : "−") + String.format(java.util.Locale.ROOT, "%.1f", Math.abs(x));
+    }
+
     private static String markdownGuide() {
         StringBuilder md = new StringBuilder("# Emma\n\n");
         int n = 0;

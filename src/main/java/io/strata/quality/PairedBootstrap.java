@@ -1,4 +1,4 @@
-package io.strata.eval;
+package io.strata.quality;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,9 +14,8 @@ import java.util.SplittableRandom;
  * bound the 95% interval. Pairing removes the spread between easy and hard questions, which is most of the variance.
  *
  * <p>Questions that share a passage are not independent (SQuAD asks up to 24 questions of one paragraph): the unit
- * resampled is the cluster — a SQuAD paragraph, a COVID-QA article, one question of a book set
- * ({@link EvalDataset.Question#cluster()}) — with all its questions, and a resample's statistic is the mean over the
- * questions it drew (sum of the drawn clusters' differences over their question count). Questions asked twice in one
+ * resampled is the cluster — a SQuAD paragraph, a COVID-QA article, one question of a book set, a {@code _compare}
+ * question's {@code cluster} — with all its questions, and a resample's statistic is the mean over the questions it drew (sum of the drawn clusters' differences over their question count). Questions asked twice in one
  * cluster therefore leave the interval as it was; with every question its own cluster this is the plain paired
  * bootstrap.
  *

@@ -1,4 +1,4 @@
-package io.strata.eval;
+package io.strata.quality;
 
 import org.junit.Test;
 

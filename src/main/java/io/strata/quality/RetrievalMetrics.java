@@ -1,4 +1,4 @@
-package io.strata.eval;
+package io.strata.quality;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +40,7 @@ public final class RetrievalMetrics {
     }
 
     /** 1-based rank of the first relevant id, 0 when there is none. */
-    static int firstRelevantRank(List<String> ranking, Set<String> relevant) {
+    public static int firstRelevantRank(List<String> ranking, Set<String> relevant) {
         for (int i = 0; i < ranking.size(); i++) {
             if (relevant.contains(ranking.get(i))) {
                 return i + 1;
