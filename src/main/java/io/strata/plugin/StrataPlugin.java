@@ -38,6 +38,13 @@ import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
 import io.strata.chunkindex.Reconciler;
 import io.strata.chunkindex.TransportReconcileAction;
+import io.strata.chunkindex.generations.GenerationBuilder;
+import io.strata.chunkindex.generations.GenerationsAction;
+import io.strata.chunkindex.generations.RestGenerationsAction;
+import io.strata.chunkindex.generations.TransportGenerationsAction;
+import io.strata.chunkindex.generations.RebuildAction;
+import io.strata.chunkindex.generations.RestRebuildAction;
+import io.strata.chunkindex.generations.TransportRebuildAction;
 import io.strata.ingest.ChunkPreviewAction;
 import io.strata.ingest.ChunkProcessors;
 import io.strata.ingest.TargetIndexChangeFilter;
@@ -172,7 +179,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             () -> inference.embedded().truncations());
         return List.of(chunks.store(), chunks.setup(), registry, inference, stats, gauges, new Chunkers(inference, segmenter),
             new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters,
-                CallerView.of(client)));
+                CallerView.of(client)),
+            new GenerationBuilder(client, clusterService, chunks.setup(), chunks.commit(), this::chunkWriters, CallerView.of(client)));
     }
 
     @Override
@@ -193,7 +201,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new ActionHandler<>(ChunkPreviewAction.INSTANCE, TransportChunkPreviewAction.class),
             new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class),
             new ActionHandler<>(DocCountsAction.INSTANCE, DocCountsAction.TransportDocCountsAction.class),
-            new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class));
+            new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class),
+            new ActionHandler<>(RebuildAction.INSTANCE, TransportRebuildAction.class),
+            new ActionHandler<>(GenerationsAction.INSTANCE, TransportGenerationsAction.class));
     }
 
     @Override
@@ -202,7 +212,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(), new RestReconcileAction(),
-            new RestStudioAction());
+            new RestStudioAction(), new RestRebuildAction(), new RestGenerationsAction());
     }
 
     @Override
