@@ -42,6 +42,13 @@ import io.strata.chunkindex.Slicing;
 import io.strata.chunkindex.ReconcileAction;
 import io.strata.chunkindex.Reconciler;
 import io.strata.chunkindex.TransportReconcileAction;
+import io.strata.chunkindex.generations.GenerationBuilder;
+import io.strata.chunkindex.generations.GenerationsAction;
+import io.strata.chunkindex.generations.RestGenerationsAction;
+import io.strata.chunkindex.generations.TransportGenerationsAction;
+import io.strata.chunkindex.generations.RebuildAction;
+import io.strata.chunkindex.generations.RestRebuildAction;
+import io.strata.chunkindex.generations.TransportRebuildAction;
 import io.strata.ingest.ChunkPreviewAction;
 import io.strata.ingest.ChunkProcessors;
 import io.strata.ingest.TargetIndexChangeFilter;
@@ -177,7 +184,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             () -> inference.embedded().truncations());
         return List.of(chunks.store(), chunks.setup(), registry, inference, stats, gauges, new Chunkers(inference, segmenter),
             new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters,
-                CallerView.of(client)));
+                CallerView.of(client)),
+            new GenerationBuilder(client, clusterService, chunks.setup(), chunks.commit(), this::chunkWriters, CallerView.of(client)));
     }
 
     @Override
@@ -199,7 +207,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new ActionHandler<>(ReconcileAction.INSTANCE, TransportReconcileAction.class),
             new ActionHandler<>(DocCountsAction.INSTANCE, DocCountsAction.TransportDocCountsAction.class),
             new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class),
-            new ActionHandler<>(CompareAction.INSTANCE, TransportCompareAction.class));
+            new ActionHandler<>(CompareAction.INSTANCE, TransportCompareAction.class),
+            new ActionHandler<>(RebuildAction.INSTANCE, TransportRebuildAction.class),
+            new ActionHandler<>(GenerationsAction.INSTANCE, TransportGenerationsAction.class));
     }
 
     @Override
@@ -208,7 +218,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(), new RestReconcileAction(),
-            new RestStudioAction(), new RestCompareAction(clusterSettings));
+            new RestStudioAction(), new RestCompareAction(clusterSettings), new RestRebuildAction(), new RestGenerationsAction());
     }
 
     @Override

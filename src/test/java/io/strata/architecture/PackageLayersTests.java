@@ -35,7 +35,7 @@ public class PackageLayersTests {
         layer(3, "inference.boundary", "stats.transport");
         layer(4, "inference");
         layer(5, "inference.mlcommons", "inference.transport", "chunkindex");
-        layer(6, "ingest", "query", "studio", "search");
+        layer(6, "ingest", "query", "studio", "search", "chunkindex.generations");
         layer(7, "compare");
         layer(8, "plugin");
     }

@@ -1,0 +1,398 @@
+package io.strata.chunkindex.generations;
+
+import io.strata.chunkindex.CallerView;
+import io.strata.chunkindex.ChunkCommit;
+import io.strata.chunkindex.ChunkIndexSetup;
+import io.strata.chunkindex.ChunkKey;
+import io.strata.chunkindex.ChunkLedger;
+import io.strata.chunkindex.ChunkStore;
+import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.WriteChecks;
+import io.strata.stats.StrataStats;
+import io.strata.transport.ProgressTask;
+import org.opensearch.ExceptionsHelper;
+import org.opensearch.OpenSearchSecurityException;
+import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
+import org.opensearch.action.admin.indices.stats.ShardStats;
+import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.support.IndicesOptions;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.document.DocumentField;
+import org.opensearch.common.unit.TimeValue;
+import org.opensearch.common.util.concurrent.ThreadContext;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.index.Index;
+import org.opensearch.core.rest.RestStatus;
+import org.opensearch.index.query.QueryBuilders;
+import org.opensearch.index.seqno.SeqNoStats;
+import org.opensearch.search.SearchHit;
+import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.sort.SortBuilders;
+import org.opensearch.search.sort.SortOrder;
+import org.opensearch.tasks.CancellableTask;
+import org.opensearch.threadpool.ThreadPool;
+import org.opensearch.transport.client.Client;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+/**
+ * Builds generation {@code k} of a source index's chunk index ({@link GenerationNames}): every source document's chunks,
+ * cut and embedded under one chunking processor's current config, written into a new concrete index with the versions of
+ * {@link ChunkCommit} ({@code 2 × _seq_no}, {@code external_gte}). Every read and write is the caller's (the node client in
+ * the caller's thread context): a view of the source that document- or field-level security or masking restricts is a 403
+ * before anything is read ({@link CallerView}), and creating and writing the generation needs the caller's rights on it.
+ *
+ * <p>Writes to the source during the build are caught up by {@code _seq_no}: pass 1 pages every shard in {@code _seq_no}
+ * order up to its primary's local checkpoint (read before a refresh) and keeps that as the shard's checkpoint; each later
+ * pass takes the operations above the checkpoint, until a pass finds none. A document written again is met again with a higher {@code _seq_no}, and its chunks
+ * are written at a higher version, which no write of an earlier operation can beat; a document deleted after a pass wrote it
+ * is found by the orphan pass (chunk 0 whose source document is gone), whose deletes are versioned at or above that chunk's
+ * version, so a document re-created meanwhile (a higher {@code _seq_no}, met by the last pass) wins over them. When the last
+ * pass finds nothing, every chunk set in the generation is that of its document's last stored operation: the same as
+ * {@code _chunk} of each stored text under the config. Writes after the last pass are not in it.
+ *
+ * <p>A cancel or a failure deletes the generation (as the caller): it never serves half-built.
+ */
+public final class GenerationBuilder {
+    static final int PAGE = 100;
+    /** The key of a built generation's mapping {@code _meta} that {@code GET generations} shows. */
+    public static final String GENERATION_META = "strata_generation";
+    /** Catch-up passes after the first before a build gives up on a source that never stops being written. */
+    static final int MAX_PASSES = 20;
+
+    private final Client client;
+    private final ClusterService clusterService;
+    private final ChunkIndexSetup setup;
+    private final ChunkCommit commit;
+    private final Supplier<ChunkWriters> writers;
+    private final CallerView view;
+    private final OrphanPass orphanPass;
+    /** The builds running on this node, by source index UUID: one at a time per source. */
+    private final Map<String, Running> running = new ConcurrentHashMap<>();
+
+    /** A build under way: its task ({@code <node>:<id>}, null without one) and its counters. */
+    public record Running(String task, RebuildReport report) {}
+
+    public GenerationBuilder(Client client, ClusterService clusterService, ChunkIndexSetup setup, ChunkCommit commit,
+                             Supplier<ChunkWriters> writers, CallerView view) {
+        this.client = client;
+        this.clusterService = clusterService;
+        this.setup = setup;
+        this.commit = commit;
+        this.writers = writers;
+        this.view = view;
+        this.orphanPass = new OrphanPass(client, clusterService, setup, commit);
+    }
+
+    public ChunkWriters writers() {
+        return writers.get();
+    }
+
+    /** The build running on this node for source index {@code sourceUuid}, or null. */
+    public Running running(String sourceUuid) {
+        return running.get(sourceUuid);
+    }
+
+    /** Builds the next generation of {@code writer}'s chunk index for {@code source}; {@code pipeline} is the writer's pipeline. */
+    public void build(Index source, ChunkWriter writer, String pipeline, float rps, CancellableTask task,
+                      ActionListener<RebuildReport> listener) {
+        String chunkIndex = writer.targetFor(source.getName());
+        int generation = GenerationNames.next(chunkIndex, clusterService.state().metadata().getIndicesLookup().keySet());
+        String target = GenerationNames.name(chunkIndex, generation);
+        RebuildReport report = new RebuildReport(source.getName(), chunkIndex, target, generation, writer.configHash(), pipeline, rps, task);
+        String taskId = task == null ? null : clusterService.localNode().getId() + ":" + task.getId();
+        if (running.putIfAbsent(source.getUUID(), new Running(taskId, report)) != null) {
+            listener.onFailure(new OpenSearchStatusException409(String.format(Locale.ROOT,
+                "[_rebuild] of [%s] is already running on this node; cancel it (POST _tasks/<id>/_cancel) or wait for it",
+                source.getName())));
+            return;
+        }
+        if (task instanceof ProgressTask progress) {
+            progress.progress(report::progress);
+        }
+        ActionListener<RebuildReport> done = ActionListener.runAfter(listener, () -> running.remove(source.getUUID()));
+        ActionListener<Void> end = ActionListener.wrap(v -> done.onResponse(report), e -> discard(target, e, done));
+        ThreadContext threadContext = client.threadPool().getThreadContext();
+        // the chunk writes are Strata's own: the bulk filter leaves them alone, as it does _reconcile's
+        try (ThreadContext.StoredContext ignored = threadContext.newStoredContext(true, List.of(ChunkLedger.TRANSIENT))) {
+            threadContext.putTransient(ChunkLedger.TRANSIENT, ChunkLedger.ownWrites());
+            start(source, writer, target, report, new Run(source, writer, target, report, rps), end);
+        }
+    }
+
+    private void start(Index source, ChunkWriter writer, String target, RebuildReport report, Run run, ActionListener<Void> end) {
+        String name = source.getName();
+        view.requireWhole(Map.of(name, List.of(writer.field(), ChunkWriter.SUMMARY_FIELD)), ActionListener.wrap(
+            whole -> client.admin().indices().prepareRefresh(name).execute(ActionListener.wrap(
+                refreshed -> client.search(new SearchRequest(name).source(new SearchSourceBuilder().size(0).trackTotalHits(true)),
+                    ActionListener.wrap(count -> {
+                        report.total = count.getHits().getTotalHits().value();
+                        run.pass(end);
+                    }, end::onFailure)),
+                end::onFailure)),
+            e -> end.onFailure(restricted(name, e))));
+    }
+
+    /** CallerView's refusal, in this action's words. */
+    private static Exception restricted(String source, Exception e) {
+        if (ExceptionsHelper.unwrapCause(e) instanceof OpenSearchSecurityException s && s.status() == RestStatus.FORBIDDEN
+            && !String.valueOf(s.getMessage()).contains(CallerView.NO_PERMISSION)) {
+            return new OpenSearchSecurityException(String.format(Locale.ROOT, "[_rebuild] builds the chunks of every document of "
+                + "[%s] from what you read, but document-level security, field-level security or field masking restricts your view "
+                + "of it: the generation would lack or alter what is hidden. Run it as a user without such restrictions on [%s]; "
+                + "nothing was read or written", source, source), RestStatus.FORBIDDEN);
+        }
+        return e;
+    }
+
+    /** Deletes the unfinished generation (as the caller), then fails with {@code cause}. */
+    private void discard(String target, Exception cause, ActionListener<RebuildReport> done) {
+        client.admin().indices().delete(new DeleteIndexRequest(target).indicesOptions(IndicesOptions.lenientExpandOpen()),
+            ActionListener.wrap(r -> done.onFailure(cause), e -> {
+                cause.addSuppressed(e);
+                done.onFailure(cause);
+            }));
+    }
+
+    /** One build's passes. */
+    private final class Run {
+        private final Index source;
+        private final ChunkWriter writer;
+        private final String target;
+        private final RebuildReport report;
+        private final float rps;
+        private final long[] checkpoints;
+        private final WriteChecks checks = new WriteChecks(setup);
+        private int found;
+        /** Whether the orphan pass ran since the last pass that found operations. */
+        private boolean orphansChecked;
+
+        Run(Index source, ChunkWriter writer, String target, RebuildReport report, float rps) {
+            this.source = source;
+            this.writer = writer;
+            this.target = target;
+            this.report = report;
+            this.rps = rps;
+            IndexMetadata metadata = clusterService.state().metadata().index(source.getName());
+            this.checkpoints = new long[metadata == null ? 1 : metadata.getNumberOfShards()];
+            java.util.Arrays.fill(checkpoints, -1);
+        }
+
+        /**
+         * One pass over every shard: the operations above its checkpoint up to its primary's local checkpoint, read before
+         * a refresh (every operation at or below it is indexed on the primary, so the refresh makes all of them searchable,
+         * while one above it may still be in flight behind a later one already visible); then another pass while one found
+         * operations, then the orphans.
+         */
+        void pass(ActionListener<Void> end) {
+            report.passes++;
+            report.phase = report.passes == 1 ? "source documents" : "catch-up";
+            found = 0;
+            client.admin().indices().prepareStats(source.getName()).clear().setDocs(true).execute(ActionListener.wrap(stats -> {
+                long[] ceilings = new long[checkpoints.length];
+                java.util.Arrays.fill(ceilings, Long.MIN_VALUE);
+                for (ShardStats shard : stats.getShards()) {
+                    SeqNoStats seqNos = shard.getSeqNoStats();
+                    if (shard.getShardRouting().primary() && seqNos != null && shard.getShardRouting().id() < ceilings.length) {
+                        ceilings[shard.getShardRouting().id()] = seqNos.getLocalCheckpoint();
+                    }
+                }
+                for (int i = 0; i < ceilings.length; i++) {
+                    if (ceilings[i] == Long.MIN_VALUE) {
+                        end.onFailure(new org.opensearch.OpenSearchStatusException(String.format(Locale.ROOT, "[_rebuild] of [%s]: "
+                            + "shard [%d] has no started primary; rebuild when the index is green or yellow", source.getName(), i),
+                            RestStatus.SERVICE_UNAVAILABLE));
+                        return;
+                    }
+                }
+                client.admin().indices().prepareRefresh(source.getName()).execute(ActionListener.wrap(
+                    r -> shard(0, ceilings, ActionListener.wrap(v -> passed(ceilings, end), end::onFailure)), end::onFailure));
+            }, end::onFailure));
+        }
+
+        private void passed(long[] ceilings, ActionListener<Void> end) {
+            for (int i = 0; i < checkpoints.length; i++) {
+                checkpoints[i] = Math.max(checkpoints[i], ceilings[i]);
+            }
+            if (found == 0 && orphansChecked) {
+                refreshed(end);
+            } else if (found == 0) {
+                orphansChecked = true;
+                orphans(ActionListener.wrap(o -> pass(end), end::onFailure));
+            } else if (report.passes >= MAX_PASSES) {
+                end.onFailure(new OpenSearchStatusException409(String.format(Locale.ROOT, "[_rebuild] of [%s] still found new "
+                    + "writes after %d passes; rebuild while the index is written less", source.getName(), MAX_PASSES)));
+            } else {
+                orphansChecked = false;
+                pass(end);
+            }
+        }
+
+        private void shard(int shard, long[] ceilings, ActionListener<Void> listener) {
+            if (shard == checkpoints.length) {
+                listener.onResponse(null);
+                return;
+            }
+            if (report.cancelled()) {
+                listener.onFailure(report.cancellation());
+                return;
+            }
+            if (checkpoints[shard] >= ceilings[shard]) {
+                shard(shard + 1, ceilings, listener); // nothing new on it
+                return;
+            }
+            long pageStart = System.nanoTime();
+            SearchSourceBuilder page = new SearchSourceBuilder().size(PAGE)
+                .query(QueryBuilders.rangeQuery("_seq_no").gt(checkpoints[shard]).lte(ceilings[shard]))
+                .sort(SortBuilders.fieldSort("_seq_no").order(SortOrder.ASC).unmappedType("long")).seqNoAndPrimaryTerm(true);
+            if (checkpoints[shard] >= 0) {
+                page.searchAfter(new Object[] { checkpoints[shard] });
+            }
+            SearchRequest search = new SearchRequest(source.getName()).preference("_shards:" + shard + "|_primary").source(page);
+            client.search(search, ActionListener.wrap(r -> {
+                SearchHit[] hits = r.getHits().getHits();
+                if (hits.length == 0) {
+                    shard(shard + 1, ceilings, listener);
+                    return;
+                }
+                documents(shard, hits, ActionListener.wrap(v -> {
+                    checkpoints[shard] = hits[hits.length - 1].getSeqNo();
+                    found += hits.length;
+                    throttled(pageStart, hits.length, () -> shard(shard, ceilings, listener));
+                }, listener::onFailure));
+            }, listener::onFailure));
+        }
+
+        /** Runs {@code next} once {@code docs} documents took at least {@code docs / rps} seconds since {@code start}. */
+        private void throttled(long start, int docs, Runnable next) {
+            if (!Float.isFinite(rps)) {
+                next.run();
+                return;
+            }
+            long wait = (long) (docs / (double) rps * 1e9) - (System.nanoTime() - start);
+            if (wait <= 0) {
+                next.run();
+                return;
+            }
+            ThreadContext context = client.threadPool().getThreadContext();
+            client.threadPool().schedule(context.preserveContext(next), TimeValue.timeValueNanos(wait), ThreadPool.Names.GENERIC);
+        }
+
+        /** The page's documents, all at once (as a bulk of them through the pipeline would be); fails on the first failure. */
+        private void documents(int shard, SearchHit[] hits, ActionListener<Void> listener) {
+            AtomicInteger left = new AtomicInteger(hits.length);
+            AtomicReference<Exception> failed = new AtomicReference<>();
+            for (SearchHit hit : hits) {
+                document(shard, hit, ActionListener.wrap(v -> {
+                    report.done.incrementAndGet();
+                    if (left.decrementAndGet() == 0) {
+                        finish(failed.get(), listener);
+                    }
+                }, e -> {
+                    failed.compareAndSet(null, e);
+                    if (left.decrementAndGet() == 0) {
+                        finish(failed.get(), listener);
+                    }
+                }));
+            }
+        }
+
+        private void finish(Exception failed, ActionListener<Void> listener) {
+            if (failed != null) {
+                listener.onFailure(failed);
+            } else {
+                listener.onResponse(null);
+            }
+        }
+
+        /** The chunks of one document as read, at version {@code 2 × _seq_no}; none when the processor would skip it now. */
+        private void document(int shard, SearchHit hit, ActionListener<Void> listener) {
+            Map<String, Object> stored = hit.getSourceAsMap();
+            DocumentField routingField = hit.field("_routing");
+            String routing = routingField == null ? null : String.valueOf((Object) routingField.getValue());
+            long seqNo = hit.getSeqNo();
+            ChunkKey key = setup.keyOf(source.getName(), hit.getId(), shard);
+            ActionListener<ChunkCommit.Result> written = ActionListener.map(listener, result -> null);
+            String text = writer.textIn(stored);
+            try {
+                ChunkStore.StoredSource doc = new ChunkStore.StoredSource(source.getName(), hit.getId(), routing, stored, seqNo,
+                    hit.getPrimaryTerm());
+                ChunkWriters lookup = writers.get();
+                if (text == null || (lookup != null && !lookup.runsOn(writer, doc))) {
+                    commit.delete(target, key, seqNo, written);
+                    return;
+                }
+            } catch (Exception e) {
+                listener.onFailure(e); // the processor's condition failed on it: as the pipeline would answer
+                return;
+            }
+            String hash = ChunkWriter.sourceHash(text);
+            ChunkWriter.SourceFields fields;
+            try {
+                fields = writer.sourceFields(stored);
+            } catch (IllegalArgumentException e) {
+                listener.onFailure(e);
+                return;
+            }
+            writer.chunk(text, ActionListener.wrap(parents -> writer.prepare(target, source.getName(), hit.getId(), parents, fields,
+                hash, checks, StrataStats.Progress.UNTRACKED, ActionListener.wrap(prepared -> commit.write(target, key, seqNo,
+                    prepared.count(), prepared.documents(source.getName(), hit.getId(), routing), ActionListener.wrap(result -> {
+                        if (result == ChunkCommit.Result.DONE) {
+                            report.parents.addAndGet(prepared.count());
+                        }
+                        listener.onResponse(null);
+                    }, listener::onFailure)),
+                    listener::onFailure), listener::onFailure), listener::onFailure));
+        }
+
+        private void orphans(ActionListener<Void> end) {
+            report.phase = "deleted documents";
+            orphanPass.run(source, target, report, end);
+        }
+
+        /** The generation refreshed: what it holds is searchable when the build answers. */
+        private void refreshed(ActionListener<Void> end) {
+            report.phase = "refresh";
+            IndexMetadata generation = clusterService.state().metadata().index(target);
+            if (generation == null) {
+                end.onResponse(null); // no document had chunks: nothing was created
+                return;
+            }
+            // what GET generations shows of it (displayed, never acted on: a mapping's _meta is anyone's to write)
+            Map<String, Object> meta = new LinkedHashMap<>();
+            if (generation.mapping() != null && generation.mapping().sourceAsMap().get("_meta") instanceof Map<?, ?> m) {
+                m.forEach((k, v) -> meta.put(String.valueOf(k), v));
+            }
+            Map<String, Object> about = new LinkedHashMap<>();
+            about.put("generation", report.generation);
+            about.put("source_index", source.getName());
+            about.put("source_index_uuid", source.getUUID());
+            if (report.config != null) {
+                about.put("config", report.config);
+            }
+            if (report.pipeline != null) {
+                about.put("pipeline", report.pipeline);
+            }
+            meta.put(GENERATION_META, about);
+            client.admin().indices().preparePutMapping(target).setSource(Map.of("_meta", meta)).execute(ActionListener.wrap(
+                put -> client.admin().indices().prepareRefresh(target).execute(ActionListener.wrap(r -> end.onResponse(null),
+                    end::onFailure)), end::onFailure));
+        }
+    }
+
+    /** A 409: the state of the source or of another build stands in the way, not the request. */
+    private static final class OpenSearchStatusException409 extends org.opensearch.OpenSearchStatusException {
+        OpenSearchStatusException409(String message) {
+            super(message, RestStatus.CONFLICT);
+        }
+    }
+}

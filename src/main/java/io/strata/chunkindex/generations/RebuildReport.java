@@ -1,0 +1,99 @@
+package io.strata.chunkindex.generations;
+
+import org.opensearch.core.tasks.TaskCancelledException;
+import org.opensearch.core.xcontent.ToXContentObject;
+import org.opensearch.core.xcontent.XContentBuilder;
+import org.opensearch.tasks.CancellableTask;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** What a rebuild did, and while it runs, what {@code GET _tasks/<id>} shows of it. */
+public final class RebuildReport implements ToXContentObject {
+    final String sourceIndex;
+    final String chunkIndex;
+    final String generationIndex;
+    final int generation;
+    final String config;
+    final String pipeline;
+    final float requestsPerSecond;
+    private final CancellableTask task;
+    private final long started = System.nanoTime();
+    volatile String phase = "checking";
+    volatile long total = -1;
+    volatile int passes;
+    final AtomicLong done = new AtomicLong();
+    final AtomicLong parents = new AtomicLong();
+    final AtomicLong orphans = new AtomicLong();
+
+    RebuildReport(String sourceIndex, String chunkIndex, String generationIndex, int generation, String config, String pipeline,
+                  float requestsPerSecond, CancellableTask task) {
+        this.sourceIndex = sourceIndex;
+        this.chunkIndex = chunkIndex;
+        this.generationIndex = generationIndex;
+        this.generation = generation;
+        this.config = config;
+        this.pipeline = pipeline;
+        this.requestsPerSecond = requestsPerSecond;
+        this.task = task;
+    }
+
+    boolean cancelled() {
+        return task != null && task.isCancelled();
+    }
+
+    TaskCancelledException cancellation() {
+        return new TaskCancelledException(String.format(Locale.ROOT, "[_rebuild] of [%s] was cancelled (%s) after %d source "
+            + "documents; generation [%s] was deleted, [%s] is as it was", sourceIndex, task == null ? "" : task.getReasonCancelled(),
+            done.get(), generationIndex, chunkIndex));
+    }
+
+    private double perSecond() {
+        double seconds = Math.max(1e-3, (System.nanoTime() - started) / 1e9);
+        return Math.round(done.get() / seconds * 10) / 10.0;
+    }
+
+    /** The task's status: documents done of the total, parents written, the rate. */
+    Map<String, Object> progress() {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("source_index", sourceIndex);
+        p.put("generation_index", generationIndex);
+        p.put("generation", generation);
+        p.put("phase", phase);
+        p.put("pass", passes);
+        p.put("total", total);
+        p.put("done", done.get());
+        p.put("parents_written", parents.get());
+        p.put("orphans_deleted", orphans.get());
+        p.put("documents_per_second", perSecond());
+        if (Float.isFinite(requestsPerSecond)) {
+            p.put("requests_per_second", (double) requestsPerSecond);
+        }
+        return p;
+    }
+
+    @Override
+    public XContentBuilder toXContent(XContentBuilder builder, Params params) throws IOException {
+        builder.startObject();
+        builder.field("source_index", sourceIndex);
+        builder.field("chunk_index", chunkIndex);
+        builder.field("generation_index", generationIndex);
+        builder.field("generation", generation);
+        if (config != null) {
+            builder.field("config", config);
+        }
+        if (pipeline != null) {
+            builder.field("pipeline", pipeline);
+        }
+        builder.field("documents", done.get());
+        builder.field("parents_written", parents.get());
+        builder.field("orphans_deleted", orphans.get());
+        builder.field("passes", passes);
+        builder.field("took_ms", (System.nanoTime() - started) / 1_000_000);
+        builder.field("documents_per_second", perSecond());
+        return builder.endObject();
+    }
+}

@@ -1,0 +1,120 @@
+package io.strata.chunkindex.generations;
+
+import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.ChunkWriters;
+import io.strata.transport.RenderedResponse;
+import org.opensearch.action.support.ActionFilters;
+import org.opensearch.action.support.HandledTransportAction;
+import org.opensearch.action.support.TransportIndicesResolvingAction;
+import org.opensearch.cluster.metadata.IndexAbstraction;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.cluster.metadata.OptionallyResolvedIndices;
+import org.opensearch.cluster.metadata.ResolvedIndices;
+import org.opensearch.cluster.service.ClusterService;
+import org.opensearch.common.inject.Inject;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.index.IndexNotFoundException;
+import org.opensearch.index.IndexSettings;
+import org.opensearch.ingest.IngestService;
+import org.opensearch.tasks.CancellableTask;
+import org.opensearch.tasks.Task;
+import org.opensearch.transport.TransportService;
+
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Runs {@link RebuildAction} on the node that received it: finds the chunking processor whose config to build (the named
+ * pipeline's, else the source index's default or final pipeline's) and hands the work to {@link GenerationBuilder}, which
+ * makes every read and write as the caller.
+ */
+public final class TransportRebuildAction extends HandledTransportAction<RebuildRequest, RenderedResponse>
+    implements TransportIndicesResolvingAction<RebuildRequest> {
+    private final ClusterService clusterService;
+    private final GenerationBuilder builder;
+    private final ChunkIndexRegistry registry;
+
+    @Inject
+    public TransportRebuildAction(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService,
+                                  GenerationBuilder builder, ChunkIndexRegistry registry) {
+        super(RebuildAction.NAME, transportService, actionFilters, RebuildRequest::new);
+        this.clusterService = clusterService;
+        this.builder = builder;
+        this.registry = registry;
+    }
+
+    @Override
+    public OptionallyResolvedIndices resolveIndices(RebuildRequest request) {
+        return ResolvedIndices.of(request.index());
+    }
+
+    @Override
+    protected void doExecute(Task task, RebuildRequest request, ActionListener<RenderedResponse> listener) {
+        IndexMetadata source;
+        String pipeline;
+        ChunkWriter writer;
+        try {
+            Metadata metadata = clusterService.state().metadata();
+            source = sourceIndex(metadata, request.index());
+            pipeline = pipelineOf(source, request.pipeline());
+            writer = writerOf(source, pipeline);
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        builder.build(source.getIndex(), writer, pipeline, request.requestsPerSecond(), task instanceof CancellableTask c ? c : null,
+            ActionListener.wrap(report -> listener.onResponse(RenderedResponse.of(report, org.opensearch.core.rest.RestStatus.OK)),
+                listener::onFailure));
+    }
+
+    private IndexMetadata sourceIndex(Metadata metadata, String index) {
+        IndexMetadata source = metadata.index(index);
+        if (source == null) {
+            if (metadata.getIndicesLookup().get(index) instanceof IndexAbstraction alias) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT,
+                    "[_rebuild] [index] must name one source index, got [%s], %s of %s: rebuild each by its own name", index,
+                    alias.getType().getDisplayName(), alias.getIndices().stream().map(i -> i.getIndex().getName()).sorted().toList()));
+            }
+            throw new IndexNotFoundException(index);
+        }
+        ChunkIndexRegistry.Registration registered = registry.ofChunkIndex(index);
+        if (registered != null || ChunkIndexMeta.of(source) != null) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[_rebuild] [%s] is a chunk index; rebuild its source index%s", index,
+                registered == null ? "" : " [" + registered.source().getName() + "]"));
+        }
+        return source;
+    }
+
+    /** {@code pipeline}, else the index's default pipeline, else its final pipeline. */
+    private static String pipelineOf(IndexMetadata source, String pipeline) {
+        String index = source.getIndex().getName();
+        String id = pipeline;
+        if (id == null) {
+            String def = IndexSettings.DEFAULT_PIPELINE.get(source.getSettings());
+            String fin = IndexSettings.FINAL_PIPELINE.get(source.getSettings());
+            id = !IngestService.NOOP_PIPELINE_NAME.equals(def) ? def : !IngestService.NOOP_PIPELINE_NAME.equals(fin) ? fin : null;
+            if (id == null) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[_rebuild] [%s] has no default or final pipeline: "
+                    + "name the pipeline whose [multi_granular_chunking] processor to build with, e.g. "
+                    + "POST _plugins/_strata/_rebuild?index=%s&pipeline=<id>", index, index));
+            }
+        }
+        return id;
+    }
+
+    /** The chunking processor of pipeline {@code id}. */
+    private ChunkWriter writerOf(IndexMetadata source, String id) {
+        ChunkWriters writers = builder.writers();
+        String index = source.getIndex().getName();
+        ChunkWriter found = writers == null ? null : writers.resolve(index, Map.of("pipeline", id), null);
+        if (found == null || writers.ofPipeline(id, index, found.targetFor(index)) != found) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "[_rebuild] [pipeline] [%s] has no [multi_granular_chunking] processor (or does not exist on this node)", id));
+        }
+        return found;
+    }
+}

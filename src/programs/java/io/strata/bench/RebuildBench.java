@@ -1,0 +1,120 @@
+package io.strata.bench;
+
+import io.strata.demo.Connection;
+import io.strata.demo.JsonRest;
+import org.apache.hc.core5.util.Timeout;
+import org.opensearch.client.RestClient;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code _rebuild} throughput against pipeline ingest of the same documents, paired in one run on one node: each round
+ * ingests the documents (paragraphs of <i>Emma</i>) through a {@code multi_granular_chunking} pipeline ({@code _bulk} of
+ * {@code bulk} documents, one client) into a fresh index, and rebuilds a fresh index holding the same documents stored
+ * without the pipeline (a backfill: {@code _rebuild?pipeline=}, synchronous), the order alternating between rounds. It
+ * prints documents/s of both and their ratio (rebuild over ingest) per round, and the median ratio.
+ *
+ * <pre>bin/strata-bench rebuild [URL] [docs=400] [theta=100] [bulk=50] [rounds=4] [embed=false]</pre>
+ */
+public final class RebuildBench {
+    public static void main(String[] args) throws Exception {
+        String url = null;
+        int docs = 400, theta = 100, bulk = 50, rounds = 4;
+        boolean embed = true;
+        for (String a : args) {
+            if (a.startsWith("http")) {
+                url = a;
+            } else if (a.startsWith("docs=")) {
+                docs = Integer.parseInt(a.substring(5));
+            } else if (a.startsWith("theta=")) {
+                theta = Integer.parseInt(a.substring(6));
+            } else if (a.startsWith("bulk=")) {
+                bulk = Integer.parseInt(a.substring(5));
+            } else if (a.startsWith("rounds=")) {
+                rounds = Integer.parseInt(a.substring(7));
+            } else if (a.equals("embed=false")) {
+                embed = false;
+            } else {
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, docs=, theta=, bulk=, rounds=, embed=false");
+            }
+        }
+        String book = Files.readString(Path.of("src/test/resources/eval/datasets/gutenqa-emma/book.txt"));
+        List<String> paragraphs = new ArrayList<>();
+        for (String p : book.split("\\n\\s*\\n")) {
+            String t = p.strip().replaceAll("\\s+", " ");
+            if (t.split(" ").length >= 20) {
+                paragraphs.add(t);
+            }
+        }
+        List<String> texts = paragraphs.subList(0, Math.min(docs, paragraphs.size()));
+        try (RestClient client = Connection.builder(Connection.url(url, "http://127.0.0.1:9800"))
+            .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(1))).build()) {
+            JsonRest.call(client, "PUT", "/_ingest/pipeline/rebuild-bench", "{\"processors\": [{\"multi_granular_chunking\": "
+                + "{\"field\": \"text\", \"target_index\": \"{{_index}}-chunks\", \"embed\": " + embed
+                + ", \"strategy\": {\"type\": \"recursive\", \"max_words\": " + theta + "}}}]}");
+            double[] ratios = new double[rounds];
+            System.out.printf(Locale.ROOT, "%d documents (%d characters), theta %d, embed %s, bulk %d%n", texts.size(),
+                texts.stream().mapToInt(String::length).sum(), theta, embed, bulk);
+            for (int r = 0; r < rounds; r++) {
+                String ingestIndex = "rbb-ingest-" + r;
+                String rebuildIndex = "rbb-source-" + r;
+                bulk(client, rebuildIndex, texts, bulk, "_none"); // stored without chunks: not timed
+                double ingest, rebuild;
+                if (r % 2 == 0) {
+                    ingest = ingest(client, ingestIndex, texts, bulk);
+                    rebuild = rebuild(client, rebuildIndex, texts.size());
+                } else {
+                    rebuild = rebuild(client, rebuildIndex, texts.size());
+                    ingest = ingest(client, ingestIndex, texts, bulk);
+                }
+                ratios[r] = rebuild / ingest;
+                System.out.printf(Locale.ROOT, "round %d: ingest %.1f docs/s, rebuild %.1f docs/s, ratio %.2f%n", r + 1, ingest,
+                    rebuild, ratios[r]);
+                JsonRest.call(client, "DELETE", "/" + ingestIndex + "," + ingestIndex + "-chunks," + rebuildIndex + ","
+                    + rebuildIndex + "-chunks-g1?ignore_unavailable=true", null);
+            }
+            Arrays.sort(ratios);
+            double median = rounds % 2 == 1 ? ratios[rounds / 2] : (ratios[rounds / 2 - 1] + ratios[rounds / 2]) / 2;
+            System.out.printf(Locale.ROOT, "median ratio rebuild / ingest: %.2f (target >= 0.9)%n", median);
+        }
+    }
+
+    private static double ingest(RestClient client, String index, List<String> texts, int bulk) throws Exception {
+        long start = System.nanoTime();
+        bulk(client, index, texts, bulk, "rebuild-bench");
+        return texts.size() / ((System.nanoTime() - start) / 1e9);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static double rebuild(RestClient client, String index, int docs) throws Exception {
+        long start = System.nanoTime();
+        Map<String, Object> report = JsonRest.call(client, "POST", "/_plugins/_strata/_rebuild?index=" + index
+            + "&pipeline=rebuild-bench", null);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (((Number) report.get("documents")).intValue() < docs) {
+            throw new IllegalStateException("rebuild did fewer documents than stored: " + report);
+        }
+        return docs / seconds;
+    }
+
+    private static void bulk(RestClient client, String index, List<String> texts, int bulk, String pipeline) throws Exception {
+        for (int from = 0; from < texts.size(); from += bulk) {
+            StringBuilder body = new StringBuilder();
+            for (int i = from; i < Math.min(texts.size(), from + bulk); i++) {
+                body.append(JsonRest.json(Map.of("index", Map.of("_index", index, "_id", "p" + i)))).append('\n');
+                body.append(JsonRest.json(Map.of("text", texts.get(i)))).append('\n');
+            }
+            Map<String, Object> r = JsonRest.call(client, "POST", "/_bulk?pipeline=" + pipeline, body.toString());
+            if (Boolean.TRUE.equals(r.get("errors"))) {
+                throw new IllegalStateException("bulk into " + index + " failed: " + r);
+            }
+        }
+        JsonRest.call(client, "POST", "/" + index + "/_refresh", null);
+    }
+}
