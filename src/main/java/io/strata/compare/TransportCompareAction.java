@@ -1,6 +1,7 @@
 package io.strata.compare;
 
 import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.generations.TransportGenerationsAction;
 import io.strata.query.QueryLimits;
 import io.strata.transport.ProgressTask;
 import io.strata.transport.RenderedResponse;
@@ -8,6 +9,7 @@ import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
 import org.opensearch.action.support.TransportIndicesResolvingAction;
 import org.opensearch.cluster.metadata.IndexAbstraction;
+import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.metadata.OptionallyResolvedIndices;
 import org.opensearch.cluster.metadata.ResolvedIndices;
@@ -29,6 +31,7 @@ import org.opensearch.transport.client.Client;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * {@code POST _plugins/_strata/_compare}: two chunk indices searched with the same {@code multi_granular} query for the
@@ -117,6 +120,16 @@ public final class TransportCompareAction extends HandledTransportAction<Compare
         }
         String concrete = named.getIndices().get(0).getIndex().getName();
         ChunkIndexRegistry.Registration registration = registry.ofChunkIndex(concrete);
+        Map<?, ?> generation = registration == null ? TransportGenerationsAction.aboutOf(metadata.index(concrete)) : null;
+        if (generation != null && generation.get("source_index_uuid") instanceof String uuid) {
+            // a generation _rebuild built and no pipeline writes yet: compared before it serves. Its _meta only names the
+            // source in the report; the searches run as the caller whatever it says.
+            for (IndexMetadata source : metadata.indices().values()) {
+                if (source.getIndexUUID().equals(uuid)) {
+                    return new CompareReport.Side(field, name, concrete, source.getIndex().getName(), uuid);
+                }
+            }
+        }
         if (registration == null) {
             List<String> chunkIndices = registry.ofSource(metadata, concrete).stream().map(r -> r.chunkIndex().getName()).sorted().toList();
             throw new IllegalArgumentException(chunkIndices.isEmpty()

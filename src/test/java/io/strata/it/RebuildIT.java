@@ -5,6 +5,7 @@ import org.opensearch.client.ResponseException;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -211,6 +212,18 @@ public class RebuildIT extends StrataRestTestCase {
         assertEquals(listed.toString(), config, generations.get(1).get("config"));
         assertEquals(listed.toString(), countQuery(source, "{\"match_all\": {}}"), ((Number) generations.get(1).get("documents")).intValue());
         assertEquals(listed.toString(), count(generation), ((Number) generations.get(1).get("parents")).intValue());
+
+        // before any swap, the built generation compares with the serving chunk index on the caller's questions
+        List<Map<String, Object>> questions = new ArrayList<>();
+        for (String n : List.of("n2", "n5", "n8")) {
+            String body = (String) ((Map<String, Object>) call("GET", "/" + source + "/_doc/" + n).get("_source")).get("body");
+            questions.add(Map.of("question", String.join(" ", Arrays.asList(body.split(" ")).subList(0, 8)), "source_id", n));
+        }
+        Map<String, Object> compared = call("POST", "/_plugins/_strata/_compare",
+            json(Map.of("a", chunks, "b", generation, "questions", questions, "k", 5)));
+        assertEquals(compared.toString(), source, ((Map<String, Object>) compared.get("a")).get("source_index"));
+        assertEquals(compared.toString(), source, ((Map<String, Object>) compared.get("b")).get("source_index"));
+        assertEquals(compared.toString(), generation, ((Map<String, Object>) compared.get("b")).get("index"));
     }
 
     public void testCancel_deletesTheUnfinishedGeneration_andLeavesTheChunkIndexAsItWas() throws Exception {

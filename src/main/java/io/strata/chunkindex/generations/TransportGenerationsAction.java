@@ -116,7 +116,8 @@ public final class TransportGenerationsAction extends HandledTransportAction<Gen
         }, listener::onFailure));
     }
 
-    private static Map<?, ?> aboutOf(IndexMetadata index) {
+    /** What a built generation's {@code _meta} says of it (source, generation, config), or null: shown or reported, never acted on. */
+    public static Map<?, ?> aboutOf(IndexMetadata index) {
         if (index.mapping() == null || !(index.mapping().sourceAsMap().get("_meta") instanceof Map<?, ?> meta)) {
             return null;
         }

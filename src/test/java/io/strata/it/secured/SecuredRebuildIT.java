@@ -2,7 +2,6 @@ package io.strata.it.secured;
 
 import org.opensearch.client.Response;
 
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,12 +23,6 @@ public class SecuredRebuildIT extends SecuredRestTestCase {
         "indices:monitor/stats");
     private static final List<String> ON_GENERATIONS = List.of("crud", "create_index", "indices:admin/refresh*",
         "indices:admin/mapping/put", "indices:admin/delete");
-
-    private static Map<String, Object> restricted(String index, Map<String, Object> restriction, List<String> actions) {
-        Map<String, Object> p = new HashMap<>(indexPermission(List.of(index), actions));
-        p.putAll(restriction);
-        return p;
-    }
 
     public void testRebuild_runsAsTheCaller_refusingRestrictedViewsAndMissingRights() throws Exception {
         putPipeline("sec-rb", "{\"field\": \"body\", \"target_index\": \"" + CHUNKS + "\", \"embed\": false, "
