@@ -114,6 +114,16 @@ public record VectorOptions(String spaceType, Integer m, Integer efConstruction,
     }
 
     /**
+     * Whether a {@code knn_vector} field definition (as {@code GET _mapping} shows it) quantizes its vectors: it names an
+     * encoder in {@code method.parameters}. Such a field keeps its raw floats too, which full-precision rescoring reads.
+     */
+    public static boolean quantized(Map<?, ?> field) {
+        return field.get("method") instanceof Map<?, ?> method && method.get("parameters") instanceof Map<?, ?> parameters
+            && parameters.get("encoder") instanceof Map<?, ?> encoder && encoder.get("name") != null
+            && !"flat".equals(String.valueOf(encoder.get("name")));
+    }
+
+    /**
      * The first option that the existing vector field {@code field} (its mapping as the index returns it) does not have, as
      * an error naming it, or null: an existing chunk index keeps its graph, since a vector field's method cannot change.
      * Only options the processor sets are compared (an unset one accepts the index's).

@@ -2,12 +2,15 @@ package io.strata.query;
 
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.VectorOptions;
 import org.apache.lucene.document.IntPoint;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PointValues;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.queries.function.FunctionScoreQuery;
 import org.apache.lucene.search.DisjunctionMaxQuery;
+import org.apache.lucene.search.FullPrecisionFloatVectorSimilarityValuesSource;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.join.BitSetProducer;
@@ -16,11 +19,17 @@ import org.apache.lucene.search.join.ScoreMode;
 import org.apache.lucene.search.join.ToChildBlockJoinQuery;
 import org.apache.lucene.search.join.ToParentBlockJoinQuery;
 import org.opensearch.common.lucene.search.Queries;
+import org.opensearch.common.xcontent.XContentFactory;
+import org.opensearch.common.xcontent.XContentHelper;
+import org.opensearch.core.common.bytes.BytesReference;
+import org.opensearch.core.xcontent.MediaTypeRegistry;
+import org.opensearch.core.xcontent.ToXContent;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.index.mapper.MappedFieldType;
+import org.opensearch.index.mapper.Mapper;
 import org.opensearch.index.mapper.ObjectMapper;
 import org.opensearch.index.query.AbstractQueryBuilder;
 import org.opensearch.index.query.QueryBuilder;
@@ -33,6 +42,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -47,7 +57,9 @@ import java.util.function.Function;
  * best chunk at the counted levels. {@code levels: [0]} searches the parents' own {@code embedding} graph; a format-1
  * index gets the {@link DisjunctionMaxQuery} (tie breaker 0) of the parent's k-NN and the nested one (two HNSW searches).
  * Lucene engine of k-NN, the field's own similarity (cosine: (1 + cos) / 2). The search is approximate (HNSW, widened to
- * {@code candidates} parents); the MAX over what it found is exact.
+ * {@code candidates} parents). With {@link Rescore} (by default on a quantized field) the graph search collects
+ * {@code oversample_factor} times as many parents, and each is scored by the exact MAX over its counted chunks' float
+ * vectors (a {@link FunctionScoreQuery} of Lucene's full-precision similarity under the block join).
  */
 public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DenseParentsQueryBuilder> {
     public static final String NAME = "strata_dense_parents";
@@ -60,14 +72,22 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
     /** On parent fields, applied before the graph search. */
     private final QueryBuilder filter;
     private final boolean explainChild;
+    /** Null: {@link Rescore#auto} of the shard's vector field. */
+    private final Rescore rescore;
 
     DenseParentsQueryBuilder(float[] vector, int k, int candidates, List<Integer> levels, QueryBuilder filter, boolean explainChild) {
+        this(vector, k, candidates, levels, filter, explainChild, null);
+    }
+
+    DenseParentsQueryBuilder(float[] vector, int k, int candidates, List<Integer> levels, QueryBuilder filter, boolean explainChild,
+                             Rescore rescore) {
         this.vector = vector;
         this.k = k;
         this.candidates = Math.max(k, candidates);
         this.levels = levels == null ? null : List.copyOf(levels);
         this.filter = filter;
         this.explainChild = explainChild;
+        this.rescore = rescore;
     }
 
     public DenseParentsQueryBuilder(StreamInput in) throws IOException {
@@ -78,6 +98,7 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
         this.levels = in.readBoolean() ? in.readList(StreamInput::readVInt) : null;
         this.filter = in.readOptionalNamedWriteable(QueryBuilder.class);
         this.explainChild = in.readBoolean();
+        this.rescore = in.readOptionalWriteable(Rescore::new);
     }
 
     @Override
@@ -91,6 +112,7 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
         }
         out.writeOptionalNamedWriteable(filter);
         out.writeBoolean(explainChild);
+        out.writeOptionalWriteable(rescore);
     }
 
     /** Users write {@code multi_granular}; this form exists only between the coordinator and the shards. */
@@ -112,6 +134,9 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
             builder.field("filter", filter);
         }
         builder.field("explain_child", explainChild);
+        if (rescore != null) {
+            builder.field(Rescore.FIELD.getPreferredName(), rescore);
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -120,7 +145,7 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
     protected QueryBuilder doRewrite(QueryRewriteContext context) throws IOException {
         QueryBuilder rewritten = filter == null ? null : filter.rewrite(context);
         return rewritten == filter ? this
-            : new DenseParentsQueryBuilder(vector, k, candidates, levels, rewritten, explainChild).boost(boost).queryName(queryName);
+            : new DenseParentsQueryBuilder(vector, k, candidates, levels, rewritten, explainChild, rescore).boost(boost).queryName(queryName);
     }
 
     @Override
@@ -142,29 +167,33 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
         Query userFilter = filter == null ? null : filter.toQuery(context);
         List<Integer> childLevels = Levels.children(levels);
         List<Integer> effective = Levels.counted(levels);
+        Rescore exact = rescore != null ? rescore : Rescore.auto(quantized(context, childLevels.isEmpty() ? ChunkDocuments.EMBEDDING
+            : ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING));
+        int graphCandidates = exact.graphCandidates(candidates, MultiGranularQueryBuilder.MAX_K);
         // a restriction from around the query on this shard (document-level security, an alias filter, a bool's filters)
         // joins the filter before the graph search: see PreFilterPushdown
         Function<Query, Query> search = restriction -> {
             Query restrictedFilter = restriction == null ? userFilter : userFilter == null ? restriction
                 : new BooleanQuery.Builder().add(userFilter, BooleanClause.Occur.FILTER).add(restriction, BooleanClause.Occur.FILTER).build();
-            return graphSearch(context, meta, childLevels, effective, restrictedFilter);
+            return graphSearch(context, meta, childLevels, effective, restrictedFilter, graphCandidates, exact.enabled());
         };
-        return new MultiGranularQuery(search.apply(null), k, candidates, vector, effective, explainChild, search);
+        return new MultiGranularQuery(search.apply(null), k, graphCandidates, vector, effective, explainChild, search);
     }
 
     /** The graph search (MAX over parent and children) for the parents that match {@code userFilter} (null: all). */
     private Query graphSearch(QueryShardContext context, ChunkIndexMeta meta, List<Integer> childLevels, List<Integer> effective,
-                              Query userFilter) {
+                              Query userFilter, int graphCandidates, boolean exact) {
         Query parentFilter = Queries.newNonNestedFilter();
         Query parentCandidates = userFilter == null ? null
             : new BooleanQuery.Builder().add(parentFilter, BooleanClause.Occur.FILTER).add(userFilter, BooleanClause.Occur.FILTER).build();
         if (childLevels.isEmpty()) {
             // levels [0]: the parents' own graph, which holds only parents: no level filter needed
-            return new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates, parentCandidates);
+            Query found = new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, graphCandidates, parentCandidates);
+            return exact ? new FunctionScoreQuery(found, fullPrecision(ChunkDocuments.EMBEDDING)) : found;
         } else if (meta != null && meta.selfInChildren()) {
-            return oneNestedSearch(context, effective, parentFilter, parentCandidates);
+            return oneNestedSearch(context, effective, parentFilter, parentCandidates, graphCandidates, exact);
         }
-        return parentOrChildSearch(context, childLevels, parentFilter, userFilter, parentCandidates);
+        return parentOrChildSearch(context, childLevels, parentFilter, userFilter, parentCandidates, graphCandidates, exact);
     }
 
     /**
@@ -175,7 +204,8 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
      * added only when this shard holds a level that does not count, and the parent filter is moved onto the children (the
      * children of matching parents) so that the search still finds k parents that match it.
      */
-    private Query oneNestedSearch(QueryShardContext context, List<Integer> counted, Query parentFilter, Query parentCandidates) {
+    private Query oneNestedSearch(QueryShardContext context, List<Integer> counted, Query parentFilter, Query parentCandidates,
+                                  int graphCandidates, boolean exact) {
         BitSetProducer parents = context.bitsetFilter(parentFilter);
         String levelName = ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL;
         boolean all = levels == null || counted.size() == MultiGranularQueryBuilder.MAX_LEVEL + 1;
@@ -190,8 +220,43 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
                 .add(ofMatchingParents, BooleanClause.Occur.FILTER).build();
         }
         Query best = new DiversifyingChildrenFloatKnnVectorQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING, vector,
-            childFilter, candidates, parents);
-        return new ToParentBlockJoinQuery(best, parents, ScoreMode.Max);
+            childFilter, graphCandidates, parents);
+        return new ToParentBlockJoinQuery(exact ? exactChildren(best, parents, levelFilter) : best, parents, ScoreMode.Max);
+    }
+
+    /**
+     * The counted children of the parents the graph search {@code found}, each scored by its full-precision vector, so that
+     * the block join's MAX over them is the exact MAX of those parents: the graph search (quantized, and diversified to one
+     * child per parent) chose the parents, the float vectors score them.
+     */
+    private Query exactChildren(Query found, BitSetProducer parents, Query levelFilter) {
+        Query children = new ToChildBlockJoinQuery(new ToParentBlockJoinQuery(found, parents, ScoreMode.None), parents);
+        if (levelFilter != null) {
+            children = new BooleanQuery.Builder().add(children, BooleanClause.Occur.MUST).add(levelFilter, BooleanClause.Occur.FILTER)
+                .build();
+        }
+        return new FunctionScoreQuery(children, fullPrecision(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING));
+    }
+
+    /** The field's own similarity on its raw float vectors (a quantized field keeps them), the score a float graph gives. */
+    private FullPrecisionFloatVectorSimilarityValuesSource fullPrecision(String field) {
+        return new FullPrecisionFloatVectorSimilarityValuesSource(vector, field);
+    }
+
+    /**
+     * Whether the shard's vector field {@code field} is quantized ({@code method.parameters.encoder} in its mapping), read
+     * from the field's mapper as {@code GET _mapping} shows it.
+     */
+    private static boolean quantized(QueryShardContext context, String field) throws IOException {
+        Mapper mapper = context.getMapperService().documentMapper().mappers().getMapper(field);
+        if (mapper == null) {
+            return false;
+        }
+        try (XContentBuilder b = XContentFactory.jsonBuilder()) {
+            mapper.toXContent(b.startObject(), ToXContent.EMPTY_PARAMS).endObject();
+            Map<String, Object> map = XContentHelper.convertToMap(BytesReference.bytes(b), false, MediaTypeRegistry.JSON).v2();
+            return map.get(mapper.simpleName()) instanceof Map<?, ?> definition && VectorOptions.quantized(definition);
+        }
     }
 
     /**
@@ -229,10 +294,11 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
      * pass (only parents have [embedding]); the filter restricts the parent k-NN and the joined parents.
      */
     private Query parentOrChildSearch(QueryShardContext context, List<Integer> childLevels, Query parentFilter, Query userFilter,
-                                      Query parentCandidates) {
+                                      Query parentCandidates, int graphCandidates, boolean exact) {
         List<Query> clauses = new ArrayList<>(2);
         if (Levels.counts(levels, 0)) {
-            clauses.add(new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, candidates, parentCandidates));
+            Query found = new KnnFloatVectorQuery(ChunkDocuments.EMBEDDING, vector, graphCandidates, parentCandidates);
+            clauses.add(exact ? new FunctionScoreQuery(found, fullPrecision(ChunkDocuments.EMBEDDING)) : found);
         }
         BitSetProducer parents = context.bitsetFilter(parentFilter);
         MappedFieldType levelField = context.fieldMapper(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
@@ -240,8 +306,8 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
         Query childFilter = levels == null || levels.size() == MultiGranularQueryBuilder.MAX_LEVEL + 1 ? null
             : levelField.termsQuery(childLevels, context);
         Query best = new DiversifyingChildrenFloatKnnVectorQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING, vector,
-            childFilter, candidates, parents);
-        Query join = new ToParentBlockJoinQuery(best, parents, ScoreMode.Max);
+            childFilter, graphCandidates, parents);
+        Query join = new ToParentBlockJoinQuery(exact ? exactChildren(best, parents, childFilter) : best, parents, ScoreMode.Max);
         clauses.add(userFilter == null ? join
             : new BooleanQuery.Builder().add(join, BooleanClause.Occur.MUST).add(userFilter, BooleanClause.Occur.FILTER).build());
         return clauses.size() == 1 ? clauses.get(0) : new DisjunctionMaxQuery(clauses, 0f);
@@ -250,12 +316,12 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
     @Override
     protected boolean doEquals(DenseParentsQueryBuilder o) {
         return Arrays.equals(vector, o.vector) && k == o.k && candidates == o.candidates && Objects.equals(levels, o.levels)
-            && Objects.equals(filter, o.filter) && explainChild == o.explainChild;
+            && Objects.equals(filter, o.filter) && explainChild == o.explainChild && Objects.equals(rescore, o.rescore);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(Arrays.hashCode(vector), k, candidates, levels, filter, explainChild);
+        return Objects.hash(Arrays.hashCode(vector), k, candidates, levels, filter, explainChild, rescore);
     }
 
     @Override

@@ -32,7 +32,7 @@ import java.util.function.Supplier;
  *
  * <pre>
  * {"multi_granular": {"query_text": "…", "k": 10, "levels": [0, 1, 2], "filter": {…}, "explain_child": true,
- *                     "evidence": {"chunks": 3, "sentences": 3}}}
+ *                     "evidence": {"chunks": 3, "sentences": 3}, "rescore": {"oversample_factor": 3}}}
  * </pre>
  * Exactly one of {@code query_text}, {@code vector} (the dense mode with a precomputed vector) or {@code match} (the
  * lexical mode). With {@code query_text} the {@code mode} chooses: {@code hybrid} (the default on a chunk index with
@@ -69,6 +69,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     private static final ParseField MODE = new ParseField("mode");
     private static final ParseField FUSION = new ParseField("fusion");
     private static final ParseField EVIDENCE = new ParseField("evidence");
+    private static final ParseField RESCORE = Rescore.FIELD;
 
     /** How parents are scored. */
     public enum Mode {
@@ -115,6 +116,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
     private Fusion fusion;
     /** Null: no evidence packs ({@link Evidence}). */
     private Evidence evidence;
+    /** Null: {@link Rescore#auto}, chosen by each shard from its vector field. */
+    private Rescore rescore;
     private final QueryServices services;
     /** What this query becomes once the coordinator has planned it ({@link QueryPlanner}); null while it has not. */
     private final Supplier<QueryBuilder> pending;
@@ -219,6 +222,9 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             if (m == Mode.LEXICAL && model != null) {
                 throw new IllegalArgumentException("[" + NAME + "] [model] and [model_id] embed [query_text]: not with [mode: lexical]");
             }
+            if (m == Mode.LEXICAL && rescore != null) {
+                throw new IllegalArgumentException("[" + NAME + "] [rescore] rescores the dense graph search: not with [mode: lexical]");
+            }
             if (m == Mode.LEXICAL && numCandidates != null) {
                 throw new IllegalArgumentException("[" + NAME + "] [num_candidates] sizes the dense graph search: not with [mode: lexical]");
             }
@@ -265,6 +271,20 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         return evidence;
     }
 
+    /** Sets the dense side's full-precision rescoring (null: on where the vectors are quantized); not for the lexical mode. */
+    public MultiGranularQueryBuilder rescore(Rescore r) {
+        if (r != null && (match != null || mode == Mode.LEXICAL)) {
+            throw new IllegalArgumentException("[" + NAME + "] [rescore] rescores the dense graph search: not with [match] or "
+                + "[mode: lexical]");
+        }
+        this.rescore = r;
+        return this;
+    }
+
+    public Rescore rescore() {
+        return rescore;
+    }
+
     /** Whether the planned query must carry what explaining a parent needs (the vector, the lexical chunks). */
     boolean explains() {
         return explainChild || evidence != null;
@@ -296,6 +316,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         this.mode = in.readBoolean() ? in.readEnum(Mode.class) : null;
         this.fusion = in.readOptionalWriteable(Fusion::new);
         this.evidence = in.readOptionalWriteable(Evidence::new);
+        this.rescore = in.readOptionalWriteable(Rescore::new);
         this.services = services;
         this.pending = null;
     }
@@ -327,6 +348,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         }
         out.writeOptionalWriteable(fusion);
         out.writeOptionalWriteable(evidence);
+        out.writeOptionalWriteable(rescore);
     }
 
     @Override
@@ -365,6 +387,9 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         if (evidence != null) {
             builder.field(EVIDENCE.getPreferredName(), evidence);
         }
+        if (rescore != null) {
+            builder.field(RESCORE.getPreferredName(), rescore);
+        }
         printBoostAndQueryName(builder);
         builder.endObject();
     }
@@ -384,6 +409,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         String mode;
         Fusion fusion;
         Evidence evidence;
+        Rescore rescore;
         float boost = DEFAULT_BOOST;
         String queryName;
     }
@@ -404,6 +430,8 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         PARSER.declareString((p, v) -> p.mode = v, MODE);
         PARSER.declareObject((p, v) -> p.fusion = v, (parser, c) -> Fusion.fromXContent(parser), FUSION);
         PARSER.declareObject((p, v) -> p.evidence = v, (parser, c) -> Evidence.fromXContent(parser), EVIDENCE);
+        PARSER.declareField((p, v) -> p.rescore = v, (parser, c) -> Rescore.fromXContent(parser), RESCORE,
+            ObjectParser.ValueType.OBJECT_ARRAY_BOOLEAN_OR_STRING); // Rescore says what is allowed
         PARSER.declareFloat((p, v) -> p.boost = v, BOOST_FIELD);
         PARSER.declareString((p, v) -> p.queryName = v, NAME_FIELD);
         PARSER.declareExclusiveFieldSet(QUERY_TEXT.getPreferredName(), VECTOR.getPreferredName(), MATCH.getPreferredName());
@@ -433,6 +461,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         builder.fusion(p.fusion);
         builder.evidence(p.evidence);
         builder.numCandidates(p.numCandidates);
+        builder.rescore(p.rescore);
         builder.boost(p.boost);
         builder.queryName(p.queryName);
         services.stats().query().received();
@@ -466,7 +495,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
 
     /** The dense form a shard runs: the graph search for this shard's {@code perShardK} best parents (raw scores). */
     DenseParentsQueryBuilder perShardDense(float[] v, int perShardK, int graphCandidates, QueryBuilder parentFilter, boolean explain) {
-        return new DenseParentsQueryBuilder(v, perShardK, graphCandidates, levels, parentFilter, explain);
+        return new DenseParentsQueryBuilder(v, perShardK, graphCandidates, levels, parentFilter, explain, rescore);
     }
 
     /** This query, waiting for the coordinator's planning ({@code done} answers null until it has finished). */
@@ -477,6 +506,7 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
         b.fusion = fusion;
         b.evidence = evidence;
         b.numCandidates = numCandidates;
+        b.rescore = rescore;
         return b.boost(boost).queryName(queryName);
     }
 
@@ -532,12 +562,12 @@ public final class MultiGranularQueryBuilder extends AbstractQueryBuilder<MultiG
             && Objects.equals(numCandidates, o.numCandidates)
             && Objects.equals(levels, o.levels) && Objects.equals(filter, o.filter) && explainChild == o.explainChild
             && Objects.equals(model, o.model) && mode == o.mode && Objects.equals(fusion, o.fusion) && Objects.equals(evidence, o.evidence)
-            && Objects.equals(pending, o.pending);
+            && Objects.equals(rescore, o.rescore) && Objects.equals(pending, o.pending);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, numCandidates, levels, filter, explainChild, model, mode, fusion, evidence);
+        return Objects.hash(queryText, Arrays.hashCode(vector), match, k, numCandidates, levels, filter, explainChild, model, mode, fusion, evidence, rescore);
     }
 
     @Override

@@ -10,7 +10,8 @@ import java.util.Locale;
 /**
  * Bounds on what one {@code multi_granular} query may cost (dynamic node settings, read on the coordinator before anything is
  * embedded or searched): the parents it returns ({@code k}: the sub-searches' size, the parents the shards look up) and the
- * candidates its graph search and fusion read per side ({@code num_candidates}, {@code fusion.window}). The query's own
+ * candidates its graph search and fusion read per side ({@code num_candidates}, {@code fusion.window}, and with
+ * {@code rescore} the candidates times {@code oversample_factor}). The query's own
  * parse accepts up to {@link MultiGranularQueryBuilder#MAX_K}; these let an operator lower that without a restart.
  */
 public final class QueryLimits {
@@ -40,6 +41,15 @@ public final class QueryLimits {
         }
         if (query.fusion() != null && query.fusion().window() != null && query.fusion().window() > maxCandidates) {
             throw tooLarge("fusion.window", query.fusion().window(), MAX_CANDIDATES, maxCandidates);
+        }
+        // the graph search collects candidates × oversample_factor parents (the dense mode's candidates; every form is capped at
+        // MultiGranularQueryBuilder.MAX_K on the shard)
+        if (query.rescore() != null && query.rescore().enabled()
+            && query.rescore().graphCandidates(query.candidates(), Integer.MAX_VALUE) > maxCandidates) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [rescore.oversample_factor] [%s] × %d candidates = %d "
+                + "graph candidates; at most [%d] on this cluster ([%s]): lower the factor or [num_candidates]",
+                MultiGranularQueryBuilder.NAME, query.rescore().oversampleFactor(), query.candidates(),
+                query.rescore().graphCandidates(query.candidates(), Integer.MAX_VALUE), maxCandidates, MAX_CANDIDATES.getKey()));
         }
     }
 

@@ -5,6 +5,8 @@ import io.strata.chunkindex.ChunkIndexMeta;
 import io.strata.chunkindex.ChunkIndexRegistry;
 import io.strata.chunking.Embedder;
 import io.strata.model.ModelRef;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 import org.apache.lucene.util.SetOnce;
 import org.opensearch.action.IndicesRequest;
 import org.opensearch.action.admin.indices.validate.query.ValidateQueryRequest;
@@ -57,6 +59,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * rounding). The dense side is an approximate (HNSW) search: exact are the MAX over what it found, the merge and the fusion.
  */
 final class QueryPlanner {
+    /** At debug: each planning's phases in ms since it started ({@code logger.io.strata.query.QueryPlanner: debug}). */
+    private static final Logger logger = LogManager.getLogger(QueryPlanner.class);
+
     private final MultiGranularQueryBuilder query;
     private final QueryServices services;
     private final MultiGranularQueryBuilder.Mode mode;
@@ -264,9 +269,15 @@ final class QueryPlanner {
         AtomicReference<List<Fusion.SideHit>> lexical = new AtomicReference<>();
         AtomicReference<float[]> vector = new AtomicReference<>();
         AtomicInteger pending = new AtomicInteger(2);
+        long start = System.nanoTime();
+        long[] at = new long[3]; // lexical done, embedded, dense done
         Runnable done = () -> {
             if (pending.decrementAndGet() != 0) {
                 return;
+            }
+            if (logger.isDebugEnabled()) {
+                logger.debug("hybrid planning: lexical window {} ms, embedded {} ms, dense window {} ms, fused {} ms", ms(at[0], start),
+                    ms(at[1], start), ms(at[2], start), ms(System.nanoTime(), start));
             }
             List<Fusion.Fused> fused = fusion.fuse(dense.get(), lexical.get(), query.k());
             // the fusion normalises each side by its window's top and last score (min_max): evidence chunks are scaled alike
@@ -290,14 +301,17 @@ final class QueryPlanner {
         QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, 0);
         SubSearches.run(client, "lexical", searches.request(lexicalQuery, window, SearchType.DFS_QUERY_THEN_FETCH),
             ActionListener.wrap(response -> {
+                at[0] = System.nanoTime();
                 lexical.set(sideHits(response, null, 0));
                 done.run();
             }, listener::onFailure));
         embed(ActionListener.wrap(v -> {
+            at[1] = System.nanoTime();
             vector.set(v);
             DenseParentsQueryBuilder perShard = query.perShardDense(v, window, denseCandidates, sideFilter, false);
             SubSearches.run(client, "dense", searches.request(perShard, window, SearchType.QUERY_THEN_FETCH),
                 ActionListener.wrap(response -> {
+                    at[2] = System.nanoTime();
                     dense.set(sideHits(response, null, 0));
                     done.run();
                 }, listener::onFailure));
@@ -395,6 +409,10 @@ final class QueryPlanner {
 
     private static float floor(List<Fusion.SideHit> side) {
         return side == null || side.isEmpty() ? Float.NaN : side.get(side.size() - 1).score();
+    }
+
+    private static String ms(long at, long start) {
+        return String.format(Locale.ROOT, "%.2f", (at - start) / 1e6);
     }
 
     private static String key(String index, String id) {

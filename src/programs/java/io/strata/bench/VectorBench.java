@@ -30,7 +30,7 @@ import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
 /**
- * {@code bin/strata-bench vectors [parents=N] [queries=Q] [URL]}: the chunk index's vector configurations (the processor's
+ * {@code bin/strata-bench vectors [parents=N] [queries=Q] [rescore=F,…] [URL]}: the chunk index's vector configurations (the processor's
  * {@code vectors}) at N parents of 7 vectors each, on a running node, loaded without the embedder.
  *
  * <p>Vectors: a real corpus embedded once with the bundled model (e5-small-v2 int8, through the node's {@code _embed}):
@@ -47,8 +47,11 @@ import java.util.stream.IntStream;
  * score, {@code .vec} for float, {@code .veq} for sq; both vector fields, 8 vectors a parent), recall@10 of the parents {@code multi_granular} (k 10, vector given,
  * no {@code _source}) returns against the exact top 10 by MAX over each parent's 7 vectors (brute force, float), and its
  * latency; then each build time, the disk per parent, and a plain k-NN query at equal candidates (k-NN's nested
- * {@code knn} on {@code children.embedding}, k 20 = multi_granular's default candidates) for the ratio. The
- * configurations' queries alternate, so they share the machine's load.
+ * {@code knn} on {@code children.embedding}, k 20 = multi_granular's default candidates) for the ratio. The sq index is
+ * measured twice: as its graph scores it ({@code sq7}, {@code rescore: false}) and with full-precision rescoring
+ * ({@code sq7+rescore}, the default on a quantized field: {@code oversample_factor} 3, or each factor of
+ * {@code rescore=F,…}), whose bytes are the sq index's (the float vectors it rescores with are read from disk, for the
+ * candidates only). The rows' queries alternate, so they share the machine's load.
  */
 public final class VectorBench {
     static final int PER_PARENT = 7;
@@ -60,6 +63,7 @@ public final class VectorBench {
     public static void main(String[] args) throws Exception {
         int parents = 5_000;
         int queries = 200;
+        List<Double> factors = new ArrayList<>(List.of(3.0));
         String url = null;
         for (String a : args) {
             String s = a.toLowerCase(Locale.ROOT);
@@ -67,12 +71,17 @@ public final class VectorBench {
                 String n = s.substring(8);
                 long mult = n.endsWith("k") ? 1_000 : n.endsWith("m") ? 1_000_000 : 1;
                 parents = Math.toIntExact(Long.parseLong(n.replaceAll("[km]$", "")) * mult);
+            } else if (s.startsWith("rescore=")) {
+                factors.clear();
+                for (String f : s.substring(8).split(",")) {
+                    factors.add(Double.parseDouble(f));
+                }
             } else if (s.startsWith("queries=")) {
                 queries = Integer.parseInt(s.substring(8));
             } else if (s.startsWith("http://") || s.startsWith("https://")) {
                 url = a;
             } else if (!s.isBlank()) {
-                throw new IllegalArgumentException("unknown argument [" + a + "]; expected parents=N, queries=Q, a URL");
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected parents=N, queries=Q, rescore=F[,F…], a URL");
             }
         }
         if (parents < 100 || parents > 1_000_000 || queries < 10 || queries > 10_000) {
@@ -82,20 +91,29 @@ public final class VectorBench {
         try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(6)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
             .build()) {
-            new VectorBench(client, parents, queries).run();
+            new VectorBench(client, parents, queries, factors).run();
         }
     }
 
     private final RestClient client;
     private final int parents;
     private final int queries;
+    /** The oversample factors of the sq7+rescore rows. */
+    private final List<Double> factors;
     private int dim;
 
-    private VectorBench(RestClient client, int parents, int queries) {
+    private VectorBench(RestClient client, int parents, int queries, List<Double> factors) {
         this.client = client;
         this.parents = parents;
         this.queries = queries;
+        this.factors = factors;
     }
+
+    /**
+     * One measured row: {@code multi_granular} on a configuration's index with a {@code rescore} value (JSON; null: the
+     * default, which is off on float and on with factor 3 on sq), or the plain k-NN (config -1).
+     */
+    private record Method(String label, int config, String rescore) {}
 
     private void run() throws Exception {
         long t0 = System.nanoTime();
@@ -133,11 +151,20 @@ public final class VectorBench {
             load(index, configs.get(c), vectors);
             build[c] = secs(tb);
         }
-        // warm-up, then every query on every configuration and the plain k-NN, in rotating order
-        int methods = configs.size() + 1;
+        // rows: float; sq7 as the graph scores it (rescore off); sq7 rescored with each factor; the plain k-NN
+        List<Method> rows = new ArrayList<>();
+        rows.add(new Method(configs.get(0).label(), 0, null));
+        rows.add(new Method(configs.get(1).label(), 1, "false"));
+        for (double f : factors) {
+            rows.add(new Method(configs.get(1).label() + "+rescore" + (factors.size() == 1 ? "" : " x" + f), 1,
+                "{\"oversample_factor\": " + f + "}"));
+        }
+        rows.add(new Method("plain k-NN", -1, null));
+        // warm-up, then every query on every row, in rotating order
+        int methods = rows.size();
         for (int w = 0; w < Math.min(50, queries); w++) {
             for (int m = 0; m < methods; m++) {
-                search(m, indices, query[w]);
+                search(rows.get(m), indices, query[w]);
             }
         }
         long[][] latency = new long[methods][queries];
@@ -146,7 +173,7 @@ public final class VectorBench {
             for (int j = 0; j < methods; j++) {
                 int m = (q + j) % methods;
                 long start = System.nanoTime();
-                List<String> got = search(m, indices, query[q]);
+                List<String> got = search(rows.get(m), indices, query[q]);
                 latency[m][q] = System.nanoTime() - start;
                 Set<String> hit = new HashSet<>(got);
                 hit.retainAll(exact.get(q));
@@ -154,35 +181,37 @@ public final class VectorBench {
             }
         }
         System.out.println();
-        for (int c = 0; c < configs.size(); c++) {
-            long[] bytes = fileBytes(indices.get(c));
-            System.out.printf(Locale.ROOT, "vectors %s: %d B/parent, recall %.3f, p50 %.2f ms, p99 %.2f ms%n", configs.get(c).label(),
-                bytes[0] / parents, recall[c] / queries, percentile(latency[c], 50), percentile(latency[c], 99));
+        int plain = methods - 1;
+        for (int m = 0; m < plain; m++) {
+            long[] bytes = fileBytes(indices.get(rows.get(m).config()));
+            System.out.printf(Locale.ROOT, "vectors %s: %d B/parent, recall %.3f, p50 %.2f ms, p99 %.2f ms%n", rows.get(m).label(),
+                bytes[0] / parents, recall[m] / queries, percentile(latency[m], 50), percentile(latency[m], 99));
         }
         for (int c = 0; c < configs.size(); c++) {
             long[] bytes = fileBytes(indices.get(c));
             System.out.printf(Locale.ROOT, "build %s: %.1f s (bulk + refresh + force-merge to 1 segment); disk %d B/parent (%s)%n",
                 configs.get(c).label(), build[c], bytes[1] / parents, files(indices.get(c)));
         }
-        int plain = configs.size();
         System.out.printf(Locale.ROOT, "plain k-NN (nested knn on children.embedding, k 20, float index): recall %.3f, p50 %.2f ms, p99 %.2f ms%n",
             recall[plain] / queries, percentile(latency[plain], 50), percentile(latency[plain], 99));
-        for (int c = 0; c < configs.size(); c++) {
-            System.out.printf(Locale.ROOT, "ratio %s / float: bytes %.2f, p50 %.2f; multi_granular / plain k-NN p50 %.2f%n",
-                configs.get(c).label(), (double) fileBytes(indices.get(c))[0] / fileBytes(indices.get(0))[0],
-                percentile(latency[c], 50) / percentile(latency[0], 50), percentile(latency[c], 50) / percentile(latency[plain], 50));
+        for (int m = 0; m < plain; m++) {
+            System.out.printf(Locale.ROOT, "ratio %s / float: bytes %.2f, p50 %.2f, p99 %.2f; multi_granular / plain k-NN p50 %.2f%n",
+                rows.get(m).label(), (double) fileBytes(indices.get(rows.get(m).config()))[0] / fileBytes(indices.get(0))[0],
+                percentile(latency[m], 50) / percentile(latency[0], 50), percentile(latency[m], 99) / percentile(latency[0], 99),
+                percentile(latency[m], 50) / percentile(latency[plain], 50));
         }
         System.out.printf(Locale.ROOT, "%s; total %.1f s%n", uptime(), secs(t0));
     }
 
-    /** Method m: multi_granular on configuration m's index, or (the last) k-NN's nested knn on the float index. */
-    private List<String> search(int m, List<String> indices, float[] v) throws IOException {
+    /** A row's search: multi_granular on its configuration's index, or k-NN's nested knn on the float index. */
+    private List<String> search(Method m, List<String> indices, float[] v) throws IOException {
         String vector = Arrays.toString(v);
-        String body = m < indices.size()
-            ? "{\"size\": 10, \"_source\": false, \"query\": {\"multi_granular\": {\"vector\": " + vector + ", \"k\": 10}}}"
+        String body = m.config() >= 0
+            ? "{\"size\": 10, \"_source\": false, \"query\": {\"multi_granular\": {\"vector\": " + vector + ", \"k\": 10"
+                + (m.rescore() == null ? "" : ", \"rescore\": " + m.rescore()) + "}}}"
             : "{\"size\": 10, \"_source\": false, \"query\": {\"nested\": {\"path\": \"children\", \"score_mode\": \"max\", \"query\": "
                 + "{\"knn\": {\"children.embedding\": {\"vector\": " + vector + ", \"k\": 20}}}}}}";
-        Map<String, Object> r = JsonRest.call(client, "POST", "/" + indices.get(m < indices.size() ? m : 0) + "/_search", body);
+        Map<String, Object> r = JsonRest.call(client, "POST", "/" + indices.get(Math.max(0, m.config())) + "/_search", body);
         List<String> ids = new ArrayList<>();
         for (Object h : (List<?>) ((Map<?, ?>) r.get("hits")).get("hits")) {
             ids.add(String.valueOf(((Map<?, ?>) h).get("_id")));

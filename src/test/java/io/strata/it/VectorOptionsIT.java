@@ -106,6 +106,88 @@ public class VectorOptionsIT extends StrataRestTestCase {
         return out;
     }
 
+    /**
+     * The sq chunk index's dense side is rescored by default (graph search over oversample_factor × the candidates, then
+     * the exact MAX of the float vectors): on a chunk index this small the graph search sees nearly every parent, so the hits are
+     * the brute-force MAX oracle's top 10, in its order, with its scores. {@code rescore: false} gives the quantized scores;
+     * an explicit {@code rescore} on the float index gives the oracle's too.
+     */
+    public void testSqChunkIndex_rescoresByDefault_toTheExactMaxOracle() throws Exception {
+        putPipeline("vr-float", pipeline("vr-float-chunks", null));
+        putPipeline("vr-sq", pipeline("vr-sq-chunks", "{\"encoder\": {\"name\": \"sq\", \"bits\": 7}}"));
+        Map<String, Map<String, Object>> docs = chapters(4);
+        assertEquals(false, bulk("vr-float", "vr-float", docs).get("errors"));
+        assertEquals(false, bulk("vr-sq", "vr-sq", docs).get("errors"));
+        QueryOracle exact = QueryOracle.load("vr-sq-chunks");
+        Set<String> all = exact.parents().keySet();
+        // the graph search collects 60 parents (2k candidates × the default factor 3) of about 70: the top 10 are among them
+        assertTrue("parents: " + all.size(), all.size() > 10);
+        double quantizedOff = 0;
+        for (String question : QUESTIONS) {
+            List<Number> v = ((List<List<Number>>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(question),
+                "purpose", "query"))).get("vectors")).get(0);
+            List<QueryOracle.Scored> truth = QueryOracle.top(exact.dense(QueryOracle.floats(v), all, null), 10);
+            assertScores(question + " (sq, default)", truth, hits("vr-sq-chunks", v, null));
+            assertScores(question + " (float, rescore on)", truth, hits("vr-float-chunks", v, Map.of("oversample_factor", 2)));
+            List<QueryOracle.Scored> off = hits("vr-sq-chunks", v, false);
+            for (int i = 0; i < off.size(); i++) {
+                QueryOracle.Scored o = off.get(i);
+                float oracle = exact.dense(QueryOracle.floats(v), Set.of(o.id()), null).get(0).score();
+                quantizedOff = Math.max(quantizedOff, Math.abs(o.score() - oracle));
+            }
+        }
+        logger.info("rescore false on sq: largest score difference to the exact MAX {}", quantizedOff);
+        assertTrue("without rescoring, sq scores are the quantized ones: " + quantizedOff, quantizedOff > 1e-4);
+    }
+
+    private static void assertScores(String what, List<QueryOracle.Scored> truth, List<QueryOracle.Scored> got) {
+        assertEquals(what + ": ids", truth.stream().map(QueryOracle.Scored::id).toList(), got.stream().map(QueryOracle.Scored::id).toList());
+        for (int i = 0; i < truth.size(); i++) {
+            assertEquals(what + ": score of " + truth.get(i).id(), truth.get(i).score(), got.get(i).score(), 1e-5f);
+        }
+    }
+
+    /** The hits of {@code multi_granular} with {@code vector} (and {@code rescore} when not null), with their scores. */
+    private static List<QueryOracle.Scored> hits(String index, List<Number> vector, Object rescore) throws Exception {
+        Map<String, Object> query = new LinkedHashMap<>(Map.of("vector", vector, "k", 10));
+        if (rescore != null) {
+            query.put("rescore", rescore);
+        }
+        Map<String, Object> r = call("POST", "/" + index + "/_search", json(Map.of("size", 10, "_source", false, "query",
+            Map.of("multi_granular", query))));
+        List<QueryOracle.Scored> out = new ArrayList<>();
+        for (Object h : QueryOracle.hits(r)) {
+            Map<String, Object> hit = (Map<String, Object>) h;
+            out.add(new QueryOracle.Scored((String) hit.get("_id"), ((Number) hit.get("_score")).floatValue()));
+        }
+        return out;
+    }
+
+    public void testBadRescoreOptions_are400sNamingTheFieldAndTheRange() throws Exception {
+        putPipeline("vr-bad", pipeline("vr-bad-chunks", "{\"encoder\": {\"name\": \"sq\", \"bits\": 7}}"));
+        assertEquals(false, bulk("vr-bad", "vr-bad", chapters(1)).get("errors"));
+        String v = ((List<?>) ((List<?>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of("Emma"), "purpose",
+            "query"))).get("vectors")).get(0)).toString();
+        Map<String, List<String>> bad = new LinkedHashMap<>();
+        bad.put("\"vector\": " + v + ", \"rescore\": {\"oversample_factor\": 0.5}",
+            List.of("[rescore.oversample_factor]", "[1, 10]", "[0.5]"));
+        bad.put("\"vector\": " + v + ", \"rescore\": {\"oversample_factor\": 11}", List.of("[rescore.oversample_factor]", "[1, 10]"));
+        bad.put("\"vector\": " + v + ", \"rescore\": {\"factor\": 2}", List.of("[rescore]", "oversample_factor"));
+        bad.put("\"vector\": " + v + ", \"rescore\": \"yes\"", List.of("[rescore]", "true, false"));
+        bad.put("\"vector\": " + v + ", \"num_candidates\": 2000, \"rescore\": {\"oversample_factor\": 10}",
+            List.of("[rescore.oversample_factor]", "20000", "[plugins.strata.query.max_candidates]"));
+        bad.put("\"match\": \"Emma\", \"rescore\": true", List.of("[rescore]", "[match]"));
+        bad.put("\"query_text\": \"Emma\", \"mode\": \"lexical\", \"rescore\": true", List.of("[rescore]", "[mode: lexical]"));
+        for (Map.Entry<String, List<String>> e : bad.entrySet()) {
+            ResponseException failure = callFailing("POST", "/vr-bad-chunks/_search", "{\"query\": {\"multi_granular\": {"
+                + e.getKey() + "}}}");
+            assertEquals(e.getKey(), 400, failure.getResponse().getStatusLine().getStatusCode());
+            for (String part : e.getValue()) {
+                assertTrue(e.getValue() + " → " + failure.getMessage(), failure.getMessage().contains(part));
+            }
+        }
+    }
+
     public void testOptionsTheEngineRefuses_are400sNamingTheOptionAndWhatIsAllowed() throws Exception {
         Map<String, List<String>> bad = new LinkedHashMap<>();
         bad.put("{\"encoder\": {\"name\": \"sq\", \"bits\": 4}}", List.of("[vectors.encoder.bits]", "[7]", "[4]"));

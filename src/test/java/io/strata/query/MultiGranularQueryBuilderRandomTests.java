@@ -7,9 +7,11 @@ import io.strata.stats.StrataStats;
 import org.apache.lucene.document.IntPoint;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.PointValues;
+import org.apache.lucene.queries.function.FunctionScoreQuery;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DisjunctionMaxQuery;
+import org.apache.lucene.search.FullPrecisionFloatVectorSimilarityValuesSource;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
@@ -130,6 +132,9 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
             int kk = k == null ? MultiGranularQueryBuilder.DEFAULT_K : k;
             b.numCandidates(randomIntBetween(kk, 4 * kk));
         }
+        if (semantic && randomBoolean()) {
+            b.rescore(randomBoolean() ? Rescore.OFF : new Rescore(true, randomFrom(1.0, 1.5, 3.0, Rescore.MAX_OVERSAMPLE_FACTOR)));
+        }
         return b;
     }
 
@@ -193,8 +198,13 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         float[] vector = toFloats(p.get("vector"));
         int k = (Integer) p.get("k");
         // the graph search collects num_candidates (default 2k) parents; the query keeps the best k of them per shard
-        int candidates = p.containsKey("num_candidates") ? (Integer) p.get("num_candidates")
+        int kept = p.containsKey("num_candidates") ? (Integer) p.get("num_candidates")
             : Math.min(MultiGranularQueryBuilder.MAX_K, 2 * k);
+        // rescore: the graph collects ceil(factor × kept), at most MAX_K, and the exact MAX scores them; the stand-in float
+        // fields here are not quantized, so without [rescore] it is off
+        boolean rescored = p.get("rescore") instanceof Map<?, ?>;
+        double factor = rescored ? ((Number) ((Map<?, ?>) p.get("rescore")).get("oversample_factor")).doubleValue() : 1;
+        int candidates = (int) Math.min(MultiGranularQueryBuilder.MAX_K, Math.ceil(kept * factor));
         assertEquals(k, mg.k());
         assertEquals(candidates, mg.candidates());
         assertArrayEquals(vector, mg.vector(), 0f);
@@ -211,8 +221,15 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         Query userFilter = userFilter(p, context);
         assertThat("one search, no dis_max of two", mg.delegate(), not(instanceOf(DisjunctionMaxQuery.class)));
         if (childLevels(p).isEmpty()) {
-            assertThat(mg.delegate(), instanceOf(KnnFloatVectorQuery.class));
-            KnnFloatVectorQuery knn = (KnnFloatVectorQuery) mg.delegate();
+            Query found = mg.delegate();
+            if (rescored) {
+                assertThat(found, instanceOf(FunctionScoreQuery.class));
+                assertEquals(new FullPrecisionFloatVectorSimilarityValuesSource(vector, ChunkDocuments.EMBEDDING),
+                    ((FunctionScoreQuery) found).getSource());
+                found = ((FunctionScoreQuery) found).getWrappedQuery();
+            }
+            assertThat(found, instanceOf(KnnFloatVectorQuery.class));
+            KnnFloatVectorQuery knn = (KnnFloatVectorQuery) found;
             assertEquals(ChunkDocuments.EMBEDDING, knn.getField());
             assertEquals(candidates, knn.getK());
             assertArrayEquals(vector, knn.getTargetCopy(), 0f);
@@ -225,6 +242,20 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         }
         assertThat(mg.delegate(), instanceOf(ToParentBlockJoinQuery.class));
         Query best = ((ToParentBlockJoinQuery) mg.delegate()).getChildQuery();
+        if (rescored) {
+            // the counted children of the parents found, scored by their float vectors, under the MAX join
+            assertThat(best, instanceOf(FunctionScoreQuery.class));
+            assertEquals(new FullPrecisionFloatVectorSimilarityValuesSource(vector, CHILD_EMBEDDING), ((FunctionScoreQuery) best).getSource());
+            Query children = ((FunctionScoreQuery) best).getWrappedQuery();
+            if (children instanceof BooleanQuery b) {
+                children = b.clauses().stream().filter(c -> c.occur() == BooleanClause.Occur.MUST).map(BooleanClause::query).findFirst()
+                    .orElseThrow();
+            }
+            assertThat(children, instanceOf(ToChildBlockJoinQuery.class));
+            Query foundParents = ((ToChildBlockJoinQuery) children).getParentQuery();
+            assertThat(foundParents, instanceOf(ToParentBlockJoinQuery.class));
+            best = ((ToParentBlockJoinQuery) foundParents).getChildQuery();
+        }
         assertThat(best, instanceOf(DiversifyingChildrenFloatKnnVectorQuery.class));
         KnnFloatVectorQuery knn = (KnnFloatVectorQuery) best;
         assertEquals(CHILD_EMBEDDING, knn.getField());

@@ -57,7 +57,42 @@ public class MultiGranularQueryBuilderTests {
             MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES)
                 .fusion(new Fusion(Fusion.Method.MIN_MAX, 0.7, null, Fusion.DEFAULT_RANK_CONSTANT)),
             MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES).evidence(new Evidence(3, 3)),
-            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, true, null, SERVICES).evidence(new Evidence(1, 0)));
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, true, null, SERVICES).evidence(new Evidence(1, 0)),
+            MultiGranularQueryBuilder.of("why?", null, null, null, null, null, null, null, SERVICES).rescore(Rescore.OFF),
+            MultiGranularQueryBuilder.of(null, new float[] { 0.5f, -0.25f, 1f }, null, 20, null, null, null, null, SERVICES)
+                .rescore(new Rescore(true, 2.5)));
+    }
+
+    @Test
+    public void testRescore_parsesTrueFalseAndTheFactor_andRefusesTheRest() throws Exception {
+        assertEquals(Rescore.DEFAULT, parse("{\"multi_granular\": {\"query_text\": \"why?\", \"rescore\": true}}").rescore());
+        assertEquals(Rescore.OFF, parse("{\"multi_granular\": {\"query_text\": \"why?\", \"rescore\": false}}").rescore());
+        assertEquals(new Rescore(true, 1.5), parse("{\"multi_granular\": {\"query_text\": \"why?\", \"rescore\": "
+            + "{\"oversample_factor\": 1.5}}}").rescore());
+        assertEquals(Rescore.DEFAULT, parse("{\"multi_granular\": {\"query_text\": \"why?\", \"rescore\": {}}}").rescore());
+        assertEquals(null, parse("{\"multi_granular\": {\"query_text\": \"why?\"}}").rescore());
+        assertEquals(60, Rescore.DEFAULT.graphCandidates(20, 10_000));
+        assertEquals(30, new Rescore(true, 1.5).graphCandidates(20, 10_000));
+        assertEquals(27, new Rescore(true, 1.25).graphCandidates(21, 10_000)); // ceil(26.25)
+        assertEquals(10_000, new Rescore(true, 10).graphCandidates(5_000, 10_000));
+        assertEquals(20, Rescore.OFF.graphCandidates(20, 10_000));
+        for (String[] bad : new String[][] {
+            { "{\"oversample_factor\": 0.99}", "[rescore.oversample_factor] must be in [1, 10], got [0.99]" },
+            { "{\"oversample_factor\": 10.5}", "[rescore.oversample_factor] must be in [1, 10]" },
+            { "{\"factor\": 2}", "[rescore]" },
+            { "\"on\"", "[rescore] must be true, false or an object" },
+            { "[2]", "[rescore] must be true, false or an object" } }) {
+            Exception e = assertThrows(bad[0], Exception.class, () -> parse("{\"multi_granular\": {\"query_text\": \"why?\", "
+                + "\"rescore\": " + bad[0] + "}}"));
+            StringBuilder messages = new StringBuilder();
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                messages.append(t.getMessage()).append(" | ");
+            }
+            assertTrue(bad[0] + ": " + messages, messages.toString().contains(bad[1]));
+        }
+        Exception lexical = assertThrows(IllegalArgumentException.class, () -> parse("{\"multi_granular\": {\"match\": \"why\", "
+            + "\"rescore\": true}}"));
+        assertTrue(lexical.getMessage(), lexical.getMessage().contains("[rescore]") && lexical.getMessage().contains("[match]"));
     }
 
     @Test
