@@ -108,7 +108,7 @@ public class ModelTokenLimitTests {
 
     @Test
     public void testLimit_atThetaOf500Words_parentsAboveTheWindowStayWhole_andEveryEmbeddedChunkFits() {
-        String text = io.strata.chunking.TestTexts.emma().substring(0, 40_000);
+        String text = io.strata.chunking.TestTexts.emma();
         var plain = new MultiGranularChunker(new RecursiveStrategy(500), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER);
         List<ChunkedParent> uncut = plain.chunk(text);
         MultiGranularChunker.Result r = plain.withTokens(tokens, false).chunkWithEvidence(text);
