@@ -25,7 +25,9 @@ import java.util.Set;
  * offsets are the parent's own), so a single nested HNSW search over {@code children.embedding} scores a parent by
  * the MAX over itself and its children. The parent keeps its top-level {@code embedding} too: a plain k-NN over
  * parents, {@code levels: [0]}, vector reuse and readers of format 1 use it. Readers of {@code children} that want the
- * chunking's children skip the level-0 entry ({@link #isSelfEntry}).
+ * chunking's children skip the level-0 entry ({@link #isSelfEntry}). A parent above the embedding model's window
+ * ({@link io.strata.chunking.ParentSize}) has neither a top-level {@code embedding} nor a level-0 entry: the nested search
+ * scores it by the MAX over its children alone, which cover every word of it; {@code levels: [0]} does not find it.
  */
 public final class ChunkDocuments {
     public static final String META_KEY = "strata";
@@ -163,7 +165,8 @@ public final class ChunkDocuments {
 
     /**
      * The chunk document of one parent and its children; {@code vectors} (null: none) holds the parent's
-     * vector followed by its children's, in {@link ChunkedParent#all()} order; {@code lexicalHeaders} (null: none) give
+     * vector followed by its children's, in {@link ChunkedParent#all()} order (the parent's null when it has none of its
+     * own: no top-level {@code embedding}, no level-0 entry, its children score it); {@code lexicalHeaders} (null: none) give
      * every chunk's {@value #CONTEXT_HEADER}.
      */
     public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
@@ -184,11 +187,11 @@ public final class ChunkDocuments {
         if (textHash != null) {
             doc.put(TEXT_HASH, textHash);
         }
-        if (vectors != null) {
+        if (vectors != null && vectors.get(0) != null) {
             doc.put(EMBEDDING, vectors.get(0));
         }
         List<Map<String, Object>> children = new ArrayList<>(parent.children().size() + 1);
-        if (vectors != null) {
+        if (vectors != null && vectors.get(0) != null) {
             // the parent itself as a level-0 child: one nested k-NN then covers every level (format 2)
             Map<String, Object> self = new LinkedHashMap<>();
             self.put(LEVEL, 0);
@@ -316,17 +319,24 @@ public final class ChunkDocuments {
 
     /**
      * The parent's and children's vectors of a stored chunk document (the parent's, then its children's in order, without
-     * the level-0 entry, which repeats the parent's), or null when any is missing.
+     * the level-0 entry, which repeats the parent's; the parent's null when it has none of its own), or null when any
+     * child's is missing.
      */
     public static List<float[]> vectorsOf(Map<String, Object> source) {
         List<float[]> out = new ArrayList<>();
-        if (!(source.get(EMBEDDING) instanceof List<?> parent)) {
+        if (source.get(EMBEDDING) instanceof List<?> parent) {
+            out.add(toFloats(parent));
+        } else if (source.get(CHILDREN) instanceof List<?> children && !children.isEmpty()) {
+            out.add(null); // a parent without a vector of its own (above the model's window): its children's only
+        } else {
             return null;
         }
-        out.add(toFloats(parent));
         if (source.get(CHILDREN) instanceof List<?> children) {
             for (Object child : children) {
                 if (isSelfEntry(child)) {
+                    if (out.get(0) == null) {
+                        return null;
+                    }
                     continue;
                 }
                 if (!(child instanceof Map<?, ?> c) || !(c.get(EMBEDDING) instanceof List<?> v)) {

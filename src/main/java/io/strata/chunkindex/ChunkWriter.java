@@ -224,7 +224,8 @@ public final class ChunkWriter {
                     ActionListener.wrap(stored -> {
                         List<List<float[]>> reused = new ArrayList<>(parents.size());
                         hashes.forEach(h -> reused.add(stored.get(h)));
-                        DocumentVectors vectors = new DocumentVectors(parents, reused, fields.headers());
+                        DocumentVectors vectors = new DocumentVectors(parents, reused, fields.headers(),
+                            chunker.parentSize().meanVector());
                         progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
                         embedSlices(vectors, vectors.slices(services.slicing().embedTexts()), 0, progress, ActionListener.wrap(done -> {
                             services.stats().ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());

@@ -15,7 +15,8 @@ import java.util.Locale;
  * embedded in {@link Slice slices} of bounded size: separately (one text per chunk, {@link #texts(Slice)}) or late (one text
  * per parent with its children's spans, {@link #spannedTexts(Slice)}, whose answer expands to the parent's and children's
  * vectors). Slices count vectors either way, so a late slice holds the same parents as a separate one. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~48 MB for a
- * 5 MB book), and released parent by parent as their chunk documents are written. With contextual headers every chunk is
+ * 5 MB book), and released parent by parent as their chunk documents are written. A parent above the model's window
+ * ({@link ChunkedParent#parentEmbedded()} false) has no vector: its entry is null and it costs no text. With contextual headers every chunk is
  * embedded as its header, a blank line, then its text ({@link ChunkContext}); late, the parent's header opens the one
  * pass and the children's spans move past it, so they still pool their own tokens only.
  */
@@ -30,10 +31,16 @@ final class DocumentVectors {
     private final int texts;
     private final int textsReused;
     private final ChunkContext.Headers headers;
+    /** Whether a parent without a vector of its own gets the mean of its finest children's ({@code parents.vector: mean}). */
+    private final boolean meanParents;
 
     /** @param reused per parent, its stored vectors when reusable, else null */
     DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused) {
-        this(parents, reused, ChunkContext.Headers.NONE);
+        this(parents, reused, ChunkContext.Headers.NONE, false);
+    }
+
+    DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused, ChunkContext.Headers headers) {
+        this(parents, reused, headers, false);
     }
 
     /**
@@ -41,8 +48,9 @@ final class DocumentVectors {
      * @param headers the document's contextual headers
      */
     @SuppressWarnings("unchecked")
-    DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused, ChunkContext.Headers headers) {
+    DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused, ChunkContext.Headers headers, boolean meanParents) {
         this.headers = headers;
+        this.meanParents = meanParents;
         if (reused.size() != parents.size()) {
             throw new IllegalArgumentException("one entry per parent expected: " + reused.size() + " for " + parents.size());
         }
@@ -52,10 +60,12 @@ final class DocumentVectors {
         int all = 0;
         int kept = 0;
         for (int i = 0; i < parents.size(); i++) {
-            int n = parents.get(i).children().size() + 1;
+            ChunkedParent p = parents.get(i);
+            int n = vectorCount(p);
             all += n;
             List<float[]> r = reused.get(i);
-            if (r != null && r.size() == n) {
+            // stored with as many vectors, and with a parent vector exactly when this parent gets one
+            if (r != null && r.size() == p.children().size() + 1 && (r.get(0) != null) == (p.parentEmbedded() || meanParents)) {
                 vectors[i] = r;
                 kept += n;
             } else {
@@ -64,6 +74,11 @@ final class DocumentVectors {
         }
         this.texts = all;
         this.textsReused = kept;
+    }
+
+    /** The vectors of {@code p}: its children's, and its own unless it is above the model's window. */
+    private static int vectorCount(ChunkedParent p) {
+        return p.embedded().size();
     }
 
     /** Every text of the document: parents and children. */
@@ -83,7 +98,7 @@ final class DocumentVectors {
     List<Slice> slices(int maxTexts) {
         int[] counts = new int[parents.size()];
         for (int i = 0; i < counts.length; i++) {
-            counts[i] = toEmbed[i] ? parents.get(i).children().size() + 1 : 0;
+            counts[i] = toEmbed[i] ? vectorCount(parents.get(i)) : 0;
         }
         return slices(counts, maxTexts);
     }
@@ -127,7 +142,7 @@ final class DocumentVectors {
         List<String> out = new ArrayList<>(slice.texts());
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
-                for (Chunk c : parents.get(i).all()) {
+                for (Chunk c : parents.get(i).embedded()) {
                     out.add(headers.embedded(c));
                 }
             }
@@ -152,8 +167,13 @@ final class DocumentVectors {
     /** Takes the model's late answer for {@code slice}: per text of {@link #spannedTexts(Slice)}, the parent's vector then its children's. */
     void fillSpans(Slice slice, List<List<float[]>> embedded) {
         List<float[]> flat = new ArrayList<>(slice.texts());
-        for (List<float[]> perParent : embedded) {
-            flat.addAll(perParent);
+        int next = 0;
+        for (int i = slice.from(); i < slice.to(); i++) {
+            if (toEmbed[i]) {
+                List<float[]> perParent = embedded.get(next++);
+                // a parent above the window keeps no vector: the pass's own (of its first window) would stand for its start only
+                flat.addAll(parents.get(i).parentEmbedded() ? perParent : perParent.subList(1, perParent.size()));
+            }
         }
         fill(slice, flat);
     }
@@ -167,11 +187,47 @@ final class DocumentVectors {
         int next = 0;
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
-                int n = parents.get(i).children().size() + 1;
-                vectors[i] = List.copyOf(embedded.subList(next, next + n));
+                ChunkedParent p = parents.get(i);
+                int n = vectorCount(p);
+                List<float[]> v = new ArrayList<>(p.children().size() + 1);
+                if (!p.parentEmbedded()) {
+                    v.add(null);
+                }
+                v.addAll(embedded.subList(next, next + n));
+                if (!p.parentEmbedded() && meanParents) {
+                    v.set(0, finestMean(p, v));
+                }
+                vectors[i] = java.util.Collections.unmodifiableList(v);
                 next += n;
             }
         }
+    }
+
+    /** The mean of the finest children's vectors (weighted by length, L2-normalised): they partition the parent's words. */
+    private static float[] finestMean(ChunkedParent p, List<float[]> v) {
+        int finest = p.children().stream().mapToInt(Chunk::level).max().orElseThrow();
+        double[] sum = null;
+        for (int c = 0; c < p.children().size(); c++) {
+            Chunk child = p.children().get(c);
+            if (child.level() != finest) {
+                continue;
+            }
+            float[] x = v.get(c + 1);
+            sum = sum == null ? new double[x.length] : sum;
+            for (int d = 0; d < x.length; d++) {
+                sum[d] += (double) x[d] * child.span().length();
+            }
+        }
+        double norm = 0;
+        for (double s : sum) {
+            norm += s * s;
+        }
+        norm = Math.sqrt(norm);
+        float[] out = new float[sum.length];
+        for (int d = 0; d < out.length; d++) {
+            out[d] = (float) (norm == 0 ? sum[d] : sum[d] / norm);
+        }
+        return out;
     }
 
     /** The vectors of parent {@code i}, which are dropped here: each chunk document is built once. */

@@ -188,7 +188,7 @@ public final class ChunkingConfig {
 
         /**
          * θ: {@code max_words} (default {@value ChunkingConfig#DEFAULT_MAX_WORDS}) or {@code max_tokens} — exactly one of
-         * them —, the latter in the tokens of the pipeline's embedding model, at most its limit.
+         * them —, the latter in the tokens of the pipeline's embedding model, at most {@value ParentSize#MAX_MAX_TOKENS}.
          */
         int maxWords() {
             return theta("max_words", DEFAULT_MAX_WORDS);
@@ -208,7 +208,8 @@ public final class ChunkingConfig {
                 return intValue(wordsKey, defaultWords, 1, MAX_MAX_WORDS);
             }
             ModelTokens tokens = models.tokens(path("max_tokens"));
-            int theta = intValue("max_tokens", 0, 1, tokens.limit());
+            // above the model's window a parent is kept whole and scored through its children (ParentSize)
+            int theta = intValue("max_tokens", 0, 1, ParentSize.MAX_MAX_TOKENS);
             thetaTokens = tokens;
             return theta;
         }

@@ -15,9 +15,9 @@ import java.util.List;
  * chunks stay inside sections (small sibling sections merged), code blocks, tables and lists stay whole when they fit.
  * The layout is passed in, so this core class does not depend on the parsers.
  *
- * <p>With the embedding model's tokenizer ({@link #withTokens}) no chunk exceeds the model's limit whatever the strategy
- * ({@link TokenLimit}), and a strategy's θ may count the model's tokens ({@code max_tokens}) instead of words: the text is
- * then indexed with its tokens, and the strategy, the child splitters (θ·g tokens) and the merges all count tokens.
+ * <p>With the embedding model's tokenizer ({@link #withTokens}) no embedded chunk exceeds the model's limit whatever the
+ * strategy, a parent above it is kept whole without a vector of its own up to {@link ParentSize} ({@link TokenLimit}),
+ * and a strategy's θ may count the model's tokens ({@code max_tokens}) instead of words: the text is then indexed with its tokens, and the strategy, the child splitters (θ·g tokens) and the merges all count tokens.
  *
  * <p>Immutable and thread-safe.
  */
@@ -35,6 +35,8 @@ public final class MultiGranularChunker {
     private final ModelTokens tokens;
     /** Whether θ counts {@link #tokens} ({@code max_tokens}) rather than words. */
     private final boolean thetaInTokens;
+    /** How large a parent above the model's window may be kept whole ({@code parents.max_tokens}). */
+    private final ParentSize parentSize;
 
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter) {
         this(strategy, granularities, segmenter, null);
@@ -43,11 +45,11 @@ public final class MultiGranularChunker {
     /** @param layout how structured documents are laid out (Markdown, HTML); null reads the text as flat text */
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
                                 DocumentLayout layout) {
-        this(strategy, granularities, segmenter, layout, null, false);
+        this(strategy, granularities, segmenter, layout, null, false, ParentSize.DEFAULT);
     }
 
     private MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
-                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens) {
+                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens, ParentSize parentSize) {
         if (thetaInTokens && tokens == null) {
             throw new IllegalArgumentException("θ in tokens needs the model's tokens");
         }
@@ -56,6 +58,7 @@ public final class MultiGranularChunker {
         }
         this.tokens = tokens;
         this.thetaInTokens = thetaInTokens;
+        this.parentSize = parentSize;
         this.strategy = strategy;
         this.segmenter = segmenter;
         this.granularities = List.copyOf(granularities);
@@ -71,7 +74,16 @@ public final class MultiGranularChunker {
      * {@code thetaInTokens} θ (and θ·g) counts its tokens.
      */
     public MultiGranularChunker withTokens(ModelTokens tokens, boolean thetaInTokens) {
-        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens);
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize);
+    }
+
+    /** This chunker keeping parents above the model's window whole up to {@code parentSize} (see {@link TokenLimit}). */
+    public MultiGranularChunker withParentSize(ParentSize parentSize) {
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize);
+    }
+
+    public ParentSize parentSize() {
+        return parentSize;
     }
 
     /** The embedding model's tokenizer the limit is checked with, or null. */
@@ -130,7 +142,7 @@ public final class MultiGranularChunker {
             Segmentation segmentation = strategy.segment(index);
             result = new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
         }
-        return tokens == null ? result : new TokenLimit(tokens).apply(result);
+        return tokens == null ? result : new TokenLimit(tokens, parentSize).apply(result);
     }
 
     private List<ChunkedParent> withChildren(TextIndex index, List<Span> parents) {

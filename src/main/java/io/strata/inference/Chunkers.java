@@ -6,6 +6,7 @@ import io.strata.chunking.ConfigException;
 import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.ModelTokens;
 import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.ParentSize;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.chunking.structure.NestingLimit;
 import io.strata.chunking.structure.StructuredLayout;
@@ -42,7 +43,8 @@ public final class Chunkers {
     }
 
     /**
-     * The chunker of a configuration: consumes {@code format}, {@code strategy} and {@code granularities} from {@code config}.
+     * The chunker of a configuration: consumes {@code format}, {@code strategy}, {@code granularities} and {@code parents}
+     * from {@code config}.
      *
      * @param embeddingModel the model that embeds the chunks, which embedding-based strategies use when they name none
      *                       (null: the node's default model)
@@ -63,7 +65,8 @@ public final class Chunkers {
             inference == null ? NestingLimit.DEFAULTS : inference.nestingLimit()));
         ModelTokens limit = parsed.thetaTokens() != null ? parsed.thetaTokens()
             : InferenceModels.limitTokens(inference, embeddingModel);
-        return limit == null ? chunker : chunker.withTokens(limit, parsed.thetaTokens() != null);
+        ParentSize parents = ParentSize.parse(config.remove(ParentSize.FIELD));
+        return limit == null ? chunker : chunker.withTokens(limit, parsed.thetaTokens() != null).withParentSize(parents);
     }
 
     /** Runs {@code work} with {@code chunker}: inline when its strategy is rule-based, on the inference pool otherwise. */

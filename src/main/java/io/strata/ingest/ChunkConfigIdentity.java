@@ -2,6 +2,7 @@ package io.strata.ingest;
 
 import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.ParentSize;
 import io.strata.model.ModelRef;
 
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,7 @@ import java.util.TreeMap;
 /**
  * The identity of a {@code multi_granular_chunking} processor's chunking: a hash of everything that decides which chunks a
  * text is cut into and how they are embedded — the field, the format, the strategy (its type and θ as parsed, with θ's
- * unit, and its other options as written), the granularities, the model reference (the default model resolved), how
+ * unit, and its other options as written), the granularities, {@code parents.max_tokens}, the model reference (the default model resolved), how
  * children are embedded and the context headers' options. Not in it: {@code target_index}, {@code copy_fields},
  * {@code ignore_missing}, {@code max_chars} (where chunks go and which documents are taken, not how they are cut).
  *
@@ -47,6 +48,9 @@ final class ChunkConfigIdentity {
         Object options = strategy instanceof Map<?, ?> m ? withoutParsedKeys(m) : strategy == null ? Map.of() : strategy;
         identity.put("strategy_options", canonical(options));
         identity.put("granularities", chunker.granularities());
+        if (!chunker.parentSize().equals(ParentSize.DEFAULT)) { // the default leaves earlier identities as they were
+            identity.put("parents", chunker.parentSize().toString());
+        }
         identity.put("model", model == null ? "none" : model.toString());
         identity.put("children", children.label());
         identity.put("context", canonical(context));

@@ -7,6 +7,7 @@ import io.strata.chunkindex.ChunkLedger;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunkindex.VectorOptions;
 import io.strata.chunking.ChildEmbedding;
+import io.strata.chunking.ParentSize;
 import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.ConfigMap;
@@ -352,7 +353,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
     /** Reads and validates the processor configuration once, at pipeline creation. */
     public static final class Factory implements Processor.Factory {
         static final Set<String> KEYS = Set.of("field", "target_index", "format", "strategy", "granularities", "copy_fields",
-            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD, ChunkContext.FIELD, VectorOptions.FIELD);
+            "ignore_missing", "max_chars", "model", "model_id", "embed", ChildEmbedding.FIELD, ChunkContext.FIELD, VectorOptions.FIELD, ParentSize.FIELD);
 
         private final ChunkWriter.Services services;
         private final SentenceSegmenter segmenter;

@@ -86,7 +86,7 @@ final class PreviewEmbeddings {
     /** Embeds the chunks in every mode of {@code options}, then the query; fails with a 400 beyond {@value #MAX_CHUNKS} chunks. */
     static void compute(Options options, List<ChunkedParent> parents, ChunkContext.Headers headers, InferenceService inference,
                         ActionListener<Vectors> listener) {
-        int chunks = parents.stream().mapToInt(p -> p.children().size() + 1).sum();
+        int chunks = parents.stream().mapToInt(p -> p.embedded().size()).sum();
         if (chunks > MAX_CHUNKS) {
             listener.onFailure(new IllegalArgumentException(String.format(Locale.ROOT,
                 "[_chunk] [text] gives %d chunks; [%s], [%s] and [%s] embed at most %d: preview a shorter text", chunks, VECTORS,
@@ -122,23 +122,44 @@ final class PreviewEmbeddings {
         if (mode == ChildEmbedding.LATE) {
             List<Embedder.SpannedText> texts = new ArrayList<>(parents.size());
             parents.forEach(p -> texts.add(headers.spanned(p)));
-            inference.embedSpans(options.model(), texts, Embedder.Purpose.PASSAGE, next);
+            inference.embedSpans(options.model(), texts, Embedder.Purpose.PASSAGE, ActionListener.wrap(perParent -> {
+                List<List<float[]>> out = new ArrayList<>(perParent.size());
+                for (int i = 0; i < perParent.size(); i++) {
+                    out.add(withoutOwnVector(parents.get(i), perParent.get(i)));
+                }
+                next.onResponse(out);
+            }, listener::onFailure));
             return;
         }
         List<String> texts = new ArrayList<>();
         for (ChunkedParent p : parents) {
-            p.all().forEach(c -> texts.add(headers.embedded(c)));
+            p.embedded().forEach(c -> texts.add(headers.embedded(c)));
         }
         inference.embed(options.model(), texts, Embedder.Purpose.PASSAGE, ActionListener.wrap(flat -> {
             List<List<float[]>> perParent = new ArrayList<>(parents.size());
             int at = 0;
             for (ChunkedParent p : parents) {
-                int n = p.children().size() + 1;
-                perParent.add(flat.subList(at, at + n));
+                int n = p.embedded().size();
+                List<float[]> v = new ArrayList<>(p.children().size() + 1);
+                if (!p.parentEmbedded()) {
+                    v.add(null);
+                }
+                v.addAll(flat.subList(at, at + n));
+                perParent.add(v);
                 at += n;
             }
             next.onResponse(perParent);
         }, listener::onFailure));
+    }
+
+    /** {@code vectors} ({@link ChunkedParent#all()} order) with null for a parent without a vector of its own, as stored. */
+    private static List<float[]> withoutOwnVector(ChunkedParent p, List<float[]> vectors) {
+        if (p.parentEmbedded()) {
+            return vectors;
+        }
+        List<float[]> out = new ArrayList<>(vectors);
+        out.set(0, null);
+        return out;
     }
 
     /** The score of a {@code knn_vector} field with {@code cosinesimil} (Lucene's COSINE): {@code (1 + cos) / 2}. */
@@ -197,6 +218,9 @@ final class PreviewEmbeddings {
 
     /** The chunk {@code c} of parent {@code p} ({@link ChunkedParent#all()} order): its scores, vectors and cosine per mode. */
     static void renderChunk(XContentBuilder b, Options options, Vectors vectors, int p, int c) throws IOException {
+        if (vectors.chunks().get(options.modes().get(0)).get(p).get(c) == null) {
+            return; // a parent without a vector of its own
+        }
         if (vectors.query() != null) {
             b.startObject("scores");
             for (ChildEmbedding mode : options.modes()) {
@@ -224,9 +248,9 @@ final class PreviewEmbeddings {
     /** Parent {@code p}'s best chunk under {@code mode} ({@link ChunkedParent#all()} index; the first of equals: the parent first). */
     private static int best(Vectors vectors, ChildEmbedding mode, int p) {
         List<float[]> chunks = vectors.chunks().get(mode).get(p);
-        int best = 0;
+        int best = chunks.get(0) == null ? 1 : 0;
         double bestScore = Double.NEGATIVE_INFINITY;
-        for (int c = 0; c < chunks.size(); c++) {
+        for (int c = best; c < chunks.size(); c++) {
             double s = score(chunks.get(c), vectors.query());
             if (s > bestScore) {
                 bestScore = s;

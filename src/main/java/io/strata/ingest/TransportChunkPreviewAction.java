@@ -8,6 +8,7 @@ import io.strata.chunking.ConfigMap;
 import io.strata.chunking.DocumentFormat;
 import io.strata.chunking.ModelTokens;
 import io.strata.chunking.MultiGranularChunker;
+import io.strata.chunking.ParentSize;
 import io.strata.chunking.Section;
 import io.strata.chunking.Segmentation;
 import io.strata.chunking.TextIndex;
@@ -56,7 +57,8 @@ import java.util.TreeSet;
  * With an embedded embedding model every chunk carries its {@code tokens} as embedded (the model's passage prefix, special
  * tokens and its context header included; {@code truncated: true} above the model's limit), and the answer its
  * {@code tokens}: {@code model}, {@code limit}, {@code limit_splits} (cuts made so no chunk exceeds the limit) and
- * {@code truncated} (chunks still above it). With {@code max_tokens} the answer says {@code max_tokens} instead of
+ * {@code truncated} (embedded chunks still above it) and {@code max_parent_tokens}; a parent above the limit kept whole
+ * ({@code parents: {"max_tokens": N}}, {@link ParentSize}) says {@code embedded: false}: it has no vector of its own. With {@code max_tokens} the answer says {@code max_tokens} instead of
  * {@code max_words}.
  * With {@code context} every chunk carries its {@code context_header}: what is embedded is that header, a blank line, then
  * the chunk's {@code text}.
@@ -73,7 +75,7 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
      */
     static final int MAX_MODEL_CHARS = 100_000;
     private static final Set<String> KEYS = new TreeSet<>(Set.of("text", "format", "strategy", "granularities", "model",
-        "model_id", ChunkContext.FIELD, "document"));
+        "model_id", ChunkContext.FIELD, "document", ParentSize.FIELD));
 
     static {
         KEYS.addAll(PreviewEmbeddings.KEYS);
@@ -224,14 +226,16 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
         if (tokens != null) {
             int limit = chunker.tokens().limit();
             int truncated = 0;
-            for (int[] counts : tokens) {
-                for (int n : counts) {
-                    truncated += n > limit ? 1 : 0;
+            for (int p = 0; p < tokens.length; p++) {
+                // a parent without a vector of its own is above the limit by design, not truncated
+                for (int c = result.parents().get(p).parentEmbedded() ? 0 : 1; c < tokens[p].length; c++) {
+                    truncated += tokens[p][c] > limit ? 1 : 0;
                 }
             }
             // the limit as embedded (prefix and special tokens included); cuts made to stay within it; chunks still above it
             b.startObject("tokens").field("model", chunker.tokens().model()).field("limit", limit)
-                .field("limit_splits", result.limitSplits()).field("truncated", truncated).endObject();
+                .field("limit_splits", result.limitSplits()).field("truncated", truncated)
+                .field("max_parent_tokens", chunker.parentSize().maxTokens()).endObject();
         }
         b.field("granularities", chunker.granularities());
         b.field("format", chunker.format().value());
@@ -248,7 +252,13 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
             int limit = tokens == null ? 0 : chunker.tokens().limit();
             b.startObject();
             chunk(b, p.parent(), result.index(), headers);
-            tokens(b, tokens, i, 0, limit);
+            if (p.parentEmbedded()) {
+                tokens(b, tokens, i, 0, limit);
+            } else {
+                // above the window, kept whole: no vector of its own, scored through its children
+                b.field("tokens", tokens[i][0]);
+                b.field("embedded", false);
+            }
             if (vectors != null) {
                 PreviewEmbeddings.renderChunk(b, preview.embedding(), vectors, i, 0);
                 PreviewEmbeddings.renderBest(b, preview.embedding(), vectors, p, i);

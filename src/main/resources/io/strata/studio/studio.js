@@ -264,18 +264,25 @@ function renderStats(node, result) {
   const t = result.tokens;
   if (t) {
     // tokens as the model is fed each chunk (prefix and special tokens included) against its limit
+    // the largest chunk the model embeds; a parent above the limit kept whole (embedded: false) has no vector: its
+    // children score it
     let most = 0;
-    for (const p of result.parents) for (const c of [p, ...p.children]) most = Math.max(most, c.tokens || 0);
+    let whole = 0;
+    for (const p of result.parents) {
+      if (p.embedded === false) whole++;
+      for (const c of p.embedded === false ? p.children : [p, ...p.children]) most = Math.max(most, c.tokens || 0);
+    }
     node.append('; ', el('span', { id: 'token-summary', class: t.truncated > 0 ? 'truncated' : '' },
       t.model + ': largest chunk ' + most + ' of ' + t.limit + ' tokens, ' + t.limit_splits + ' cut to fit, '
-        + t.truncated + ' truncated'));
+        + t.truncated + ' truncated' + (whole > 0 ? ', ' + whole + ' larger parents kept whole (scored by their children)' : '')));
   }
 }
 
 /** A chunk's size for tooltips: its words and, when the model's tokenizer is known, its tokens as embedded. */
 function size(c) {
   if (c.tokens === undefined) return c.words + ' words';
-  return c.words + ' words, ' + c.tokens + ' tokens' + (c.truncated ? ' (truncated by the model)' : '');
+  return c.words + ' words, ' + c.tokens + ' tokens' + (c.truncated ? ' (truncated by the model)' : '')
+    + (c.embedded === false ? ' (above the model\'s window: no vector of its own, scored by its children)' : '');
 }
 
 function renderHistogram(svg, result) {

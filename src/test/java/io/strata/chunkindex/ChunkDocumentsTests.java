@@ -37,7 +37,9 @@ public class ChunkDocumentsTests {
     @SuppressWarnings("unchecked")
     private static Map<String, Object> stored(Map<String, Object> doc) {
         Map<String, Object> out = new java.util.LinkedHashMap<>(doc);
-        out.put(ChunkDocuments.EMBEDDING, numbers((float[]) doc.get(ChunkDocuments.EMBEDDING)));
+        if (doc.get(ChunkDocuments.EMBEDDING) != null) {
+            out.put(ChunkDocuments.EMBEDDING, numbers((float[]) doc.get(ChunkDocuments.EMBEDDING)));
+        }
         List<Object> children = new ArrayList<>();
         for (Map<String, Object> c : (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN)) {
             Map<String, Object> child = new java.util.LinkedHashMap<>(c);
@@ -89,6 +91,24 @@ public class ChunkDocumentsTests {
         List<Map<String, Object>> children = (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN);
         assertEquals(2, children.size());
         assertTrue(children.stream().noneMatch(ChunkDocuments::isSelfEntry));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    public void testToSource_ofAParentWithoutItsOwnVector_hasNoEmbeddingNorLevelZeroEntry_andReadsBackForReuse() {
+        ChunkedParent whole = new ChunkedParent(parent().parent(), parent().children(), false);
+        List<float[]> vectors = java.util.Arrays.asList(null, vectors().get(1), vectors().get(2));
+        Map<String, Object> doc = ChunkDocuments.toSource("books", "emma", "recursive", whole, Map.of(), vectors, "h", null);
+        assertFalse(doc.containsKey(ChunkDocuments.EMBEDDING));
+        assertEquals("the parent keeps its text for BM25 and the context", TEXT, doc.get(ChunkDocuments.TEXT));
+        List<Map<String, Object>> children = (List<Map<String, Object>>) doc.get(ChunkDocuments.CHILDREN);
+        assertEquals(2, children.size());
+        assertTrue(children.stream().noneMatch(ChunkDocuments::isSelfEntry));
+        List<float[]> read = ChunkDocuments.vectorsOf(stored(doc));
+        assertEquals(3, read.size());
+        assertNull(read.get(0));
+        assertArrayEquals(vectors().get(1), read.get(1), 1e-6f);
+        assertArrayEquals(vectors().get(2), read.get(2), 1e-6f);
     }
 
     @Test

@@ -103,6 +103,60 @@ public class DocumentVectorsTests {
     }
 
     @Test
+    public void testFill_whenAParentHasNoVectorOfItsOwn_onlyItsChildrenAreEmbedded_andItsEntryIsNull() {
+        ChunkedParent whole = new ChunkedParent(parent(1, 2).parent(), parent(1, 2).children(), false);
+        List<ChunkedParent> parents = List.of(parent(0, 1), whole);
+        DocumentVectors vectors = new DocumentVectors(parents, Arrays.asList(null, null));
+        assertEquals(4, vectors.texts());
+        List<DocumentVectors.Slice> slices = vectors.slices(10);
+        assertEquals(List.of(new DocumentVectors.Slice(0, 2, 4)), slices);
+        assertEquals(List.of("0", "0.1", "1.1", "1.2"), vectors.texts(slices.get(0)));
+        vectors.fill(slices.get(0), embed(vectors.texts(slices.get(0))));
+        assertEquals(2, vectors.take(0).size());
+        List<float[]> v = vectors.take(1);
+        assertEquals(3, v.size());
+        assertEquals(null, v.get(0));
+        assertArrayEquals(vectorOf("1.2"), v.get(2), 0);
+    }
+
+    @Test
+    public void testFillSpans_late_dropsThePassOwnVectorOfAParentWithoutOne() {
+        ChunkedParent whole = new ChunkedParent(parent(1, 2).parent(), parent(1, 2).children(), false);
+        DocumentVectors vectors = new DocumentVectors(List.of(parent(0, 1), whole), Arrays.asList(null, null));
+        DocumentVectors.Slice only = vectors.slices(10).get(0);
+        vectors.fillSpans(only, List.of(embed(List.of("0", "0.1")), embed(List.of("1", "1.1", "1.2"))));
+        assertArrayEquals(vectorOf("0"), vectors.take(0).get(0), 0);
+        List<float[]> v = vectors.take(1);
+        assertEquals(null, v.get(0));
+        assertArrayEquals(vectorOf("1.1"), v.get(1), 0);
+    }
+
+    @Test
+    public void testFill_withMeanParents_aParentWithoutItsOwnVectorGetsTheLengthWeightedMeanOfItsFinestChildren() {
+        Chunk parentChunk = new Chunk("p", new Span(0, 30), 0, 0);
+        List<Chunk> children = List.of(new Chunk("a", new Span(0, 30), 1, 0), new Chunk("b", new Span(0, 10), 2, 0),
+            new Chunk("c", new Span(10, 30), 2, 1));
+        ChunkedParent whole = new ChunkedParent(parentChunk, children, false);
+        DocumentVectors vectors = new DocumentVectors(List.of(whole), java.util.Collections.singletonList(null),
+            io.strata.chunking.ChunkContext.Headers.NONE, true);
+        DocumentVectors.Slice only = vectors.slices(10).get(0);
+        assertEquals(List.of("a", "b", "c"), vectors.texts(only));
+        vectors.fill(only, List.of(new float[] { 0, 0, 1 }, new float[] { 1, 0, 0 }, new float[] { 0, 1, 0 }));
+        // level 2 only: (10·[1,0,0] + 20·[0,1,0]) / |…| = [1, 2, 0] / √5
+        assertArrayEquals(new float[] { (float) (1 / Math.sqrt(5)), (float) (2 / Math.sqrt(5)), 0 }, vectors.take(0).get(0), 1e-6f);
+    }
+
+    @Test
+    public void testReuse_onlyWhenTheStoredParentHasAVectorExactlyWhenThisOneGetsOne() {
+        ChunkedParent whole = new ChunkedParent(parent(1, 2).parent(), parent(1, 2).children(), false);
+        List<float[]> storedWithParent = embed(List.of("1", "1.1", "1.2"));
+        List<float[]> storedWithout = Arrays.asList(null, vectorOf("1.1"), vectorOf("1.2"));
+        assertEquals(0, new DocumentVectors(List.of(whole), List.of(storedWithParent)).textsReused());
+        assertEquals(2, new DocumentVectors(List.of(whole), List.of(storedWithout)).textsReused());
+        assertEquals(0, new DocumentVectors(List.of(parent(1, 2)), List.of(storedWithout)).textsReused());
+    }
+
+    @Test
     public void testTake_releasesTheVectors_soEachChunkDocumentIsBuiltOnce() {
         DocumentVectors vectors = new DocumentVectors(List.of(parent(0, 1)), java.util.Collections.singletonList(null));
         DocumentVectors.Slice only = vectors.slices(10).get(0);

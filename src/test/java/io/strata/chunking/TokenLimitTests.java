@@ -14,15 +14,39 @@ import static org.junit.Assert.assertTrue;
 public class TokenLimitTests {
     private static final SentenceSegmenter SEGMENTER = SentenceSegmenter.english();
 
-    /** Every chunk of every level: its text is its span of the source, and it fits the model as embedded. */
-    private static void assertFitsWithExactOffsets(String text, List<ChunkedParent> parents, ModelTokens tokens) {
+    /**
+     * Every chunk of every level: its text is its span of the source, and every chunk that is embedded fits the model; a
+     * parent that is not embedded is above the window, within {@code maxParent}, and every non-blank character of it lies in
+     * one of its children (so the MAX over them sees all of it).
+     */
+    private static void assertFitsWithExactOffsets(String text, List<ChunkedParent> parents, ModelTokens tokens, int maxParent) {
         for (ChunkedParent p : parents) {
             for (Chunk c : p.all()) {
                 assertEquals(text.substring(c.start(), c.end()), c.text());
-                assertTrue(c + " has " + tokens.embedded(c.text()) + " tokens", tokens.embedded(c.text()) <= tokens.limit());
                 assertTrue(p.parent().span().contains(c.span()));
             }
+            for (Chunk c : p.embedded()) {
+                assertTrue(c + " has " + tokens.embedded(c.text()) + " tokens", tokens.embedded(c.text()) <= tokens.limit());
+            }
+            if (!p.parentEmbedded()) {
+                int n = tokens.embedded(p.parent().text());
+                assertTrue(p.parent() + " has " + n + " tokens", n > tokens.limit() && n <= maxParent);
+                for (int i = p.parent().start(); i < p.parent().end(); i++) {
+                    int at = i;
+                    assertTrue("character " + i + " of " + p.parent().span() + " is in no child", Character.isWhitespace(text.charAt(i))
+                        || p.children().stream().anyMatch(c -> c.start() <= at && at < c.end()));
+                }
+            }
         }
+    }
+
+    private static void assertFitsWithExactOffsets(String text, List<ChunkedParent> parents, ModelTokens tokens) {
+        assertFitsWithExactOffsets(text, parents, tokens, ParentSize.DEFAULT_MAX_TOKENS);
+    }
+
+    /** The old behaviour, reachable with {@code parents.max_tokens} at the window: every parent is embedded, cut to fit. */
+    private static ParentSize atTheWindow(ModelTokens tokens) {
+        return new ParentSize(tokens.limit());
     }
 
     @Test
@@ -31,7 +55,8 @@ public class TokenLimitTests {
         String sentence = "Aaaa bbbb cccc dddd eeee ffff gggg hhh. ";
         String text = (sentence + sentence + sentence).strip();
         CharTokens tokens = new CharTokens(90, 4); // 96 tokens + 4 as embedded
-        var chunker = new MultiGranularChunker(new RecursiveStrategy(100), List.of(0.5), SEGMENTER).withTokens(tokens, false);
+        var chunker = new MultiGranularChunker(new RecursiveStrategy(100), List.of(0.5), SEGMENTER).withTokens(tokens, false)
+            .withParentSize(atTheWindow(tokens));
         MultiGranularChunker.Result r = chunker.chunkWithEvidence(text);
         assertEquals(1, r.limitSplits());
         assertEquals(2, r.parents().size());
@@ -84,7 +109,7 @@ public class TokenLimitTests {
     public void testLimit_whenAParentIsCut_itsChildrenFollowItAndAreRenumberedPerLevel() {
         String text = TestTexts.emma().substring(0, 3000);
         var chunker = new MultiGranularChunker(new RecursiveStrategy(400), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER)
-            .withTokens(new CharTokens(400, 2), false);
+            .withTokens(new CharTokens(400, 2), false).withParentSize(new ParentSize(400));
         MultiGranularChunker.Result r = chunker.chunkWithEvidence(text);
         assertTrue(r.limitSplits() > 0);
         assertFitsWithExactOffsets(text, r.parents(), new CharTokens(400, 2));
@@ -95,6 +120,73 @@ public class TokenLimitTests {
                 assertEquals(next[c.level()]++, c.ordinal());
             }
         }
+    }
+
+    @Test
+    public void testLimit_whenAParentIsAboveTheWindow_itIsKeptWholeWithoutAVector_andItsChildrenCoverEveryWord() {
+        String text = TestTexts.emma().substring(0, 6000);
+        CharTokens tokens = new CharTokens(400, 2);
+        var plain = new MultiGranularChunker(new RecursiveStrategy(400), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER);
+        List<ChunkedParent> uncut = plain.chunk(text);
+        MultiGranularChunker.Result r = plain.withTokens(tokens, false).chunkWithEvidence(text);
+        // the parents are the strategy's, whole: same spans and texts as without any limit
+        assertEquals(uncut.stream().map(p -> p.parent()).toList(), r.parents().stream().map(p -> p.parent()).toList());
+        assertTrue(r.parents().stream().anyMatch(p -> !p.parentEmbedded()));
+        for (ChunkedParent p : r.parents()) {
+            assertEquals(p.parent().toString(), tokens.embedded(p.parent().text()) <= 400, p.parentEmbedded());
+        }
+        assertFitsWithExactOffsets(text, r.parents(), tokens);
+        // only the children above the window were cut: each cut adds one piece
+        int before = uncut.stream().mapToInt(p -> p.children().size()).sum();
+        int after = r.parents().stream().mapToInt(p -> p.children().size()).sum();
+        assertTrue(after > before);
+        assertEquals(after - before, r.limitSplits());
+    }
+
+    @Test
+    public void testLimit_whenAParentIsAboveParentsMaxTokens_itIsCutIntoPiecesWithinIt() {
+        String text = TestTexts.emma().substring(0, 6000);
+        CharTokens tokens = new CharTokens(100, 2);
+        var chunker = new MultiGranularChunker(new RecursiveStrategy(400), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER)
+            .withTokens(tokens, false).withParentSize(new ParentSize(300));
+        MultiGranularChunker.Result r = chunker.chunkWithEvidence(text);
+        assertTrue(r.parents().stream().anyMatch(p -> !p.parentEmbedded()));
+        for (ChunkedParent p : r.parents()) {
+            assertTrue(p.parent() + "", tokens.embedded(p.parent().text()) <= 300);
+        }
+        assertFitsWithExactOffsets(text, r.parents(), tokens, 300);
+        assertEquals(java.util.stream.IntStream.range(0, r.parents().size()).boxed().toList(),
+            r.parents().stream().map(p -> p.parent().ordinal()).toList());
+    }
+
+    @Test
+    public void testLimit_whenAParentAboveTheWindowHasNoChildren_itIsCutToTheWindow() {
+        String text = TestTexts.emma().substring(0, 3000);
+        CharTokens tokens = new CharTokens(400, 2);
+        var chunker = new MultiGranularChunker(new RecursiveStrategy(400), List.of(), SEGMENTER).withTokens(tokens, false);
+        MultiGranularChunker.Result r = chunker.chunkWithEvidence(text);
+        assertTrue(r.limitSplits() > 0);
+        assertTrue(r.parents().stream().allMatch(ChunkedParent::parentEmbedded));
+        assertFitsWithExactOffsets(text, r.parents(), tokens);
+    }
+
+    @Test
+    public void testParentSize_parse_readsMaxTokens_andNamesTheFieldAndTheBounds() {
+        assertEquals(ParentSize.DEFAULT, ParentSize.parse(null));
+        assertEquals(8192, ParentSize.parse(null).maxTokens());
+        assertEquals(2048, ParentSize.parse(Map.of("max_tokens", 2048)).maxTokens());
+        ConfigException e = assertThrows(ConfigException.class, () -> ParentSize.parse(Map.of("max_tokens", 0)));
+        assertEquals("parents.max_tokens", e.field());
+        assertEquals("[parents.max_tokens] must be an integer in [1, 32768], got [0]", e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ParentSize.parse(Map.of("max_words", 10)));
+        assertEquals("parents.max_words", e.field());
+        assertEquals("[parents.max_words] is not an option of [parents]; supported: [max_tokens, vector]", e.getMessage());
+        assertEquals(new ParentSize(8192, true), ParentSize.parse(Map.of("vector", "mean")));
+        e = assertThrows(ConfigException.class, () -> ParentSize.parse(Map.of("vector", "max")));
+        assertEquals("[parents.vector] must be one of [none, mean], got [max]", e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ParentSize.parse(2048));
+        assertEquals("parents", e.field());
+        assertEquals("[parents] must be an object like {\"max_tokens\": 8192}, got [2048]", e.getMessage());
     }
 
     @Test
@@ -162,11 +254,13 @@ public class TokenLimitTests {
     }
 
     @Test
-    public void testParse_maxTokensAboveTheModelsLimit_isRejected() {
+    public void testParse_maxTokensAboveTheLargestParent_isRejected_andAboveTheModelsLimitAccepted() {
         ConfigException e = assertThrows(ConfigException.class, () -> ChunkingConfig.parse("strategy",
-            Map.of("type", "recursive", "max_tokens", 1000), withTokens(new CharTokens(512, 2))));
+            Map.of("type", "recursive", "max_tokens", 40000), withTokens(new CharTokens(512, 2))));
         assertEquals("strategy.max_tokens", e.field());
-        assertEquals("[strategy.max_tokens] must be an integer in [1, 512], got [1000]", e.getMessage());
+        assertEquals("[strategy.max_tokens] must be an integer in [1, 32768], got [40000]", e.getMessage());
+        assertEquals(2048, ChunkingConfig.parse("strategy", Map.of("type", "recursive", "max_tokens", 2048),
+            withTokens(new CharTokens(512, 2))).strategy().maxWords());
     }
 
     @Test

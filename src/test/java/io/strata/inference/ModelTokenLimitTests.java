@@ -78,10 +78,57 @@ public class ModelTokenLimitTests {
         return sb.toString();
     }
 
+    /** Every chunk that gets a vector. */
+    private static List<Chunk> embedded(List<ChunkedParent> parents) {
+        List<Chunk> out = new ArrayList<>();
+        parents.forEach(p -> out.addAll(p.embedded()));
+        return out;
+    }
+
     private static List<Chunk> all(List<ChunkedParent> parents) {
         List<Chunk> out = new ArrayList<>();
         parents.forEach(p -> out.addAll(p.all()));
         return out;
+    }
+
+    /** Every non-blank character of each parent without a vector lies in one of its children, by the text itself. */
+    private static void assertChildrenCoverParentsWithoutVectors(String text, List<ChunkedParent> parents) {
+        for (ChunkedParent p : parents) {
+            if (p.parentEmbedded()) {
+                continue;
+            }
+            assertTrue(p.parent().span() + ": " + fed(p.parent().text()) + " tokens", fed(p.parent().text()) > 512);
+            for (int i = p.parent().start(); i < p.parent().end(); i++) {
+                int at = i;
+                assertTrue("character " + i + " is in no child", Character.isWhitespace(text.charAt(i))
+                    || p.children().stream().anyMatch(c -> c.start() <= at && at < c.end()));
+            }
+        }
+    }
+
+    @Test
+    public void testLimit_atThetaOf500Words_parentsAboveTheWindowStayWhole_andEveryEmbeddedChunkFits() {
+        String text = io.strata.chunking.TestTexts.emma();
+        var plain = new MultiGranularChunker(new RecursiveStrategy(500), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER);
+        List<ChunkedParent> uncut = plain.chunk(text);
+        MultiGranularChunker.Result r = plain.withTokens(tokens, false).chunkWithEvidence(text);
+        assertEquals(uncut.stream().map(ChunkedParent::parent).toList(), r.parents().stream().map(ChunkedParent::parent).toList());
+        long whole = r.parents().stream().filter(p -> !p.parentEmbedded()).count();
+        assertTrue("parents above the window: " + whole, whole > 0);
+        for (ChunkedParent p : r.parents()) {
+            assertEquals(p.parent().span().toString(), fed(p.parent().text()) <= 512, p.parentEmbedded());
+        }
+        for (Chunk c : embedded(r.parents())) {
+            assertTrue(c.level() + " " + c.span() + ": " + fed(c.text()) + " tokens", fed(c.text()) <= 512);
+        }
+        assertChildrenCoverParentsWithoutVectors(text, r.parents());
+        // with parents.max_tokens at the window, the old cut: every parent fits, and there are more of them
+        MultiGranularChunker.Result cut = plain.withTokens(tokens, false).withParentSize(new io.strata.chunking.ParentSize(512))
+            .chunkWithEvidence(text);
+        assertTrue(cut.parents().size() > r.parents().size());
+        for (Chunk c : all(cut.parents())) {
+            assertTrue(fed(c.text()) <= 512);
+        }
     }
 
     @Test
@@ -94,7 +141,8 @@ public class ModelTokenLimitTests {
 
         MultiGranularChunker.Result r = plain.withTokens(tokens, false).chunkWithEvidence(text);
         assertTrue(r.limitSplits() > 0);
-        for (Chunk c : all(r.parents())) {
+        assertChildrenCoverParentsWithoutVectors(text, r.parents());
+        for (Chunk c : embedded(r.parents())) {
             assertEquals(text.substring(c.start(), c.end()), c.text());
             assertTrue(c.level() + " " + c.span() + ": " + fed(c.text()) + " tokens", fed(c.text()) <= 512);
             assertEquals(fed(c.text()), tokens.embedded(c.text()));
@@ -130,7 +178,7 @@ public class ModelTokenLimitTests {
     }
 
     @Test
-    public void testLimit_whenSemanticParentsAreTooLong_theyAreCutToFit() {
+    public void testLimit_whenSemanticParentsAreAboveParentsMaxTokens_theyAreCutToFit() {
         // a semantic strategy that finds no breakpoint (every sentence embeds the same) and θ of 8192 words: one parent
         Embedder same = new Embedder() {
             public String name() {
@@ -155,12 +203,16 @@ public class ModelTokenLimitTests {
         };
         String text = tokenDense(20);
         var chunker = new MultiGranularChunker(new SemanticStrategy(same, 1, SemanticStrategy.ThresholdType.PERCENTILE, 95, 8192),
-            List.of(0.5), SEGMENTER).withTokens(tokens, false);
+            List.of(0.5), SEGMENTER).withTokens(tokens, false).withParentSize(new io.strata.chunking.ParentSize(1024));
         MultiGranularChunker.Result r = chunker.chunkWithEvidence(text);
         assertTrue(r.parents().size() > 1);
-        for (Chunk c : all(r.parents())) {
+        for (ChunkedParent p : r.parents()) {
+            assertTrue(fed(p.parent().text()) <= 1024);
+        }
+        for (Chunk c : embedded(r.parents())) {
             assertTrue(fed(c.text()) <= 512);
         }
+        assertChildrenCoverParentsWithoutVectors(text, r.parents());
     }
 
     @Test

@@ -21,7 +21,10 @@ public class LateChunkingIT extends StrataRestTestCase {
         return s;
     }
 
-    /** θ 500 (parents above e5's 512 tokens are cut to fit before they are embedded; LateChunkingEmbedderTests covers the late windows). */
+    /**
+     * θ 500 (parents above e5's 512 tokens have no vector of their own in either mode, their children are pooled from windows;
+     * LateChunkingEmbedderTests covers the late windows).
+     */
     private static String pipeline(String target, String embedding) {
         return "{\"field\": \"body\", \"target_index\": \"" + target + "\", \"strategy\": {\"type\": \"recursive\", \"max_words\": 500}"
             + (embedding == null ? "" : ", \"children\": {\"embedding\": \"" + embedding + "\"}") + "}";
