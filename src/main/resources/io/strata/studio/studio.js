@@ -578,19 +578,40 @@ function questionLines(text) {
   return { questions: out, lines };
 }
 
-/** The chunk indices of the source index (its generations when the node serves them), offered in both index inputs. */
+/**
+ * The source index's generations (GET _plugins/_strata/generations): each chunk index with its generation, whether it
+ * serves, its config identity and counts, offered in both index inputs; a rebuild running on the answering node shows
+ * its progress (click again to refresh).
+ */
 async function listChunkIndices() {
   const source = $('cq-source').value.trim();
   const status = $('cq-status');
   if (source === '') { setStatus(status, 'error: name a source index'); return; }
   try {
     const r = await api('GET', '/_plugins/_strata/generations?index=' + encodeURIComponent(source));
-    const names = [];
-    for (const g of (r.generations || [])) names.push(typeof g === 'string' ? g : (g.index || g.name));
-    $('cq-indices').replaceChildren(...names.filter(Boolean).map((n) => el('option', { value: n })));
-    setStatus(status, names.length + ' chunk indices of ' + source);
+    const generations = r.generations || [];
+    $('cq-indices').replaceChildren(...generations.map((g) => el('option', { value: g.index })));
+    renderGenerations(generations, r.rebuild);
+    setStatus(status, generations.length + ' chunk indices of ' + source);
   } catch (e) {
     setStatus(status, 'error: ' + e.message + ' (type the chunk indices' + "'" + ' names)');
+  }
+}
+
+function renderGenerations(generations, rebuild) {
+  const table = $('cq-generations');
+  const head = el('tr', {}, ...['index', 'generation', 'serving', 'config', 'documents', 'parents'].map((h) => el('th', {}, h)));
+  const rows = generations.map((g) => el('tr', { class: 'g-row', 'data-index': g.index },
+    el('td', {}, g.index), el('td', {}, String(g.generation ?? '')), el('td', {}, g.serving ? 'yes' : 'no'),
+    el('td', {}, g.config || ''), el('td', {}, String(g.documents ?? '')), el('td', {}, String(g.parents ?? ''))));
+  table.replaceChildren(head, ...rows);
+  table.hidden = generations.length === 0;
+  const line = $('cq-rebuild');
+  line.hidden = !rebuild;
+  if (rebuild) {
+    line.textContent = 'rebuilding ' + rebuild.generation_index + ': ' + rebuild.phase + ', ' + rebuild.done + ' / '
+      + rebuild.total + ' documents, ' + rebuild.parents_written + ' parents written, '
+      + Number(rebuild.documents_per_second || 0).toFixed(1) + ' documents/s (task ' + rebuild.task + ')';
   }
 }
 

@@ -443,6 +443,54 @@ public class StudioIT extends StrataRestTestCase {
         screenshot("compare-questions");
     }
 
+    /**
+     * The questions mode lists the source's generations as {@code GET _plugins/_strata/generations} answers them (each
+     * chunk index with its generation, serving or not, config and counts) and a rebuild running meanwhile with its
+     * progress. Oracle: the API's answer read right after the click.
+     */
+    public void testCompareView_listsTheGenerations_andARunningRebuildsProgress() throws Exception {
+        String pipeline = "{\"field\": \"body\", \"target_index\": \"studio-gen-chunks\", \"embed\": false, "
+            + "\"strategy\": {\"type\": \"recursive\", \"max_words\": %d}}";
+        putPipeline("studio-gen", pipeline.formatted(40));
+        Map<String, Map<String, Object>> docs = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < 250; i++) {
+            docs.put("d" + i, Map.of("body", "Note " + i + ". Emma walked from Hartfield to Highbury and spoke of the weather. "
+                .repeat(4 + i % 5).strip()));
+        }
+        assertEquals(false, bulk("studio-gen-src", "studio-gen", docs).get("errors"));
+        putPipeline("studio-gen", pipeline.formatted(20));
+        call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src");
+        // a second rebuild held back by its rate: running while the page lists
+        String task = (String) call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src&requests_per_second=1"
+            + "&wait_for_completion=false").get("task");
+        try {
+            open("compare");
+            new org.openqa.selenium.support.ui.Select(byId("compare-kind")).selectByValue("questions");
+            setValue(byId("cq-source"), "studio-gen-src");
+            byId("cq-list").click();
+            awaitStatus("cq-status");
+            Map<String, Object> expected = call("GET", "/_plugins/_strata/generations?index=studio-gen-src");
+            List<Map<String, Object>> generations = (List<Map<String, Object>>) expected.get("generations");
+            assertEquals(expected.toString(), 2, generations.size());
+            List<WebElement> rows = driver().findElements(By.cssSelector("#cq-generations tr.g-row"));
+            assertEquals(generations.size(), rows.size());
+            for (int i = 0; i < rows.size(); i++) {
+                Map<String, Object> g = generations.get(i);
+                List<String> cells = rows.get(i).findElements(By.tagName("td")).stream().map(WebElement::getText).toList();
+                assertEquals(List.of(g.get("index"), String.valueOf(g.get("generation")), Boolean.TRUE.equals(g.get("serving")) ? "yes" : "no",
+                    g.get("config") == null ? "" : g.get("config"), String.valueOf(g.get("documents")), String.valueOf(g.get("parents"))), cells);
+            }
+            assertEquals("studio-gen-chunks-g2", rows.get(1).getAttribute("data-index"));
+            Map<String, Object> rebuild = (Map<String, Object>) expected.get("rebuild");
+            assertNotNull(expected.toString(), rebuild);
+            String line = byId("cq-rebuild").getText();
+            assertTrue(line, line.startsWith("rebuilding studio-gen-chunks-g3: "));
+            assertTrue(line, line.contains(" / 250 documents") && line.endsWith("(task " + task + ")"));
+        } finally {
+            call("POST", "/_tasks/" + task + "/_cancel");
+        }
+    }
+
     private static String signed(Object v) {
         double x = ((Number) v).doubleValue();
         return Math.abs(x) < 0.05 ? "0.0" : (x > 0 ? "+" : "−") + String.format(java.util.Locale.ROOT, "%.1f", Math.abs(x));
