@@ -19,6 +19,9 @@ import java.util.List;
  * ({@link TokenLimit}), and a strategy's θ may count the model's tokens ({@code max_tokens}) instead of words: the text is
  * then indexed with its tokens, and the strategy, the child splitters (θ·g tokens) and the merges all count tokens.
  *
+ * <p>Children that add nothing are not written ({@link ChildPolicy}): a child below a quarter of its level's size joins
+ * a neighbour, and a child whose span repeats its parent's or a coarser child's is dropped.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class MultiGranularChunker {
@@ -29,6 +32,7 @@ public final class MultiGranularChunker {
     private final SentenceSegmenter segmenter;
     private final List<Double> granularities;
     private final List<RecursiveSplitter> childSplitters;
+    private final ChildPolicy childPolicy;
     /** Null for flat text. */
     private final DocumentLayout layout;
     /** The embedding model's tokenizer, or null when it is not known here (an ml-commons model): no limit is enforced. */
@@ -61,9 +65,12 @@ public final class MultiGranularChunker {
         this.granularities = List.copyOf(granularities);
         this.layout = layout;
         this.childSplitters = new ArrayList<>();
+        int[] levelSizes = new int[granularities.size()];
         for (double g : granularities) {
-            childSplitters.add(new RecursiveSplitter(childWords(strategy.maxWords(), g)));
+            levelSizes[childSplitters.size()] = childWords(strategy.maxWords(), g);
+            childSplitters.add(new RecursiveSplitter(levelSizes[childSplitters.size()]));
         }
+        this.childPolicy = new ChildPolicy(levelSizes);
     }
 
     /**
@@ -130,7 +137,8 @@ public final class MultiGranularChunker {
             Segmentation segmentation = strategy.segment(index);
             result = new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
         }
-        return tokens == null ? result : new TokenLimit(tokens).apply(result);
+        result = childPolicy.mergeTiny(result); // before the limit, which cuts a merged child that no longer fits
+        return ChildPolicy.dropRepeats(tokens == null ? result : new TokenLimit(tokens).apply(result));
     }
 
     private List<ChunkedParent> withChildren(TextIndex index, List<Span> parents) {
