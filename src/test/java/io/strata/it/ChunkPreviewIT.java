@@ -27,8 +27,8 @@ public class ChunkPreviewIT extends StrataRestTestCase {
             assertTrue("parents respect θ", (Integer) p.get("words") <= 120);
             previousEnd = end;
             List<Map<String, Object>> children = (List<Map<String, Object>>) p.get("children");
-            // a parent of at most θ/2 words has no child: it would repeat the parent
-            assertEquals(children.isEmpty(), (Integer) p.get("words") <= 60);
+            // a parent of at most θ/2 words may have no child (one that would repeat the parent is not written)
+            assertTrue(!children.isEmpty() || (Integer) p.get("words") <= 60);
             for (Map<String, Object> c : children) {
                 assertEquals(1, c.get("level"));
                 // a child below a quarter of θ/2 joins a neighbour: at most that quarter more
