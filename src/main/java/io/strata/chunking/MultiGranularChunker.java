@@ -33,6 +33,8 @@ public final class MultiGranularChunker {
     private final List<Double> granularities;
     private final List<RecursiveSplitter> childSplitters;
     private final ChildPolicy childPolicy;
+    /** Whether every child the splitters cut is kept ({@code children.keep_redundant}: for comparison only). */
+    private final boolean keepRedundant;
     /** Null for flat text. */
     private final DocumentLayout layout;
     /** The embedding model's tokenizer, or null when it is not known here (an ml-commons model): no limit is enforced. */
@@ -47,11 +49,11 @@ public final class MultiGranularChunker {
     /** @param layout how structured documents are laid out (Markdown, HTML); null reads the text as flat text */
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
                                 DocumentLayout layout) {
-        this(strategy, granularities, segmenter, layout, null, false);
+        this(strategy, granularities, segmenter, layout, null, false, false);
     }
 
     private MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
-                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens) {
+                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens, boolean keepRedundant) {
         if (thetaInTokens && tokens == null) {
             throw new IllegalArgumentException("θ in tokens needs the model's tokens");
         }
@@ -71,6 +73,7 @@ public final class MultiGranularChunker {
             childSplitters.add(new RecursiveSplitter(levelSizes[childSplitters.size()]));
         }
         this.childPolicy = new ChildPolicy(levelSizes);
+        this.keepRedundant = keepRedundant;
     }
 
     /**
@@ -78,7 +81,17 @@ public final class MultiGranularChunker {
      * {@code thetaInTokens} θ (and θ·g) counts its tokens.
      */
     public MultiGranularChunker withTokens(ModelTokens tokens, boolean thetaInTokens) {
-        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens);
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, keepRedundant);
+    }
+
+    /** This chunker writing every child the splitters cut, also those {@link ChildPolicy} leaves out: for comparison only. */
+    public MultiGranularChunker keepingRedundantChildren() {
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, true);
+    }
+
+    /** Whether children that add nothing are written too ({@link #keepingRedundantChildren}). */
+    public boolean keepsRedundantChildren() {
+        return keepRedundant;
     }
 
     /** The embedding model's tokenizer the limit is checked with, or null. */
@@ -136,6 +149,9 @@ public final class MultiGranularChunker {
             TextIndex index = new TextIndex(text, segmenter, thetaInTokens ? tokens : null);
             Segmentation segmentation = strategy.segment(index);
             result = new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
+        }
+        if (keepRedundant) {
+            return tokens == null ? result : new TokenLimit(tokens).apply(result);
         }
         result = childPolicy.mergeTiny(result); // before the limit, which cuts a merged child that no longer fits
         return ChildPolicy.dropRepeats(tokens == null ? result : new TokenLimit(tokens).apply(result));

@@ -2,6 +2,7 @@ package io.strata.eval;
 
 import io.strata.demo.Connection;
 import io.strata.demo.JsonRest;
+import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.RestClient;
 
 import java.nio.file.Path;
@@ -16,39 +17,44 @@ import java.util.Set;
  * What a pipeline writes per parent on the eval datasets, through a real node's {@code POST _plugins/_strata/_chunk}
  * (the same chunker as ingest, token limit included, nothing embedded): per dataset and θ of the recursive strategy with
  * the default granularities, parents, vectors (parents + children), vectors per parent, children whose span repeats
- * their parent's or a coarser child's, and children of at most 3 words under a longer parent.
+ * their parent's or a coarser child's, and children of at most 3 words under a longer parent — each before (every child the
+ * splitters cut: {@code children.keep_redundant}) and now.
  *
  * <pre>mvn -Pbench test-compile exec:java -Dexec.mainClass=io.strata.eval.ChunkCounts -Dexec.args="URL DATASET=θ,θ ..."</pre>
  * e.g. {@code http://127.0.0.1:9600 gutenqa-emma=200,300,500 squad2-dev-sample=200,300 covid-qa-sample=200,300}.
  */
 public final class ChunkCounts {
     public static void main(String[] args) throws Exception {
-        try (RestClient client = Connection.builder(Connection.url(args[0], "http://127.0.0.1:9600")).build()) {
-            System.out.println("| dataset | θ | parents | vectors | vectors / parent | children repeating a coarser span | children ≤ 3 words "
-                + "under a longer parent |");
-            System.out.println("|---|---|---|---|---|---|---|");
+        // a book's chapter on a loaded node takes longer than the client's default 30 s
+        try (RestClient client = Connection.builder(Connection.url(args[0], "http://127.0.0.1:9600"))
+            .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofMinutes(10))).build()) {
+            System.out.println("| dataset | θ | parents | vectors before → now | vectors / parent before → now | saved | children "
+                + "repeating a coarser span before → now | children ≤ 3 words under a longer parent before → now |");
+            System.out.println("|---|---|---|---|---|---|---|---|");
             for (int a = 1; a < args.length; a++) {
                 String[] kv = args[a].split("=", 2);
                 EvalDataset d = EvalDataset.fromFolder(RetrievalEval.BUNDLED.resolve(kv[0]), null);
                 for (String t : kv[1].split(",")) {
                     int theta = Integer.parseInt(t);
-                    long[] c = counts(client, d, theta);
-                    System.out.printf(Locale.ROOT, "| %s | %d | %d | %d | %.2f | %d | %d |%n", d.name(), theta, c[0], c[1],
-                        (double) c[1] / c[0], c[2], c[3]);
+                    long[] b = counts(client, d, theta, true);
+                    long[] c = counts(client, d, theta, false);
+                    System.out.printf(Locale.ROOT, "| %s | %d | %d | %d → %d | %.2f → %.2f | %.1f %% | %d → %d | %d → %d |%n", d.name(),
+                        theta, c[0], b[1], c[1], (double) b[1] / b[0], (double) c[1] / c[0], 100.0 * (b[1] - c[1]) / b[1], b[2], c[2],
+                        b[3], c[3]);
                 }
             }
         }
     }
 
     @SuppressWarnings("unchecked")
-    static long[] counts(RestClient client, EvalDataset d, int theta) throws Exception {
+    static long[] counts(RestClient client, EvalDataset d, int theta, boolean keepRedundant) throws Exception {
         long parents = 0;
         long vectors = 0;
         long repeats = 0;
         long tiny = 0;
         for (EvalDataset.Document doc : d.documents()) {
             Map<String, Object> r = JsonRest.call(client, "POST", "/_plugins/_strata/_chunk", JsonRest.json(Map.of("text", doc.text(),
-                "strategy", Map.of("type", "recursive", "max_words", theta))));
+                "strategy", Map.of("type", "recursive", "max_words", theta), "children", Map.of("keep_redundant", keepRedundant))));
             for (Object o : (List<Object>) r.get("parents")) {
                 Map<String, Object> p = (Map<String, Object>) o;
                 parents++;

@@ -153,4 +153,34 @@ public class ChildPolicyTests {
         // the heading leads its section's first content
         assertTrue(chunker.chunk(text).stream().anyMatch(p -> p.parent().text().startsWith("## Troubleshoot\n\nWhen the node")));
     }
+
+    /**
+     * {@code children.keep_redundant} (for comparison only) writes what the child splitters cut and nothing else: oracle =
+     * {@link RecursiveSplitter} run on each parent here, at θ·g.
+     */
+    @Test
+    public void testKeepingRedundantChildren_onEmma_writesEveryChildTheSplittersCut() {
+        TextIndex index = new TextIndex(EMMA, SEGMENTER);
+        for (int theta : new int[] { 200, 500 }) {
+            MultiGranularChunker keeping = recursive(theta).keepingRedundantChildren();
+            assertTrue(keeping.keepsRedundantChildren());
+            List<ChunkedParent> all = keeping.chunk(EMMA);
+            List<ChunkedParent> now = recursive(theta).chunk(EMMA);
+            assertEquals("the parents are the same", now.stream().map(p -> p.parent().span()).toList(),
+                all.stream().map(p -> p.parent().span()).toList());
+            int repeats = 0;
+            for (ChunkedParent p : all) {
+                List<Span> expected = new ArrayList<>();
+                for (int level = 1; level <= 2; level++) {
+                    expected.addAll(new RecursiveSplitter(MultiGranularChunker.childWords(theta, level == 1 ? 0.5 : 0.25))
+                        .split(index, p.parent().span()));
+                }
+                assertEquals(expected, p.children().stream().map(Chunk::span).toList());
+                repeats += (int) p.children().stream().filter(c -> c.span().equals(p.parent().span())).count();
+            }
+            // at θ 200 some parents are within θ/2: their θ/2 child repeats them
+            assertTrue("θ " + theta + ": the kept children repeat parents", theta > 200 || repeats > 0);
+            assertTrue(all.stream().mapToInt(p -> p.children().size()).sum() > now.stream().mapToInt(p -> p.children().size()).sum());
+        }
+    }
 }
