@@ -89,9 +89,10 @@ public final class TextIndex {
     /**
      * Starts and ends of the words of {@code text}, and their count: a run of non-whitespace is one word, unless it holds
      * a character of a script written without spaces between words (Han, Hiragana, Katakana, Thai, Lao, Khmer, Burmese):
-     * such a run counts ICU's words inside it (word status only; dictionary-based for those scripts). A word's start then
-     * takes in the punctuation glued before it, back to the previous word's end, so a cut at a word start never leaves an
-     * opening bracket or quote at the end of the chunk before it.
+     * such a run counts ICU's words inside it (word status only; dictionary-based for those scripts). Punctuation between
+     * two words goes with the word it belongs to: opening brackets and quotes ({@code 「『（“}) with the word after them,
+     * everything else ({@code 。、」）}) with the word before, so words tile the run and a cut at a word start falls where a
+     * sentence or clause ends, never between a word and its full stop or opening quote.
      */
     private static int[][] icuWords(String text) {
         int[] starts = new int[Math.max(16, text.length() / 5)];
@@ -125,20 +126,37 @@ public final class TextIndex {
             }
             it.setText(text.substring(runStart, i));
             int before = n;
+            int opening = -1; // where opening punctuation waiting for its word starts
             int prev = it.first();
             for (int cur = it.next(); cur != BreakIterator.DONE; prev = cur, cur = it.next()) {
                 if (it.getRuleStatus() >= BreakIterator.WORD_NONE_LIMIT) {
-                    // punctuation glued before the word belongs to it (the run's start for the first one)
-                    starts[n] = n == before ? runStart : ends[n - 1];
+                    // the first word takes in what precedes it in the run
+                    starts[n] = n == before ? runStart : opening >= 0 ? opening : runStart + prev;
                     ends[n++] = runStart + cur;
+                    opening = -1;
+                } else if (opening < 0 && isOpening(text, runStart + prev, runStart + cur)) {
+                    opening = runStart + prev;
+                } else if (opening < 0 && n > before) {
+                    ends[n - 1] = runStart + cur; // closing punctuation stays with the word before it
                 }
             }
             if (n == before) { // punctuation only: one word, as any run
                 starts[n] = runStart;
                 ends[n++] = i;
+            } else {
+                ends[n - 1] = i; // what follows the run's last word is its own
             }
         }
         return new int[][] { starts, ends, { n } };
+    }
+
+    /** Whether {@code text[from, to)} starts with opening punctuation (Unicode Ps or Pi: brackets, opening quotes). */
+    private static boolean isOpening(String text, int from, int to) {
+        if (from >= to) {
+            return false;
+        }
+        int type = Character.getType(text.codePointAt(from));
+        return type == Character.START_PUNCTUATION || type == Character.INITIAL_QUOTE_PUNCTUATION;
     }
 
     /** Scripts written without spaces between words: their runs are segmented by ICU's dictionaries. */

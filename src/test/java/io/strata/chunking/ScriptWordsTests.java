@@ -42,14 +42,32 @@ public class ScriptWordsTests {
         assertEquals(oracle("Strata是一个插件").size(), new TextIndex("Strata是一个插件", SEGMENTER).totalWords());
     }
 
+    /**
+     * Punctuation goes with its word: a full stop or closing quote with the word before it, an opening quote with the word
+     * after, so a span ending at a sentence's end holds no part of the next word (it counted one word too many).
+     */
+    @Test
+    public void testWords_punctuationGoesWithItsWord_soASentenceEndIsAWordBoundary() {
+        String text = "自己的。「他们」说";
+        TextIndex index = new TextIndex(text, SEGMENTER);
+        assertEquals(List.of("自己", "的", "他们", "说"), oracle(text).stream().map(w -> text.substring(w[0], w[1])).toList());
+        assertEquals(2, index.words(0, 4)); // 自己 的。
+        assertEquals(2, index.words(4, text.length())); // 「他们」 说
+        assertEquals(4, index.totalWords());
+        assertEquals(List.of(0, 2, 4, 8), java.util.Arrays.stream(index.wordStartsIn(new Span(0, text.length()))).boxed().toList());
+    }
+
     private static void check(String text) {
         List<int[]> words = oracle(text);
+        TextIndex index = new TextIndex(text, SEGMENTER);
         for (int theta : new int[] { 100, 300 }) {
             List<ChunkedParent> parents = new MultiGranularChunker(new RecursiveStrategy(theta), MultiGranularChunker.DEFAULT_GRANULARITIES,
                 SEGMENTER).chunk(text);
             assertTrue("θ " + theta + ": " + parents.size() + " parents for " + words.size() + " words",
                 parents.size() >= words.size() / theta);
             List<Integer> sizes = parents.stream().map(p -> count(words, p.parent().span())).toList();
+            // the words θ counts (and _chunk reports) are ICU's
+            assertEquals("θ " + theta, sizes, parents.stream().map(p -> index.words(p.parent().span())).toList());
             // none above θ; the typical parent within ±25 % of θ (one that ends a paragraph holds its remainder, as in English)
             assertTrue("θ " + theta + ": " + sizes, sizes.stream().allMatch(n -> n <= theta));
             List<Integer> sorted = sizes.stream().sorted().toList();
