@@ -390,6 +390,9 @@ public final class ChunkWriter {
             if (childEmbedding != ChildEmbedding.SEPARATE) {
                 digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
             }
+            if (chunker.keepsRedundantChildren()) { // other children under the same parent text: never each other's vectors
+                digest.update("children.keep_redundant".getBytes(StandardCharsets.UTF_8));
+            }
             for (String h : chunkHeaders) {
                 // each header ends in a 0 byte, which no JSON string value can hold: the list is read back unambiguously
                 digest.update(("header=" + h).getBytes(StandardCharsets.UTF_8));

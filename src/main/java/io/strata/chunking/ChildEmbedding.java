@@ -16,11 +16,20 @@ import java.util.Map;
  *       from the token states of its own span ({@link Embedder#embedSpans}). The children cost no pass of their own and
  *       see their parent; the parent's vector is the same as with {@code separate}.</li>
  * </ul>
+ * {@code children: {"keep_redundant": true}} writes every child the splitters cut, also those {@link ChildPolicy} leaves
+ * out (a child repeating its parent's or a coarser child's span, a tiny child not joined to its neighbour): for comparing
+ * retrieval with and without them only.
  */
 public enum ChildEmbedding {
     SEPARATE, LATE;
 
     public static final String FIELD = "children";
+    public static final String KEEP_REDUNDANT = "keep_redundant";
+
+    /** The {@code children} object: how children are embedded, and whether children that add nothing are written too. */
+    public record Options(ChildEmbedding embedding, boolean keepRedundant) {
+        public static final Options DEFAULT = new Options(SEPARATE, false);
+    }
 
     /** The name in configuration. */
     public String label() {
@@ -31,10 +40,10 @@ public enum ChildEmbedding {
         return Arrays.stream(values()).map(ChildEmbedding::label).toList();
     }
 
-    /** Parses {@code children} (null: the default, {@link #SEPARATE}). */
-    public static ChildEmbedding parse(Object children) {
+    /** Parses {@code children} (null: {@link Options#DEFAULT}). */
+    public static Options parseOptions(Object children) {
         if (children == null) {
-            return SEPARATE;
+            return Options.DEFAULT;
         }
         if (!(children instanceof Map<?, ?> raw)) {
             String reason = String.format(Locale.ROOT, "must be an object like {\"embedding\": \"late\"}, got [%s]", children);
@@ -49,10 +58,11 @@ public enum ChildEmbedding {
             mode = Arrays.stream(values()).filter(m -> m.label().equals(value)).findFirst().orElseThrow(() -> c.error("embedding",
                 String.format(Locale.ROOT, "must be one of %s, got [%s]", labels(), value)));
         }
+        boolean keepRedundant = c.booleanValue(KEEP_REDUNDANT, false);
         String unknown = c.firstUnknown();
         if (unknown != null) {
             throw c.error(unknown, String.format(Locale.ROOT, "is not an option of [%s]; supported: %s", FIELD, c.known()));
         }
-        return mode;
+        return new Options(mode, keepRedundant);
     }
 }

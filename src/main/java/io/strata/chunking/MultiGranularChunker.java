@@ -19,6 +19,9 @@ import java.util.List;
  * strategy, a parent above it is kept whole without a vector of its own up to {@link ParentSize} ({@link TokenLimit}),
  * and a strategy's θ may count the model's tokens ({@code max_tokens}) instead of words: the text is then indexed with its tokens, and the strategy, the child splitters (θ·g tokens) and the merges all count tokens.
  *
+ * <p>Children that add nothing are not written ({@link ChildPolicy}): a child below a quarter of its level's size joins
+ * a neighbour, and a child whose span repeats its parent's or a coarser child's is dropped.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class MultiGranularChunker {
@@ -29,6 +32,9 @@ public final class MultiGranularChunker {
     private final SentenceSegmenter segmenter;
     private final List<Double> granularities;
     private final List<RecursiveSplitter> childSplitters;
+    private final ChildPolicy childPolicy;
+    /** Whether every child the splitters cut is kept ({@code children.keep_redundant}: for comparison only). */
+    private final boolean keepRedundant;
     /** Null for flat text. */
     private final DocumentLayout layout;
     /** The embedding model's tokenizer, or null when it is not known here (an ml-commons model): no limit is enforced. */
@@ -45,11 +51,12 @@ public final class MultiGranularChunker {
     /** @param layout how structured documents are laid out (Markdown, HTML); null reads the text as flat text */
     public MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
                                 DocumentLayout layout) {
-        this(strategy, granularities, segmenter, layout, null, false, ParentSize.DEFAULT);
+        this(strategy, granularities, segmenter, layout, null, false, ParentSize.DEFAULT, false);
     }
 
     private MultiGranularChunker(ChunkingStrategy strategy, List<Double> granularities, SentenceSegmenter segmenter,
-                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens, ParentSize parentSize) {
+                                 DocumentLayout layout, ModelTokens tokens, boolean thetaInTokens, ParentSize parentSize,
+                                 boolean keepRedundant) {
         if (thetaInTokens && tokens == null) {
             throw new IllegalArgumentException("θ in tokens needs the model's tokens");
         }
@@ -64,9 +71,13 @@ public final class MultiGranularChunker {
         this.granularities = List.copyOf(granularities);
         this.layout = layout;
         this.childSplitters = new ArrayList<>();
+        int[] levelSizes = new int[granularities.size()];
         for (double g : granularities) {
-            childSplitters.add(new RecursiveSplitter(childWords(strategy.maxWords(), g)));
+            levelSizes[childSplitters.size()] = childWords(strategy.maxWords(), g);
+            childSplitters.add(new RecursiveSplitter(levelSizes[childSplitters.size()]));
         }
+        this.childPolicy = new ChildPolicy(levelSizes);
+        this.keepRedundant = keepRedundant;
     }
 
     /**
@@ -74,16 +85,26 @@ public final class MultiGranularChunker {
      * {@code thetaInTokens} θ (and θ·g) counts its tokens.
      */
     public MultiGranularChunker withTokens(ModelTokens tokens, boolean thetaInTokens) {
-        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize);
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize, keepRedundant);
     }
 
     /** This chunker keeping parents above the model's window whole up to {@code parentSize} (see {@link TokenLimit}). */
     public MultiGranularChunker withParentSize(ParentSize parentSize) {
-        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize);
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize, keepRedundant);
     }
 
     public ParentSize parentSize() {
         return parentSize;
+    }
+
+    /** This chunker writing every child the splitters cut, also those {@link ChildPolicy} leaves out: for comparison only. */
+    public MultiGranularChunker keepingRedundantChildren() {
+        return new MultiGranularChunker(strategy, granularities, segmenter, layout, tokens, thetaInTokens, parentSize, true);
+    }
+
+    /** Whether children that add nothing are written too ({@link #keepingRedundantChildren}). */
+    public boolean keepsRedundantChildren() {
+        return keepRedundant;
     }
 
     /** The embedding model's tokenizer the limit is checked with, or null. */
@@ -142,7 +163,11 @@ public final class MultiGranularChunker {
             Segmentation segmentation = strategy.segment(index);
             result = new Result(withChildren(index, segmentation.parents()), segmentation.evidence(), index);
         }
-        return tokens == null ? result : new TokenLimit(tokens, parentSize).apply(result);
+        if (keepRedundant) {
+            return tokens == null ? result : new TokenLimit(tokens, parentSize).apply(result);
+        }
+        result = childPolicy.mergeTiny(result); // before the limit, which cuts a merged child that no longer fits
+        return ChildPolicy.dropRepeats(tokens == null ? result : new TokenLimit(tokens, parentSize).apply(result));
     }
 
     private List<ChunkedParent> withChildren(TextIndex index, List<Span> parents) {

@@ -98,7 +98,7 @@ public final class RecursiveSplitter {
         int[] starts = text.wordStartsIn(span);
         for (int i = 0; i < starts.length; i += maxWords) {
             int end = i + maxWords < starts.length ? starts[i + maxWords] : span.end();
-            out.add(text.trim(starts[i], end));
+            out.add(text.trim(i == 0 ? span.start() : starts[i], end)); // what precedes the first word stays in
         }
     }
 

@@ -1,5 +1,9 @@
 package io.strata.chunking;
 
+import com.ibm.icu.text.BreakIterator;
+import com.ibm.icu.text.UnicodeSet;
+import com.ibm.icu.util.ULocale;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -10,14 +14,19 @@ import java.util.Map;
  * A source text with the indexes every strategy needs, computed once per document: word starts (for
  * O(log n) word counts of any span) and, lazily, sentence boundaries. Not thread-safe; one per document.
  *
- * <p>A word is a maximal run of non-whitespace characters, the unit of θ in the LGMGC paper ("chunks of θ
- * words"). With {@link ModelTokens} (a strategy's {@code max_tokens}) θ counts the embedding model's tokens instead:
+ * <p>A word is a maximal run of non-whitespace characters, the unit of θ in the LGMGC paper ("chunks of θ words"),
+ * except in scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer, Burmese): a run holding such characters
+ * counts the words ICU's word segmentation finds in it ({@link BreakIterator#getWordInstance}, dictionary-based). Cuts
+ * at word starts therefore never split a word, in any script.
+ * With {@link ModelTokens} (a strategy's {@code max_tokens}) θ counts the embedding model's tokens instead:
  * {@link #size} then counts the tokens that start inside a span (the whole text is tokenized once), and {@link #words}
  * still counts words.
  */
 public final class TextIndex {
     private final String text;
     private final int[] wordStarts;
+    /** The end of each word, parallel to {@link #wordStarts}. */
+    private final int[] wordEnds;
     private final int wordCount;
     /** Whitespace runs holding >= 2 line breaks (blank lines): start, end pairs, in order. */
     private final int[] paragraphBreaks;
@@ -66,11 +75,93 @@ public final class TextIndex {
         this.text = text;
         this.tokenStarts = null;
         this.segmenter = segmenter;
-        this.wordStarts = words.starts();
-        this.wordCount = words.count();
+        // the reader's paragraph breaks; words are ICU's, as for every text
+        int[][] icu = icuWords(text);
+        this.wordStarts = icu[0];
+        this.wordEnds = icu[1];
+        this.wordCount = icu[2][0];
         this.paragraphBreaks = words.breaks();
         this.paragraphBreakCount = words.breakCount();
     }
+
+    private static final BreakIterator WORDS = BreakIterator.getWordInstance(ULocale.ROOT);
+
+    /**
+     * Starts and ends of the words of {@code text}, and their count: a run of non-whitespace is one word, unless it holds
+     * a character of a script written without spaces between words (Han, Hiragana, Katakana, Thai, Lao, Khmer, Burmese):
+     * such a run counts ICU's words inside it (word status only; dictionary-based for those scripts). Punctuation between
+     * two words goes with the word it belongs to: opening brackets and quotes ({@code 「『（“}) with the word after them,
+     * everything else ({@code 。、」）}) with the word before, so words tile the run and a cut at a word start falls where a
+     * sentence or clause ends, never between a word and its full stop or opening quote.
+     */
+    private static int[][] icuWords(String text) {
+        int[] starts = new int[Math.max(16, text.length() / 5)];
+        int[] ends = new int[starts.length];
+        int n = 0;
+        BreakIterator it = null;
+        int i = 0;
+        while (i < text.length()) {
+            if (isWhitespace(text.charAt(i))) {
+                i++;
+                continue;
+            }
+            int runStart = i;
+            boolean spaceless = false;
+            while (i < text.length() && !isWhitespace(text.charAt(i))) {
+                int cp = text.codePointAt(i);
+                spaceless |= SPACELESS.contains(cp);
+                i += Character.charCount(cp);
+            }
+            if (n + (i - runStart) + 1 > starts.length) {
+                starts = Arrays.copyOf(starts, Math.max(starts.length * 2, n + (i - runStart) + 1));
+                ends = Arrays.copyOf(ends, starts.length);
+            }
+            if (!spaceless) {
+                starts[n] = runStart;
+                ends[n++] = i;
+                continue;
+            }
+            if (it == null) {
+                it = (BreakIterator) WORDS.clone();
+            }
+            it.setText(text.substring(runStart, i));
+            int before = n;
+            int opening = -1; // where opening punctuation waiting for its word starts
+            int prev = it.first();
+            for (int cur = it.next(); cur != BreakIterator.DONE; prev = cur, cur = it.next()) {
+                if (it.getRuleStatus() >= BreakIterator.WORD_NONE_LIMIT) {
+                    // the first word takes in what precedes it in the run
+                    starts[n] = n == before ? runStart : opening >= 0 ? opening : runStart + prev;
+                    ends[n++] = runStart + cur;
+                    opening = -1;
+                } else if (opening < 0 && isOpening(text, runStart + prev, runStart + cur)) {
+                    opening = runStart + prev;
+                } else if (opening < 0 && n > before) {
+                    ends[n - 1] = runStart + cur; // closing punctuation stays with the word before it
+                }
+            }
+            if (n == before) { // punctuation only: one word, as any run
+                starts[n] = runStart;
+                ends[n++] = i;
+            } else {
+                ends[n - 1] = i; // what follows the run's last word is its own
+            }
+        }
+        return new int[][] { starts, ends, { n } };
+    }
+
+    /** Whether {@code text[from, to)} starts with opening punctuation (Unicode Ps or Pi: brackets, opening quotes). */
+    private static boolean isOpening(String text, int from, int to) {
+        if (from >= to) {
+            return false;
+        }
+        int type = Character.getType(text.codePointAt(from));
+        return type == Character.START_PUNCTUATION || type == Character.INITIAL_QUOTE_PUNCTUATION;
+    }
+
+    /** Scripts written without spaces between words: their runs are segmented by ICU's dictionaries. */
+    private static final UnicodeSet SPACELESS = new UnicodeSet("[[:Han:][:Hiragana:][:Katakana:][:Thai:][:Lao:][:Khmer:][:Myanmar:]]")
+        .freeze();
 
     /** The word starts and paragraph breaks this index holds. */
     public Words wordIndex() {
@@ -82,10 +173,9 @@ public final class TextIndex {
         this.text = text;
         this.tokenStarts = tokens == null ? null : tokens.starts(text);
         this.segmenter = segmenter;
-        // one pass for word starts and paragraph breaks: every level of every strategy reuses them
-        int[] starts = new int[Math.max(16, text.length() / 5)];
+        // ICU's words, and one pass for paragraph breaks: every level of every strategy reuses them
+        int[][] icu = icuWords(text);
         int[] breaks = new int[16];
-        int n = 0;
         int b = 0;
         int runStart = -1;
         int runNewlines = 0;
@@ -108,17 +198,12 @@ public final class TextIndex {
                 breaks[b++] = runStart;
                 breaks[b++] = i;
             }
-            if (runStart >= 0 || i == 0) {
-                if (n == starts.length) {
-                    starts = Arrays.copyOf(starts, n * 2);
-                }
-                starts[n++] = i;
-            }
             runStart = -1;
             runNewlines = 0;
         }
-        this.wordStarts = starts;
-        this.wordCount = n;
+        this.wordStarts = icu[0];
+        this.wordEnds = icu[1];
+        this.wordCount = icu[2][0];
         this.paragraphBreaks = breaks;
         this.paragraphBreakCount = b / 2;
     }
@@ -169,9 +254,10 @@ public final class TextIndex {
         if (end <= start) {
             return 0;
         }
-        int n = lowerBound(end) - lowerBound(start);
+        int first = lowerBound(start);
+        int n = lowerBound(end) - first;
         // a word that began before start and continues into the span counts too
-        if (start > 0 && !isWhitespace(text.charAt(start)) && !isWhitespace(text.charAt(start - 1))) {
+        if (first > 0 && wordEnds[first - 1] > start) {
             n++;
         }
         return n;
@@ -216,8 +302,7 @@ public final class TextIndex {
     public int[] wordStartsIn(Span span) {
         int from = lowerBound(span.start());
         int to = lowerBound(span.end());
-        boolean partialFirst = span.start() > 0 && span.length() > 0 && !isWhitespace(text.charAt(span.start()))
-            && !isWhitespace(text.charAt(span.start() - 1));
+        boolean partialFirst = span.length() > 0 && from > 0 && wordEnds[from - 1] > span.start();
         int[] out = new int[to - from + (partialFirst ? 1 : 0)];
         int k = 0;
         if (partialFirst) {

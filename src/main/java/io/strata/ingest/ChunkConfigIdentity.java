@@ -53,6 +53,9 @@ final class ChunkConfigIdentity {
         }
         identity.put("model", model == null ? "none" : model.toString());
         identity.put("children", children.label());
+        if (chunker.keepsRedundantChildren()) { // only when set: the identities of configs without it stay as they were
+            identity.put("children_keep_redundant", true);
+        }
         identity.put("context", canonical(context));
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");

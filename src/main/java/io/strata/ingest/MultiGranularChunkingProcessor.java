@@ -429,11 +429,15 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                 // the model layer names its owner; OpenSearch names the processor itself (and ConfigException drops the key)
                 throw new ConfigException(modelField, withoutPrefix(e.getMessage(), "[" + TYPE + "] "));
             }
-            ChildEmbedding childEmbedding = childEmbedding(config.remove(ChildEmbedding.FIELD), embed ? model : null, services.inference());
+            ChildEmbedding.Options children = childOptions(config.remove(ChildEmbedding.FIELD), embed ? model : null, services.inference());
+            ChildEmbedding childEmbedding = children.embedding();
             // copied before parsing consumes them: the config identity hashes the options as written
             Object strategyOptions = ChunkConfigIdentity.canonical(config.get("strategy"));
             Object contextOptions = ChunkConfigIdentity.canonical(config.get(ChunkContext.FIELD));
             MultiGranularChunker chunker = new Chunkers(services.inference(), segmenter).parse(config, embed ? model : null);
+            if (children.keepRedundant()) {
+                chunker = chunker.keepingRedundantChildren();
+            }
             ChunkContext context = ChunkContext.parse(config.remove(ChunkContext.FIELD), chunker.format(), embed);
             VectorOptions vectors = VectorOptions.parse(config.remove(VectorOptions.FIELD));
             if (!embed && !vectors.isDefault()) {
@@ -452,16 +456,16 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
          * {@code children}, and whether {@code model} can embed children that way (null model: no vectors); {@code _chunk}
          * reads its {@code children} here too, so both answer with the same errors.
          */
-        static ChildEmbedding childEmbedding(Object children, ModelRef model, InferenceService inference) {
-            ChildEmbedding mode = ChildEmbedding.parse(children);
-            if (mode == ChildEmbedding.LATE) {
+        static ChildEmbedding.Options childOptions(Object children, ModelRef model, InferenceService inference) {
+            ChildEmbedding.Options options = ChildEmbedding.parseOptions(children);
+            if (options.embedding() == ChildEmbedding.LATE) {
                 String problem = model == null ? "[embed] is false: there are no vectors to pool" : inference.lateChunkingProblem(model);
                 if (problem != null) {
                     String reason = "[late] cannot be used: " + problem + "; use [separate]";
                     throw new ConfigException(ChildEmbedding.FIELD + ".embedding", "[" + ChildEmbedding.FIELD + ".embedding] " + reason, reason);
                 }
             }
-            return mode;
+            return options;
         }
 
         private static void validateIndexName(ConfigMap c, String name) {

@@ -49,7 +49,8 @@ final class PreviewEmbeddings {
      * @param model  the model the chunks are embedded with
      * @param query  {@code query_text}, or null
      */
-    record Options(ChildEmbedding children, List<ChildEmbedding> modes, boolean vectors, String query, ModelRef model) {
+    record Options(ChildEmbedding children, List<ChildEmbedding> modes, boolean vectors, String query, ModelRef model,
+                   boolean keepRedundant) {
         /** Whether anything is embedded. */
         boolean embeds() {
             return vectors || query != null || modes.size() > 1;
@@ -68,8 +69,9 @@ final class PreviewEmbeddings {
      */
     static Options parse(ConfigMap config, ModelRef model, InferenceService inference) {
         ModelRef ref = model == null ? inference.defaultRef() : model;
-        ChildEmbedding children = MultiGranularChunkingProcessor.Factory.childEmbedding(config.remove(ChildEmbedding.FIELD), ref,
-            inference);
+        ChildEmbedding.Options childOptions = MultiGranularChunkingProcessor.Factory.childOptions(config.remove(ChildEmbedding.FIELD),
+            ref, inference);
+        ChildEmbedding children = childOptions.embedding();
         boolean vectors = config.booleanValue(VECTORS, false);
         String query = config.stringValue(QUERY_TEXT, null);
         boolean compare = config.booleanValue(COMPARE, false);
@@ -80,7 +82,7 @@ final class PreviewEmbeddings {
             }
         }
         List<ChildEmbedding> modes = compare ? List.of(ChildEmbedding.SEPARATE, ChildEmbedding.LATE) : List.of(children);
-        return new Options(children, modes, vectors, query, ref);
+        return new Options(children, modes, vectors, query, ref, childOptions.keepRedundant());
     }
 
     /** Embeds the chunks in every mode of {@code options}, then the query; fails with a 400 beyond {@value #MAX_CHUNKS} chunks. */

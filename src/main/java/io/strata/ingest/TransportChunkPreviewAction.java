@@ -51,7 +51,7 @@ import java.util.TreeSet;
  *  "model" | "model_id": the embedding model of embedding-based strategies (default: the node's default model),
  *  "context": {"fields": ["title"], "section": true}, "document": {"title": "..."}: the processor's contextual headers,
  *  with the other fields of the source document they read,
- *  "children": {"embedding": "separate" | "late"}, "vectors": true, "query_text": "...", "compare_embedding": true:
+ *  "children": {"embedding": "separate" | "late", "keep_redundant": true}, "vectors": true, "query_text": "...", "compare_embedding": true:
  *  the chunks' vectors, scores and best chunks per child embedding mode ({@link PreviewEmbeddings})}
  * </pre>
  * With an embedded embedding model every chunk carries its {@code tokens} as embedded (the model's passage prefix, special
@@ -138,15 +138,16 @@ public final class TransportChunkPreviewAction extends HandledTransportAction<Ch
             if (document != null && !(document instanceof Map<?, ?>)) {
                 throw config.error("document", "must be an object: the source fields [context.fields] reads, got [" + document + "]");
             }
-            chunker = chunkers.parse(body, model);
-            if (chunker.strategy().usesModels() && text.length() > MAX_MODEL_CHARS) {
+            MultiGranularChunker parsed = chunkers.parse(body, model);
+            if (parsed.strategy().usesModels() && text.length() > MAX_MODEL_CHARS) {
                 throw config.error("text", String.format(Locale.ROOT, "has %d characters, more than the preview limit of %d for a "
                     + "model-guided strategy ([%s]: a model call per sentence or window); preview a part of it, or index it "
-                    + "through a pipeline", text.length(), MAX_MODEL_CHARS, chunker.strategy().label()));
+                    + "through a pipeline", text.length(), MAX_MODEL_CHARS, parsed.strategy().label()));
             }
-            ChunkContext context = ChunkContext.parse(body.remove(ChunkContext.FIELD), chunker.format(), true);
+            ChunkContext context = ChunkContext.parse(body.remove(ChunkContext.FIELD), parsed.format(), true);
             headers = context == null ? null : headers(context, document);
             embedding = PreviewEmbeddings.parse(config, model, chunkers.inference());
+            chunker = embedding.keepRedundant() ? parsed.keepingRedundantChildren() : parsed;
         } catch (ConfigException e) {
             listener.onFailure(new IllegalArgumentException(
                 e.getMessage().startsWith("[_chunk]") ? e.getMessage() : "[_chunk] " + e.getMessage(), e));

@@ -158,33 +158,44 @@ public final class EvalReport {
         return out;
     }
 
-    /** DCG@1 (mean over θ) on each half of a set split by article, the difference to the baseline with its own interval. */
+    /**
+     * DCG@1 on each half of a set split by article, as the mean over θ and on each θ, the difference to the baseline with
+     * its own interval.
+     */
     static List<String> halves(List<EvalRows.Row> rows, DatasetResults r) {
         EvalDataset d = r.dataset;
         List<String> out = new ArrayList<>();
         out.add("");
-        out.add("DCG@1 (mean over θ) on each half; choose on the tuning half, confirm on the confirmation half:");
+        out.add("DCG@1 on each half (mean over θ, then each θ); choose on the tuning half, confirm on the confirmation half:");
         out.add("");
-        out.add("| row | tuning half | Δ vs baseline [95% CI] | confirmation half | Δ vs baseline [95% CI] |");
-        out.add("|---|---|---|---|---|");
+        out.add("| row | θ | tuning half | Δ vs baseline [95% CI] | confirmation half | Δ vs baseline [95% CI] |");
+        out.add("|---|---|---|---|---|---|");
         int[] clusters = d.clusters();
         for (EvalRows.Row row : rows) {
-            double[] mine = r.perQuestionMean(row.name(), 0);
-            if (mine == null) {
+            Map<Integer, Scores> perTheta = r.byRow.get(row.name());
+            if (perTheta == null || perTheta.isEmpty()) {
                 continue;
             }
-            double[] theirs = r.perQuestionMean(row.baseline(), 0);
-            StringBuilder line = new StringBuilder("| ").append(row.name()).append(" |");
-            for (String half : List.of(EvalDataset.TUNING, EvalDataset.CONFIRMATION)) {
-                int[] qs = d.questions().stream().filter(q -> half.equals(q.half())).mapToInt(EvalDataset.Question::index).toArray();
-                double[] a = pick(mine, qs);
-                line.append(String.format(Locale.ROOT, " %.2f |", 100 * java.util.Arrays.stream(a).average().orElse(0)));
-                line.append(' ').append(theirs == null || qs.length == 0 ? "" : row.name().equals(row.baseline()) ? "baseline"
-                    : interval(PairedBootstrap.clustered(a, pick(theirs, qs), pick(clusters, qs))) + " vs " + row.baseline()).append(" |");
+            Map<Integer, Scores> base = r.byRow.getOrDefault(row.baseline(), Map.of());
+            out.add(halvesLine(row, "mean", r.perQuestionMean(row.name(), 0), r.perQuestionMean(row.baseline(), 0), d, clusters));
+            for (int t : new java.util.TreeSet<>(perTheta.keySet())) {
+                out.add(halvesLine(row, Integer.toString(t), perTheta.get(t).column(0), base.get(t) == null ? null : base.get(t).column(0),
+                    d, clusters));
             }
-            out.add(line.toString());
         }
         return out;
+    }
+
+    private static String halvesLine(EvalRows.Row row, String theta, double[] mine, double[] theirs, EvalDataset d, int[] clusters) {
+        StringBuilder line = new StringBuilder("| ").append(row.name()).append(" | ").append(theta).append(" |");
+        for (String half : List.of(EvalDataset.TUNING, EvalDataset.CONFIRMATION)) {
+            int[] qs = d.questions().stream().filter(q -> half.equals(q.half())).mapToInt(EvalDataset.Question::index).toArray();
+            double[] a = pick(mine, qs);
+            line.append(String.format(Locale.ROOT, " %.2f |", 100 * java.util.Arrays.stream(a).average().orElse(0)));
+            line.append(' ').append(theirs == null || qs.length == 0 ? "" : row.name().equals(row.baseline()) ? "baseline"
+                : interval(PairedBootstrap.clustered(a, pick(theirs, qs), pick(clusters, qs))) + " vs " + row.baseline()).append(" |");
+        }
+        return line.toString();
     }
 
     private static double[] pick(double[] values, int[] indices) {

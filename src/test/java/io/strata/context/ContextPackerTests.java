@@ -293,7 +293,8 @@ public class ContextPackerTests {
     @Test
     public void testPack_neverReadsAcrossAParentTheCallerCannotRead() {
         Chunk hidden = PARENTS.get(6).parent();
-        PackedContext c = pack(List.of(seed(child(5, 2, 2), 0), seed(child(7, 2, 0), 1)), emma(o -> o != 6), 4000,
+        Chunk lastOf5 = PARENTS.get(5).children().stream().filter(ch -> ch.level() == 2).reduce((a, b) -> b).orElseThrow();
+        PackedContext c = pack(List.of(seed(lastOf5, 0), seed(child(7, 2, 0), 1)), emma(o -> o != 6), 4000,
             ContextOptions.Order.RANK);
         for (Passage p : c.passages()) {
             assertTrue(p.end() <= hidden.start() || p.start() >= hidden.end());

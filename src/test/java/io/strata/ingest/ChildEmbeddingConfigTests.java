@@ -15,6 +15,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -59,7 +61,7 @@ public class ChildEmbeddingConfigTests {
         String notObject = rejected(Map.of("children", "late"));
         assertTrue(notObject, notObject.contains("[children]") && notObject.contains("{\"embedding\": \"late\"}"));
         String unknown = rejected(Map.of("children", Map.of("embedding", "late", "pooling", "max")));
-        assertTrue(unknown, unknown.contains("[children.pooling]") && unknown.contains("[embedding]"));
+        assertTrue(unknown, unknown.contains("[children.pooling]") && unknown.contains("[embedding, keep_redundant]"));
     }
 
     @Test
@@ -78,5 +80,27 @@ public class ChildEmbeddingConfigTests {
     public void testChildren_late_withoutVectors_isRefused() {
         String m = rejected(Map.of("children", Map.of("embedding", "late"), "embed", false));
         assertTrue(m, m.contains("[children.embedding]") && m.contains("[embed] is false"));
+    }
+
+    @Test
+    public void testChildren_keepRedundant_keepsEveryChild_andIsAnotherConfigIdentity() {
+        MultiGranularChunkingProcessor keeping = create(Map.of("children", Map.of("keep_redundant", true)));
+        assertTrue(keeping.writer().chunker().keepsRedundantChildren());
+        assertEquals(ChildEmbedding.SEPARATE, keeping.writer().childEmbedding());
+        MultiGranularChunkingProcessor now = create(Map.of());
+        assertFalse(now.writer().chunker().keepsRedundantChildren());
+        assertNotEquals(now.writer().configHash(), keeping.writer().configHash());
+        // false is the default: the same identity as leaving it out
+        assertEquals(now.writer().configHash(), create(Map.of("children", Map.of("keep_redundant", false))).writer().configHash());
+        assertTrue(create(Map.of("children", Map.of("keep_redundant", true, "embedding", "late"))).writer().chunker()
+            .keepsRedundantChildren());
+    }
+
+    @Test
+    public void testChildren_keepRedundantNotABoolean_isRefusedNamingIt() {
+        String m = rejected(Map.of("children", Map.of("keep_redundant", "yes")));
+        assertTrue(m, m.contains("[children.keep_redundant]") && m.contains("must be true or false") && m.contains("[yes]"));
+        String unknown = rejected(Map.of("children", Map.of("keep", true)));
+        assertTrue(unknown, unknown.contains("[children.keep]") && unknown.contains("keep_redundant"));
     }
 }

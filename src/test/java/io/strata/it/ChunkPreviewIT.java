@@ -27,10 +27,11 @@ public class ChunkPreviewIT extends StrataRestTestCase {
             assertTrue("parents respect θ", (Integer) p.get("words") <= 120);
             previousEnd = end;
             List<Map<String, Object>> children = (List<Map<String, Object>>) p.get("children");
-            assertFalse(children.isEmpty());
+            // a parent may have no child: one that would repeat it (also after a tail joined it) is not written
             for (Map<String, Object> c : children) {
                 assertEquals(1, c.get("level"));
-                assertTrue((Integer) c.get("words") <= 60);
+                // a child below a quarter of θ/2 joins a neighbour: at most that quarter more
+                assertTrue(c.toString(), (Integer) c.get("words") < 60 * 1.25);
                 assertEquals(text.substring((Integer) c.get("start"), (Integer) c.get("end")), c.get("text"));
             }
         }
@@ -209,6 +210,50 @@ public class ChunkPreviewIT extends StrataRestTestCase {
             nb += (double) b[i] * b[i];
         }
         return dot / Math.sqrt(na * nb);
+    }
+
+    /**
+     * {@code children: {"keep_redundant": true}} (for comparison only) shows every child the splitters cut: at θ 200 on a
+     * chapter of Emma some repeat their parent's span or are of three words or fewer; by default none.
+     */
+    public void testPreview_keepRedundant_showsTheChildrenThatAddNothing() throws Exception {
+        String text = String.join("\n\n", emmaChapters().values());
+        int[] now = redundantChildren(text, false);
+        int[] kept = redundantChildren(text, true);
+        assertEquals("by default no child repeats a coarser span", 0, now[0]);
+        assertEquals("by default no child of <= 3 words under a longer parent", 0, now[1]);
+        assertTrue("kept: children repeating a coarser span " + kept[0], kept[0] > 0);
+        assertTrue("kept: children of <= 3 words " + kept[1], kept[1] > 0);
+        assertTrue("kept: more children " + kept[2] + " than " + now[2], kept[2] > now[2]);
+        assertBad("{\"text\": \"Some text.\", \"children\": {\"keep_redundant\": \"yes\"}}",
+            "[_chunk] [children.keep_redundant] must be true or false, got [yes]");
+    }
+
+    /** Children repeating their parent's or a coarser child's span, children of at most 3 words under a longer parent, all. */
+    private static int[] redundantChildren(String text, boolean keep) throws Exception {
+        Map<String, Object> r = call("POST", PATH, json(Map.of("text", text, "strategy", Map.of("type", "recursive", "max_words", 200),
+            "children", Map.of("keep_redundant", keep))));
+        int repeats = 0;
+        int tiny = 0;
+        int all = 0;
+        for (Map<String, Object> p : (List<Map<String, Object>>) r.get("parents")) {
+            java.util.Set<List<Integer>> coarser = new java.util.HashSet<>(List.of(List.of((Integer) p.get("start"), (Integer) p.get("end"))));
+            for (int level = 1; level <= 2; level++) {
+                List<List<Integer>> spans = new java.util.ArrayList<>();
+                for (Map<String, Object> c : (List<Map<String, Object>>) p.get("children")) {
+                    if ((Integer) c.get("level") != level) {
+                        continue;
+                    }
+                    all++;
+                    List<Integer> span = List.of((Integer) c.get("start"), (Integer) c.get("end"));
+                    repeats += coarser.contains(span) ? 1 : 0;
+                    tiny += (Integer) c.get("words") <= 3 && (Integer) p.get("words") > (Integer) c.get("words") ? 1 : 0;
+                    spans.add(span);
+                }
+                coarser.addAll(spans);
+            }
+        }
+        return new int[] { repeats, tiny, all };
     }
 
     private static void assertBad(String body, String expected) {

@@ -102,7 +102,8 @@ public class TokenLimitIT extends StrataRestTestCase {
             for (Map<String, Object> child : (List<Map<String, Object>>) chunk.get("children")) {
                 if (child.get("text") != null) {
                     int level = (Integer) child.get("level");
-                    assertTrue(alone((String) child.get("text")) <= (level == 1 ? 64 : 32));
+                    // a child below a quarter of its level joins a neighbour: at most that quarter more
+                    assertTrue(alone((String) child.get("text")) < (level == 1 ? 64 : 32) * 1.25);
                 }
             }
         }

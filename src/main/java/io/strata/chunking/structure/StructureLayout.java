@@ -6,7 +6,9 @@ import io.strata.chunking.Span;
 import io.strata.chunking.TextIndex;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.ToIntFunction;
 
 /**
@@ -22,6 +24,9 @@ import java.util.function.ToIntFunction;
  *   pieces that lack its header repeating it (counted in θ; a header of θ words or more is not repeated), a list item too large alone laid out around its nested
  *   blocks; a single line or row larger than θ is cut at words. Adjacent units merge while they fit θ, except across a
  *   cut the prose splitter or a block split chose.</li>
+ *   <li>Headings: a chunk that would hold nothing but a section's heading (its section's body was cut after it, or its
+ *   first sub-section is laid out alone) is not emitted alone: the heading joins the next chunk when that one starts
+ *   inside its section (its first content), which may then exceed θ by the heading's words.</li>
  * </ul>
  *
  * <p>One instance per document; not thread-safe.
@@ -30,18 +35,40 @@ public final class StructureLayout {
     private final TextIndex index;
     private final Outline outline;
     private final List<Block> blocks;
+    /** Each section by the start of its heading. */
+    private final Map<Integer, Outline.Node> sections = new HashMap<>();
 
     public StructureLayout(TextIndex index, Outline outline, List<Block> blocks) {
         this.index = index;
         this.outline = outline;
         this.blocks = blocks;
+        List<Outline.Node> open = new ArrayList<>(outline.root().children());
+        while (!open.isEmpty()) {
+            Outline.Node n = open.remove(open.size() - 1);
+            sections.put(n.own().start(), n);
+            open.addAll(n.children());
+        }
     }
 
     /** Chunks of at most {@code maxWords} words covering the non-whitespace text of {@code clip}, in order. */
     public List<Piece> layout(Span clip, int maxWords, ProseSplitter prose) {
         List<Piece> out = new ArrayList<>();
-        new Run(clip, maxWords, prose, out).emit(outline.root());
+        Run run = new Run(clip, maxWords, prose, out);
+        run.emit(outline.root());
+        run.finish();
         return out;
+    }
+
+    /** The section whose heading is all that {@code span} holds (letters and digits as its title's), or null. */
+    private Outline.Node headingOnly(Span span) {
+        Outline.Node node = sections.get(span.start());
+        return node != null && lettersAndDigits(span.of(index.text())).equals(lettersAndDigits(node.title())) ? node : null;
+    }
+
+    private static String lettersAndDigits(String s) {
+        StringBuilder out = new StringBuilder(s.length());
+        s.codePoints().filter(Character::isLetterOrDigit).forEach(out::appendCodePoint);
+        return out.toString();
     }
 
     /** A section's own text ({@code child} null) or a whole sub-section, clipped. */
@@ -58,12 +85,50 @@ public final class StructureLayout {
         private RecursiveSplitter words;
         private Span lastHeader;
         private int lastHeaderWords;
+        /** A heading-only piece waiting for its section's first content, and its section. */
+        private Piece pendingHeading;
+        private Outline.Node pendingSection;
 
         Run(Span clip, int max, ProseSplitter prose, List<Piece> out) {
             this.clip = clip;
             this.max = max;
             this.prose = prose;
             this.out = out;
+        }
+
+        /** Adds a piece; a heading alone waits to join the next piece inside its section (see the class comment). */
+        private void add(Piece piece) {
+            if (pendingHeading != null) {
+                Piece heading = pendingHeading;
+                Outline.Node section = pendingSection;
+                pendingHeading = null;
+                if (piece.header() == null && section.subtree().start() <= piece.span().start()
+                    && piece.span().start() < section.subtree().end()) {
+                    List<String> outer = heading.section().path();
+                    List<String> inner = piece.section().path();
+                    // the heading's section holds the piece: its path, the sub-section the piece lies in as merged
+                    Section where = inner.size() <= outer.size() ? piece.section()
+                        : new Section(outer, heading.section().level(), List.of(inner.get(outer.size())));
+                    piece = new Piece(new Span(heading.span().start(), piece.span().end()), null, where);
+                } else {
+                    out.add(heading);
+                }
+            }
+            Outline.Node section = piece.header() == null ? headingOnly(piece.span()) : null;
+            if (section != null) {
+                pendingHeading = piece;
+                pendingSection = section;
+                return;
+            }
+            out.add(piece);
+        }
+
+        /** A heading with no content after it in the clip stays a piece of its own. */
+        void finish() {
+            if (pendingHeading != null) {
+                out.add(pendingHeading);
+                pendingHeading = null;
+            }
         }
 
         void emit(Outline.Node node) {
@@ -78,7 +143,7 @@ public final class StructureLayout {
             Span all = new Span(items.get(0).span().start(), items.get(items.size() - 1).span().end());
             Span allHeader = headerBefore(all);
             if (index.words(all) + words(allHeader) <= max) {
-                out.add(new Piece(all, allHeader, section(node, items)));
+                add(new Piece(all, allHeader, section(node, items)));
                 return;
             }
             List<Item> group = new ArrayList<>();
@@ -115,7 +180,7 @@ public final class StructureLayout {
                 emit(group.get(0).child());
             } else {
                 Span span = new Span(group.get(0).span().start(), group.get(group.size() - 1).span().end());
-                out.add(new Piece(span, headerBefore(span), section(node, group)));
+                add(new Piece(span, headerBefore(span), section(node, group)));
             }
             group.clear();
         }
@@ -192,13 +257,13 @@ public final class StructureLayout {
                     continue;
                 }
                 if (current != null) {
-                    out.add(new Piece(current, header, section));
+                    add(new Piece(current, header, section));
                 }
                 current = u.span();
                 header = u.header();
             }
             if (current != null) {
-                out.add(new Piece(current, header, section));
+                add(new Piece(current, header, section));
             }
         }
 

@@ -93,7 +93,7 @@ public class HtmlStructureTests {
             "<div>lead <span>in</span>line\u000B\u001Cx<div>nested</div>  tail</div>", "<p>x</p><pre>\n</pre><p>\u00A0</p><p>y</p>");
         for (String page : pages) {
             StructuredText structure = parse(page);
-            assertEquals(page, new TextIndex(structure.text(), SentenceSegmenter.english()).wordIndex(), structure.words());
+            assertBreaks(page, new TextIndex(structure.text(), SentenceSegmenter.english()).wordIndex(), structure.words());
         }
     }
 
@@ -110,7 +110,13 @@ public class HtmlStructureTests {
                 html.append(parts[random.nextInt(parts.length)]);
             }
             StructuredText structure = parse(html.toString());
-            assertEquals(html.toString(), new TextIndex(structure.text(), SentenceSegmenter.english()).wordIndex(), structure.words());
+            assertBreaks(html.toString(), new TextIndex(structure.text(), SentenceSegmenter.english()).wordIndex(), structure.words());
         }
+    }
+
+    /** The reader's paragraph breaks equal the index's own pass (words are ICU's, found by the index from the text). */
+    private static void assertBreaks(Object where, TextIndex.Words expected, TextIndex.Words actual) {
+        assertEquals(String.valueOf(where), java.util.Arrays.toString(java.util.Arrays.copyOf(expected.breaks(), 2 * expected.breakCount())),
+            java.util.Arrays.toString(java.util.Arrays.copyOf(actual.breaks(), 2 * actual.breakCount())));
     }
 }
