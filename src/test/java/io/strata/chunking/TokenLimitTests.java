@@ -128,7 +128,9 @@ public class TokenLimitTests {
     public void testLimit_whenAParentIsAboveTheWindow_itIsKeptWholeWithoutAVector_andItsChildrenCoverEveryWord() {
         String text = TestTexts.emma().substring(0, 6000);
         CharTokens tokens = new CharTokens(400, 2);
-        var plain = new MultiGranularChunker(new RecursiveStrategy(400), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER);
+        // every child the splitters cut (no ChildPolicy), so the pieces the limit adds are counted alone
+        var plain = new MultiGranularChunker(new RecursiveStrategy(400), MultiGranularChunker.DEFAULT_GRANULARITIES, SEGMENTER)
+            .keepingRedundantChildren();
         List<ChunkedParent> uncut = plain.chunk(text);
         MultiGranularChunker.Result r = plain.withTokens(tokens, false).chunkWithEvidence(text);
         // the parents are the strategy's, whole: same spans and texts as without any limit

@@ -170,7 +170,8 @@ public class ModelTokenLimitTests {
             assertTrue(p.parent().span() + ": " + alone(p.parent().text()), alone(p.parent().text()) <= 128);
             largest = Math.max(largest, alone(p.parent().text()));
             for (Chunk c : p.children()) {
-                assertTrue(c.level() + " " + c.span() + ": " + alone(c.text()), alone(c.text()) <= (c.level() == 1 ? 64 : 32));
+                // a tiny child joined to a neighbour may take it past its level's size by less than a quarter (ChildPolicy)
+                assertTrue(c.level() + " " + c.span() + ": " + alone(c.text()), alone(c.text()) < (c.level() == 1 ? 64 : 32) * 1.25);
             }
         }
         // a sentence above θ is cut into windows of whole words (here: before the 79-token identifier), not into words

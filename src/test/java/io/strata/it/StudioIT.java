@@ -459,9 +459,9 @@ public class StudioIT extends StrataRestTestCase {
         }
         assertEquals(false, bulk("studio-gen-src", "studio-gen", docs).get("errors"));
         putPipeline("studio-gen", pipeline.formatted(20));
-        call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src");
+        call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src&pipeline=studio-gen");
         // a second rebuild held back by its rate: running while the page lists
-        String task = (String) call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src&requests_per_second=1"
+        String task = (String) call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src&pipeline=studio-gen&requests_per_second=1"
             + "&wait_for_completion=false").get("task");
         try {
             open("compare");
