@@ -468,7 +468,11 @@ public class StudioIT extends StrataRestTestCase {
             new org.openqa.selenium.support.ui.Select(byId("compare-kind")).selectByValue("questions");
             setValue(byId("cq-source"), "studio-gen-src");
             byId("cq-list").click();
-            awaitStatus("cq-status");
+            wait(120).until(d -> {
+                String status = d.findElement(By.id("cq-status")).getText();
+                return status.contains(" chunk indices of ") || status.startsWith("error");
+            });
+            assertEquals("2 chunk indices of studio-gen-src", byId("cq-status").getText());
             Map<String, Object> expected = call("GET", "/_plugins/_strata/generations?index=studio-gen-src");
             List<Map<String, Object>> generations = (List<Map<String, Object>>) expected.get("generations");
             assertEquals(expected.toString(), 2, generations.size());
