@@ -38,6 +38,6 @@ public final class ReconcileRequest extends SourceIndexTaskRequest {
 
     @Override
     public ActionRequestValidationException validate() {
-        return validateIndex("whose chunks to check");
+        return validateIndex("whose chunks to check", "POST _plugins/_strata/_reconcile?index=books");
     }
 }

@@ -51,7 +51,7 @@ public final class RebuildRequest extends SourceIndexTaskRequest {
 
     @Override
     public ActionRequestValidationException validate() {
-        ActionRequestValidationException e = validateIndex("whose chunks to build");
+        ActionRequestValidationException e = validateIndex("whose chunks to build", "POST _plugins/_strata/_rebuild?index=books");
         if (!(requestsPerSecond > 0)) {
             e = e == null ? new ActionRequestValidationException() : e;
             e.addValidationError(String.format(Locale.ROOT,
