@@ -359,9 +359,11 @@ public final class ChunkWriter {
 
     /**
      * What a parent's vectors depend on: the model, the child sizes, how children are embedded, the headers its chunks are
-     * embedded with and the parent text. A stored chunk's vectors are reused only under the same hash, so late-chunked
-     * children never serve a separate-mode pipeline or the reverse, and a changed title re-embeds. Separate mode and
-     * empty headers add nothing, so hashes written before either existed stay valid.
+     * embedded with, the parent text, whether the parent has a vector of its own and where each child lies in it. A stored
+     * chunk's vectors are reused only under the same hash, so late-chunked children never serve a separate-mode pipeline
+     * or the reverse, a changed title re-embeds, and children cut otherwise from the same text (by another release's
+     * rules: joined tiny children, dropped repeats, a parent kept whole) never take each other's vectors even when they are
+     * as many. Separate mode and empty headers add nothing.
      */
     String textHash(ModelInfo info, ChunkedParent parent, ChunkContext.Headers headers) {
         List<String> chunkHeaders = new ArrayList<>(parent.children().size() + 1);
@@ -371,14 +373,15 @@ public final class ChunkWriter {
             chunkHeaders.add(h);
             any |= !h.isEmpty();
         }
-        return textHash(info, parent.parent().text(), any ? chunkHeaders : List.of());
+        StringBuilder layout = new StringBuilder(parent.parentEmbedded() ? "parent" : "parent-without-vector");
+        for (var child : parent.children()) {
+            layout.append(';').append(child.level()).append(':').append(child.start() - parent.parent().start()).append('-')
+                .append(child.end() - parent.parent().start());
+        }
+        return textHash(info, parent.parent().text(), layout.toString(), any ? chunkHeaders : List.of());
     }
 
-    String textHash(ModelInfo info, String parentText) {
-        return textHash(info, parentText, List.of());
-    }
-
-    private String textHash(ModelInfo info, String parentText, List<String> chunkHeaders) {
+    private String textHash(ModelInfo info, String parentText, String layout, List<String> chunkHeaders) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
@@ -398,6 +401,7 @@ public final class ChunkWriter {
                 digest.update(("header=" + h).getBytes(StandardCharsets.UTF_8));
                 digest.update((byte) 0);
             }
+            digest.update(("children=" + layout).getBytes(StandardCharsets.UTF_8));
             digest.update((byte) 0);
             digest.update(parentText.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest.digest(), 0, 16);

@@ -2,11 +2,13 @@ package io.strata.chunkindex;
 
 import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.Chunk;
+import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
 import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.RecursiveStrategy;
 import io.strata.chunking.SentenceSegmenter;
+import io.strata.chunking.Span;
 import io.strata.model.ModelInfo;
 import io.strata.model.ModelRef;
 import org.junit.Test;
@@ -16,6 +18,7 @@ import java.util.Collections;
 import java.util.List;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertSame;
 
@@ -90,10 +93,36 @@ public class LateChunkVectorsTests {
         ChunkWriter separate = new ChunkWriter("body", "c", CHUNKER, List.of(), info.ref(), ChildEmbedding.SEPARATE, null);
         ChunkWriter late = new ChunkWriter("body", "c", CHUNKER, List.of(), info.ref(), ChildEmbedding.LATE, null);
         ChunkWriter defaulted = new ChunkWriter("body", "c", CHUNKER, List.of(), info.ref(), null);
-        String text = "Emma Woodhouse, handsome, clever, and rich.";
-        assertNotEquals(separate.textHash(info, text), late.textHash(info, text));
-        assertEquals(late.textHash(info, text), new ChunkWriter("body", "d", CHUNKER, List.of(), info.ref(), ChildEmbedding.LATE, null)
-            .textHash(info, text));
-        assertEquals(separate.textHash(info, text), defaulted.textHash(info, text));
+        ChunkedParent text = CHUNKER.chunk("Emma Woodhouse, handsome, clever, and rich.").get(0);
+        ChunkContext.Headers none = ChunkContext.Headers.NONE;
+        assertNotEquals(separate.textHash(info, text, none), late.textHash(info, text, none));
+        assertEquals(late.textHash(info, text, none), new ChunkWriter("body", "d", CHUNKER, List.of(), info.ref(), ChildEmbedding.LATE,
+            null).textHash(info, text, none));
+        assertEquals(separate.textHash(info, text, none), defaulted.textHash(info, text, none));
+    }
+
+    /**
+     * The same parent text with its children cut otherwise (as another release's rules cut them: a tiny child joined, a
+     * repeat dropped, the parent kept whole) never reuses the stored vectors, even with as many children. On the old hash
+     * (model, sizes, modes, headers and the parent text only) the two were equal.
+     */
+    @Test
+    public void testTextHash_dependsOnWhereTheChildrenLie_andOnWhetherTheParentHasAVector() {
+        ModelInfo info = new ModelInfo(ModelRef.embedded("e5-small-v2-q"), "e5-small-v2-q", 384);
+        ChunkWriter w = new ChunkWriter("body", "c", CHUNKER, List.of(), info.ref(), ChildEmbedding.SEPARATE, null);
+        ChunkedParent parent = CHUNKER.chunk(String.join(" ", java.util.Collections.nCopies(40,
+            "Emma Woodhouse walked from Hartfield to Highbury."))).get(0);
+        assertTrue(parent.children().size() >= 2);
+        List<Chunk> moved = new java.util.ArrayList<>(parent.children());
+        Chunk first = moved.get(0);
+        // the first child one word shorter: as many children, other spans
+        int cut = first.text().lastIndexOf(' ');
+        moved.set(0, new Chunk(first.text().substring(0, cut), new Span(first.start(), first.start() + cut), first.level(),
+            first.ordinal(), first.section(), first.header()));
+        ChunkContext.Headers none = ChunkContext.Headers.NONE;
+        String hash = w.textHash(info, parent, none);
+        assertEquals(hash, w.textHash(info, new ChunkedParent(parent.parent(), parent.children()), none));
+        assertNotEquals(hash, w.textHash(info, new ChunkedParent(parent.parent(), moved), none));
+        assertNotEquals(hash, w.textHash(info, new ChunkedParent(parent.parent(), parent.children(), false), none));
     }
 }
