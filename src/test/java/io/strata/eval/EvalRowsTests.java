@@ -150,7 +150,8 @@ public class EvalRowsTests {
         // every other bundled rows file parses too (each names its own rows and baselines)
         try (var files = Files.list(Path.of("src/test/resources/eval"))) {
             List<Path> rowsFiles = files.filter(f -> f.getFileName().toString().matches("rows-.*\\.json")).toList();
-            assertEquals("rows-analysis, -children, -context, -fusion, -granularity, -large-parents, -late, -models, -strategies", 9,
+            assertEquals("rows-analysis, -children, -chunking-rules, -context, -fusion, -granularity, -large-parents, -late, -models, "
+                + "-strategies", 10,
                 rowsFiles.size());
             for (Path file : rowsFiles) {
                 EvalRows.parse(Files.readString(file), file.getFileName().toString(), null, null);
