@@ -1,7 +1,9 @@
 package io.strata.chunkindex.generations;
 
 import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.transport.ProgressStatus;
 import io.strata.transport.RenderedResponse;
+import org.opensearch.action.admin.cluster.node.tasks.list.ListTasksRequest;
 import org.opensearch.action.search.MultiSearchRequest;
 import org.opensearch.action.search.MultiSearchResponse;
 import org.opensearch.action.search.SearchRequest;
@@ -21,6 +23,7 @@ import org.opensearch.index.IndexNotFoundException;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.search.builder.SearchSourceBuilder;
 import org.opensearch.tasks.Task;
+import org.opensearch.tasks.TaskInfo;
 import org.opensearch.transport.TransportService;
 import org.opensearch.transport.client.Client;
 
@@ -36,7 +39,7 @@ import java.util.TreeMap;
  * as the pipeline names it) and each index a {@code _rebuild} of it built ({@link GenerationBuilder#GENERATION_META}),
  * with its generation number, config identity (as the build recorded it), whether it is the index of the chunk index's
  * name (the one searches of that name read), and its documents and parents as the caller's searches count them; and a
- * rebuild running on this node.
+ * rebuild of it running on any node.
  */
 public final class TransportGenerationsAction extends HandledTransportAction<GenerationsAction.Request, RenderedResponse>
     implements TransportIndicesResolvingAction<GenerationsAction.Request> {
@@ -97,23 +100,52 @@ public final class TransportGenerationsAction extends HandledTransportAction<Gen
             g.put("serving", false);
             generations.put(name, g);
         }
-        GenerationBuilder.Running running = builder.running(uuid);
-        if (running != null) {
-            generations.remove(running.report().generationIndex); // not whole yet: shown as the running build
-        }
-        List<Map<String, Object>> list = new ArrayList<>(generations.values());
-        count(list, ActionListener.wrap(v -> {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("source_index", source.getIndex().getName());
-            body.put("generations", list);
-            if (running != null) {
-                Map<String, Object> rebuild = new LinkedHashMap<>(running.report().progress());
-                rebuild.put("task", running.task());
-                body.put("rebuild", rebuild);
+        String name = source.getIndex().getName();
+        runningRebuild(name, uuid, ActionListener.wrap(rebuild -> {
+            if (rebuild != null) {
+                generations.remove(rebuild.get("generation_index")); // not whole yet: shown as the running build
             }
-            ToXContentObject content = (b, params) -> b.map(body);
-            listener.onResponse(RenderedResponse.of(content, RestStatus.OK));
+            List<Map<String, Object>> list = new ArrayList<>(generations.values());
+            count(list, ActionListener.wrap(v -> {
+                Map<String, Object> body = new LinkedHashMap<>();
+                body.put("source_index", name);
+                body.put("generations", list);
+                if (rebuild != null) {
+                    body.put("rebuild", rebuild);
+                }
+                ToXContentObject content = (b, params) -> b.map(body);
+                listener.onResponse(RenderedResponse.of(content, RestStatus.OK));
+            }, listener::onFailure));
         }, listener::onFailure));
+    }
+
+    /**
+     * The progress of a rebuild of {@code source} running on any node, with its task id, or null: the cluster's rebuild
+     * tasks as the caller may list them ({@code cluster:monitor/tasks/lists}); a caller who may not sees only a rebuild
+     * running on this node.
+     */
+    private void runningRebuild(String source, String uuid, ActionListener<Map<String, Object>> listener) {
+        GenerationBuilder.Running local = builder.running(uuid);
+        Map<String, Object> here = null;
+        if (local != null) {
+            here = new LinkedHashMap<>(local.report().progress());
+            here.put("task", local.task());
+        }
+        Map<String, Object> fallback = here;
+        ListTasksRequest tasks = new ListTasksRequest().setActions(RebuildAction.NAME).setDetailed(true);
+        client.admin().cluster().listTasks(tasks, ActionListener.wrap(r -> {
+            for (TaskInfo info : r.getTasks()) {
+                // the status names the source index it rebuilds (its name: the task ran against the index of this name)
+                if (info.getStatus() instanceof ProgressStatus status && source.equals(status.values().get("source_index"))
+                    && status.values().containsKey("generation_index")) {
+                    Map<String, Object> rebuild = new LinkedHashMap<>(status.values());
+                    rebuild.put("task", info.getTaskId().toString());
+                    listener.onResponse(rebuild);
+                    return;
+                }
+            }
+            listener.onResponse(fallback);
+        }, e -> listener.onResponse(fallback)));
     }
 
     /** What a built generation's {@code _meta} says of it (source, generation, config), or null: shown or reported, never acted on. */
