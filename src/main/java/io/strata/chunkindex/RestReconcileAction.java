@@ -1,13 +1,7 @@
 package io.strata.chunkindex;
 
-import org.opensearch.core.rest.RestStatus;
-import org.opensearch.core.xcontent.XContentBuilder;
-import org.opensearch.rest.BaseRestHandler;
-import org.opensearch.rest.BytesRestResponse;
+import io.strata.transport.SourceIndexTaskRestHandler;
 import org.opensearch.rest.RestRequest;
-import org.opensearch.rest.action.RestStatusToXContentListener;
-import org.opensearch.tasks.LoggingTaskListener;
-import org.opensearch.tasks.Task;
 import org.opensearch.transport.client.node.NodeClient;
 
 import java.util.List;
@@ -25,7 +19,7 @@ import java.util.List;
  * index), and {@code POST _tasks/<id>/_cancel} stops it after the page or document under way. The run is the same, in the
  * caller's thread context either way.
  */
-public final class RestReconcileAction extends BaseRestHandler {
+public final class RestReconcileAction extends SourceIndexTaskRestHandler {
     public static final String PATH = "/_plugins/_strata/_reconcile";
 
     @Override
@@ -46,17 +40,7 @@ public final class RestReconcileAction extends BaseRestHandler {
             throw new IllegalArgumentException("[_reconcile] needs [index]: the source index whose chunks to check, e.g. "
                 + "POST _plugins/_strata/_reconcile?index=books");
         }
-        boolean waitForCompletion = request.paramAsBoolean("wait_for_completion", true);
         ReconcileRequest reconcile = new ReconcileRequest(index, dryRun);
-        if (waitForCompletion) {
-            return channel -> client.execute(ReconcileAction.INSTANCE, reconcile, new RestStatusToXContentListener<>(channel));
-        }
-        reconcile.setShouldStoreResult(true);
-        return channel -> {
-            Task task = client.executeLocally(ReconcileAction.INSTANCE, reconcile, LoggingTaskListener.instance());
-            XContentBuilder body = channel.newBuilder().startObject().field("task", client.getLocalNodeId() + ":" + task.getId())
-                .endObject();
-            channel.sendResponse(new BytesRestResponse(RestStatus.OK, body));
-        };
+        return runTask(request, client, ReconcileAction.INSTANCE, reconcile);
     }
 }

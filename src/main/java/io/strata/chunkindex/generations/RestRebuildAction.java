@@ -1,13 +1,7 @@
 package io.strata.chunkindex.generations;
 
-import org.opensearch.core.rest.RestStatus;
-import org.opensearch.core.xcontent.XContentBuilder;
-import org.opensearch.rest.BaseRestHandler;
-import org.opensearch.rest.BytesRestResponse;
+import io.strata.transport.SourceIndexTaskRestHandler;
 import org.opensearch.rest.RestRequest;
-import org.opensearch.rest.action.RestStatusToXContentListener;
-import org.opensearch.tasks.LoggingTaskListener;
-import org.opensearch.tasks.Task;
 import org.opensearch.transport.client.node.NodeClient;
 
 import java.util.List;
@@ -20,7 +14,7 @@ import java.util.Locale;
  * {@code _reindex} does; {@code GET _tasks/<id>} shows the progress, {@code POST _tasks/<id>/_cancel} stops it and deletes
  * the unfinished generation.
  */
-public final class RestRebuildAction extends BaseRestHandler {
+public final class RestRebuildAction extends SourceIndexTaskRestHandler {
     public static final String PATH = "/_plugins/_strata/_rebuild";
 
     @Override
@@ -42,18 +36,8 @@ public final class RestRebuildAction extends BaseRestHandler {
         }
         String pipeline = request.param("pipeline");
         float rps = requestsPerSecond(request.param("requests_per_second"));
-        boolean waitForCompletion = request.paramAsBoolean("wait_for_completion", true);
         RebuildRequest rebuild = new RebuildRequest(index, pipeline == null || pipeline.isBlank() ? null : pipeline, rps);
-        if (waitForCompletion) {
-            return channel -> client.execute(RebuildAction.INSTANCE, rebuild, new RestStatusToXContentListener<>(channel));
-        }
-        rebuild.setShouldStoreResult(true);
-        return channel -> {
-            Task task = client.executeLocally(RebuildAction.INSTANCE, rebuild, LoggingTaskListener.instance());
-            XContentBuilder body = channel.newBuilder().startObject().field("task", client.getLocalNodeId() + ":" + task.getId())
-                .endObject();
-            channel.sendResponse(new BytesRestResponse(RestStatus.OK, body));
-        };
+        return runTask(request, client, RebuildAction.INSTANCE, rebuild);
     }
 
     /** As {@code _reindex}: absent or {@code -1} is no limit, otherwise a positive number. */
