@@ -129,6 +129,11 @@ public final class NodeSampler implements AutoCloseable {
         return Map.copyOf(maxHeap);
     }
 
+    /** {@code System.nanoTime()} value {@code nanoTime} on the clock of {@link Seen#atMillis()}. */
+    public long millisAt(long nanoTime) {
+        return (nanoTime - start) / 1_000_000;
+    }
+
     /** The in-flight entries seen for document {@code id}, in order. */
     public List<Seen> seen(String id) {
         synchronized (seen) {
