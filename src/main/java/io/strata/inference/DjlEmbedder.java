@@ -361,7 +361,7 @@ public final class DjlEmbedder implements Embedder, Closeable {
         float[][] states = new float[bodyCount][];
         float[] parent = null;
         LateWindows windows = LateWindows.of(bodyCount, Math.max(1, descriptor.maxTokens() - fixed));
-        long[] parentIds = truncate(ids); // exactly what embed runs
+        long[] parentIds = truncate(ids); // exactly what embed runs (and counted, once, as embed counts it)
         for (int w = 0; w < windows.count(); w++) {
             int from = windows.start(w);
             int to = windows.end(w);
@@ -401,9 +401,6 @@ public final class DjlEmbedder implements Embedder, Closeable {
             if (isParentInput) {
                 parent = pooled;
             }
-        }
-        if (ids.length > descriptor.maxTokens()) {
-            truncated.increment();
         }
         if (parent == null) { // a tokenizer whose windows differ from embed's truncation: the text's own pass, as embed runs it
             parent = run(predictors, parentIds, Arrays.copyOf(types, parentIds.length));

@@ -150,7 +150,9 @@ public class LateChunkingEmbedderTests {
 
         Span first = spanOf(text, "The old man walked to the market in the morning.");
         Span last = spanOf(text, "At last the night came and everyone went home to sleep.");
+        long truncated0 = e5.truncatedCount();
         List<float[]> late = e5.embedSpans(List.of(new SpannedText(text, List.of(first, last))), Embedder.Purpose.PASSAGE).get(0);
+        assertEquals("one text above the window: counted once as truncated", 1, e5.truncatedCount() - truncated0);
 
         // the text's vector: the truncated pass, exactly as embed runs it
         assertArrayEquals(e5.embed(List.of(text), Embedder.Purpose.PASSAGE).get(0), late.get(0), 0f);
