@@ -14,18 +14,23 @@ import org.opensearch.search.fetch.subphase.FetchSourceContext;
 import org.opensearch.tasks.Task;
 
 /**
- * A search of chunk indices returns no vectors unless it asks for them: a request that says nothing about {@code _source}
- * (nor {@code stored_fields}) gets {@code _source} without {@code embedding} and {@code children.embedding}. Each hit
- * carried 8 vectors of 384 floats as JSON (≈ 20 KB), ten times its text. With the k-NN plugin's derived source (on for
- * every chunk index) the vectors are not in the stored {@code _source} at all: they were rebuilt from the vector files
- * for every hit, so leaving them out also spares that work. Any {@code _source} in the request (e.g. {@code "_source": true}
- * or {@code "includes": ["embedding"]}) is kept as written; so is a search that names any index that is not a registered
- * chunk index, or a remote one, and a scroll or point-in-time search: those read documents whole, to copy or rewrite
- * them ({@code _reindex} and {@code _update_by_query} scroll; a copy without vectors would lose them).
+ * A search of chunk indices returns lean hits unless it asks for more: a request that says nothing about {@code _source}
+ * (nor {@code stored_fields}) gets {@code _source} without {@code embedding}, {@code children.embedding} and
+ * {@code children.text}. Each hit carried 8 vectors of 384 floats as JSON (≈ 20 KB), ten times its text; and the children's
+ * texts, spans of the parent's, repeated the parent's text once per level. The hit keeps the parent's {@code text} and each
+ * child's offsets, from which a client slices a child's text (docs/query.md); {@code explain_child} and {@code evidence}
+ * still quote the chunks they name, since they read the stored fields themselves. With the k-NN plugin's derived source
+ * (on for every chunk index) the vectors are not in the stored {@code _source} at all: they were rebuilt from the vector
+ * files for every hit, so leaving them out also spares that work. Any {@code _source} in the request (e.g.
+ * {@code "_source": true} or {@code "includes": ["embedding"]}) is kept as written; so is a search that names any index
+ * that is not a registered chunk index, or a remote one, and a scroll or point-in-time search: those read documents
+ * whole, to copy or rewrite them ({@code _reindex} and {@code _update_by_query} scroll; a copy without vectors would lose
+ * them).
  */
 public final class ChunkVectorsFilter implements ActionFilter {
-    /** The vector fields left out by default. */
-    static final String[] VECTORS = { ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING };
+    /** What a hit leaves out by default: the vectors, and the children's texts (the parent's text at their offsets). */
+    static final String[] LEFT_OUT = { ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING,
+        ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT };
 
     private final SourceIndexLookup node;
 
@@ -47,7 +52,7 @@ public final class ChunkVectorsFilter implements ActionFilter {
             if (search.source() == null) {
                 search.source(new SearchSourceBuilder());
             }
-            search.source().fetchSource(new FetchSourceContext(true, Strings.EMPTY_ARRAY, VECTORS));
+            search.source().fetchSource(new FetchSourceContext(true, Strings.EMPTY_ARRAY, LEFT_OUT));
         }
         chain.proceed(task, action, request, listener);
     }

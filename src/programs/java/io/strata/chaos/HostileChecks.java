@@ -176,7 +176,9 @@ public final class HostileChecks {
     @SuppressWarnings("unchecked")
     private List<Map<String, Object>> chunkDocuments(String chunkIndex, String sourceId) throws IOException {
         send("POST", "/" + chunkIndex + "/_refresh", null);
-        Answer r = send("POST", "/" + chunkIndex + "/_search", "{\"size\": 10000, \"query\": {\"term\": {\"source_id\": "
+        // the children's texts are compared: asked for, since a search that says nothing of _source leaves them out
+        Answer r = send("POST", "/" + chunkIndex + "/_search", "{\"size\": 10000, \"_source\": {\"excludes\": [\"embedding\", "
+            + "\"children.embedding\"]}, \"query\": {\"term\": {\"source_id\": "
             + HostileDocuments.jsonString(sourceId) + "}}, \"sort\": [{\"ordinal\": \"asc\"}]}");
         if (!r.ok()) {
             throw new IOException("search of " + chunkIndex + ": " + r.error());

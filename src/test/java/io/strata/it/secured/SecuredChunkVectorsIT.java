@@ -10,12 +10,12 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Vectors stay out of chunk hits under the real security plugin as they do without it, whatever restriction the caller's
- * role puts on the chunk index, and a search through an alias of it too: the filter runs after the security plugin's,
- * in the caller's context, and reads nothing but the cluster state. A search that asks for {@code _source} gets what it
- * asked for, within what the caller may see. Oracle: the chunk documents read as admin with {@code _source: true},
- * minus the vector fields, minus what each restriction hides (DLS: other tenants' chunks; FLS: the hidden fields;
- * masking: the field's value replaced).
+ * Vectors and the children's texts stay out of chunk hits under the real security plugin as they do without it, whatever
+ * restriction the caller's role puts on the chunk index, and a search through an alias of it too: the filter runs after
+ * the security plugin's, in the caller's context, and reads nothing but the cluster state; leaving fields out shows
+ * nothing new. A search that asks for {@code _source} gets what it asked for, within what the caller may see. Oracle: the
+ * chunk documents read as admin with {@code _source: true}, minus the vector fields and the children's texts, minus what
+ * each restriction hides (DLS: other tenants' chunks; FLS: the hidden fields; masking: the field's value replaced).
  */
 @SuppressWarnings("unchecked")
 public class SecuredChunkVectorsIT extends SecuredRestTestCase {
@@ -48,14 +48,15 @@ public class SecuredChunkVectorsIT extends SecuredRestTestCase {
         return out;
     }
 
-    /** {@code source} without the parent's and each child's vector: what a hit carries by default. */
-    private static Map<String, Object> withoutVectors(Map<String, Object> source) {
+    /** {@code source} without the parent's and each child's vector and the children's texts: what a hit carries by default. */
+    private static Map<String, Object> lean(Map<String, Object> source) {
         Map<String, Object> out = new LinkedHashMap<>(source);
         out.remove("embedding");
         List<Object> children = new ArrayList<>();
         for (Object c : (List<Object>) source.get("children")) {
             Map<String, Object> child = new LinkedHashMap<>((Map<String, Object>) c);
             child.remove("embedding");
+            child.remove("text");
             children.add(child);
         }
         out.put("children", children);
@@ -98,17 +99,18 @@ public class SecuredChunkVectorsIT extends SecuredRestTestCase {
             "children", "children.*", "embedding")), READ)));
         roles.put("sec-vec-fls-exclude", role(restricted(CHUNKS, Map.of("fls", List.of("~tenant")), READ)));
         roles.put("sec-vec-masked", role(restricted(CHUNKS, Map.of("masked_fields", List.of("tenant")), READ)));
+        roles.put("sec-vec-fls-notext", role(restricted(CHUNKS, Map.of("fls", List.of("~text")), READ)));
         putRolesAndUsers(roles);
 
-        // unrestricted, on the index and through the alias: exactly the documents without their vectors
+        // unrestricted, on the index and through the alias: exactly the documents without their vectors and child texts
         Map<String, Map<String, Object>> expected = new TreeMap<>();
-        whole.forEach((id, s) -> expected.put(id, withoutVectors(s)));
+        whole.forEach((id, s) -> expected.put(id, lean(s)));
         assertEquals(expected, sources("sec-vec-whole", CHUNKS, ""));
         assertEquals(expected, sources("sec-vec-whole", ALIAS, ""));
         // ... and an explicit _source is kept as written
         assertEquals(whole, sources("sec-vec-whole", CHUNKS, ", \"_source\": true"));
 
-        // DLS: the red tenant's chunks only, without vectors
+        // DLS: the red tenant's chunks only, lean
         Map<String, Map<String, Object>> red = new TreeMap<>();
         expected.forEach((id, s) -> {
             if ("red".equals(s.get("tenant"))) {
@@ -135,6 +137,22 @@ public class SecuredChunkVectorsIT extends SecuredRestTestCase {
                     default -> assertNotEquals(user + " saw the tenant unmasked", oracle.get("tenant"), s.get("tenant"));
                 }
             }
+        }
+        // FLS hiding the parent's text: a lean hit then has no text at all; asked for, the children's texts the role shows
+        for (var e : sources("sec-vec-fls-notext", CHUNKS, "").entrySet()) {
+            Map<String, Object> oracle = new LinkedHashMap<>(expected.get(e.getKey()));
+            oracle.remove("text");
+            assertEquals(oracle, e.getValue());
+        }
+        for (var e : sources("sec-vec-fls-notext", CHUNKS, ", \"_source\": {\"excludes\": [\"embedding\", \"children.embedding\"]}")
+            .entrySet()) {
+            Map<String, Object> s = e.getValue();
+            assertFalse(s.containsKey("text"));
+            List<Object> texts = ((List<Object>) s.get("children")).stream().map(c -> ((Map<String, Object>) c).get("text")).toList();
+            List<Object> oracle = ((List<Object>) whole.get(e.getKey()).get("children")).stream()
+                .map(c -> ((Map<String, Object>) c).get("text")).toList();
+            assertEquals(oracle, texts);
+            assertTrue(texts.stream().anyMatch(java.util.Objects::nonNull));
         }
         // the include list grants the vector: asked for, it comes
         for (Map<String, Object> s : sources("sec-vec-fls-include", CHUNKS, ", \"_source\": true").values()) {
