@@ -14,7 +14,10 @@ import org.opensearch.core.rest.RestStatus;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -124,6 +127,33 @@ public final class CompareRequest extends ActionRequest implements IndicesReques
         if (count > max) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [questions] may hold at most [%d] questions on this "
                 + "cluster ([%s]), got [%d]", OWNER, max, CompareLimits.MAX_QUESTIONS.getKey(), count));
+        }
+    }
+
+    /**
+     * A 400 naming the setting when the {@code query} options nest deeper than {@code max} JSON levels (the options object
+     * is level 1), counted without recursion before anything parses them.
+     */
+    static void checkQueryDepth(Map<String, Object> query, int max) {
+        Deque<Object> open = new ArrayDeque<>();
+        Deque<Integer> depths = new ArrayDeque<>();
+        open.push(query);
+        depths.push(1);
+        while (!open.isEmpty()) {
+            Object node = open.pop();
+            int depth = depths.pop();
+            if (depth > max) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [query] nests deeper than [%d] levels of objects "
+                    + "and arrays; the limit is the node setting [%s] (at most %d)", OWNER, max, CompareLimits.MAX_QUERY_DEPTH.getKey(),
+                    CompareLimits.QUERY_DEPTH_CEILING));
+            }
+            Collection<?> children = node instanceof Map<?, ?> m ? m.values() : (Collection<?>) node;
+            for (Object child : children) {
+                if (child instanceof Map<?, ?> || child instanceof Collection<?>) {
+                    open.push(child);
+                    depths.push(depth + 1);
+                }
+            }
         }
     }
 

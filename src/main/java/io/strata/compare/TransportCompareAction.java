@@ -82,6 +82,8 @@ public final class TransportCompareAction extends HandledTransportAction<Compare
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [k] must be at most [%d] on this cluster ([%s]), "
                     + "got [%d]", CompareRequest.OWNER, maxK, QueryLimits.MAX_K.getKey(), request.k()));
             }
+            // before the options reach the query parser, which recurses per level
+            CompareRequest.checkQueryDepth(request.query(), value(settings, CompareLimits.MAX_QUERY_DEPTH));
             Metadata metadata = clusterService.state().metadata();
             a = side(metadata, "a", request.a());
             b = side(metadata, "b", request.b());

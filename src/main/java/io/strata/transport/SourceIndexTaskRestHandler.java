@@ -19,7 +19,7 @@ import org.opensearch.transport.client.node.NodeClient;
 public abstract class SourceIndexTaskRestHandler extends BaseRestHandler {
     protected static RestChannelConsumer runTask(RestRequest rest, NodeClient client, ActionType<RenderedResponse> action,
                                                  SourceIndexTaskRequest request) {
-        if (rest.paramAsBoolean("wait_for_completion", true)) {
+        if (waitForCompletion(rest)) {
             return channel -> client.execute(action, request, new RestStatusToXContentListener<>(channel));
         }
         request.setShouldStoreResult(true);
@@ -29,5 +29,19 @@ public abstract class SourceIndexTaskRestHandler extends BaseRestHandler {
                 .endObject();
             channel.sendResponse(new BytesRestResponse(RestStatus.OK, body));
         };
+    }
+
+    /** {@code wait_for_completion}: {@code true} (absent or empty) or {@code false}; anything else is a 400 naming it. */
+    private static boolean waitForCompletion(RestRequest rest) {
+        String value = rest.param("wait_for_completion");
+        if (value == null || value.isEmpty() || value.equals("true")) { // empty: as OpenSearch reads a flag
+            return true;
+        }
+        if (value.equals("false")) {
+            return false;
+        }
+        String endpoint = rest.path().substring(rest.path().lastIndexOf('/') + 1);
+        throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+            "[%s] [wait_for_completion] must be true or false, got [%s]", endpoint, value));
     }
 }

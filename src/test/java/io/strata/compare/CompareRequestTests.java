@@ -64,6 +64,27 @@ public class CompareRequestTests {
         assertThrows(ConfigException.class, () -> CompareRequest.parse(body(List.of(ok), "b", ""), () -> 10));
     }
 
+    /** {@code {"filter": bool(filter: [bool(... match_all)])}}: 3 levels a bool, 3 for the options, the match_all and its body. */
+    private static Map<String, Object> deepFilter(int bools) {
+        Object inner = Map.of("match_all", Map.of());
+        for (int i = 0; i < bools; i++) {
+            inner = Map.of("bool", Map.of("filter", List.of(inner)));
+        }
+        return Map.of("mode", "lexical", "filter", inner);
+    }
+
+    @Test
+    public void testCheckQueryDepth_countsObjectsAndArrays_andRefusesOneLevelPastTheLimit_namingTheSetting() {
+        CompareRequest.checkQueryDepth(deepFilter(32), 99); // 3 × 32 + 3 levels
+        String error = assertThrows(IllegalArgumentException.class, () -> CompareRequest.checkQueryDepth(deepFilter(32), 98)).getMessage();
+        assertEquals("[_compare] [query] nests deeper than [98] levels of objects and arrays; the limit is the node setting "
+            + "[plugins.strata.compare.max_query_depth] (at most 300)", error);
+        // 100,000 levels are counted without recursion
+        assertThrows(IllegalArgumentException.class, () -> CompareRequest.checkQueryDepth(deepFilter(100_000), 300));
+        CompareRequest.checkQueryDepth(Map.of("mode", "dense"), 1);
+        assertThrows(IllegalArgumentException.class, () -> CompareRequest.checkQueryDepth(Map.of("rescore", Map.of()), 1));
+    }
+
     @Test
     public void testRelevant_sameSourceAndAnOverlappingSpan_orAnyParentOfTheSourceWithoutOne() {
         CompareQuestion spanned = new CompareQuestion("q", "d1", 100, 120, "d1");

@@ -63,6 +63,8 @@ import java.util.function.Supplier;
  * <p>A cancel or a failure deletes the generation (as the caller): it never serves half-built.
  */
 public final class GenerationBuilder {
+    /** The longest single wait of the throttle: a cancel is noticed within it. */
+    private static final long THROTTLE_SLICE_NANOS = 1_000_000_000L;
     static final int PAGE = 100;
     /** The key of a built generation's mapping {@code _meta} that {@code GET generations} shows. */
     public static final String GENERATION_META = "strata_generation";
@@ -279,12 +281,14 @@ public final class GenerationBuilder {
                 return;
             }
             long wait = (long) (docs / (double) rps * 1e9) - (System.nanoTime() - start);
-            if (wait <= 0) {
-                next.run();
+            if (wait <= 0 || report.cancelled()) {
+                next.run(); // next stops a cancelled build before its next page
                 return;
             }
+            // waited in slices, each checking for a cancel: a low rate (any positive one is legal) can mean hours of waiting
             ThreadContext context = client.threadPool().getThreadContext();
-            client.threadPool().schedule(context.preserveContext(next), TimeValue.timeValueNanos(wait), ThreadPool.Names.GENERIC);
+            client.threadPool().schedule(context.preserveContext(() -> throttled(start, docs, next)),
+                TimeValue.timeValueNanos(Math.min(wait, THROTTLE_SLICE_NANOS)), ThreadPool.Names.GENERIC);
         }
 
         /** The page's documents, all at once (as a bulk of them through the pipeline would be); fails on the first failure. */
