@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * One chunking configuration (a {@code multi_granular_chunking} processor's): cuts a source text into parents and children
@@ -207,33 +208,70 @@ public final class ChunkWriter {
     public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, SourceFields fields,
                         String sourceHash, WriteChecks writable, StrataStats.Progress progress, ActionListener<PreparedChunks> listener,
                         java.util.function.Consumer<Exception> modelFailed) {
+        prepare(target, sourceIndex, sourceId, parents, fields, sourceHash, writable, progress, null, listener, modelFailed);
+    }
+
+    /**
+     * {@link #prepare(String, String, String, List, SourceFields, String, WriteChecks, StrataStats.Progress, ActionListener,
+     * java.util.function.Consumer) prepare}, also reusing per chunk the vectors {@code reusable} holds under a chunk's
+     * {@link ChunkDocuments#VECTOR_KEY} (null: none), where a parent's {@code text_hash} finds none.
+     */
+    public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, SourceFields fields,
+                        String sourceHash, WriteChecks writable, StrataStats.Progress progress, Function<String, float[]> reusable,
+                        ActionListener<PreparedChunks> listener, java.util.function.Consumer<Exception> modelFailed) {
         if (model == null) {
             progress.planned(parents.size(), 0, 0);
             ready(target, sourceIndex, null, writable, ActionListener.wrap(
-                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, fields, sourceHash, null, progress)), listener::onFailure));
+                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, null, fields, sourceHash, null, progress)),
+                listener::onFailure));
             return;
         }
         progress.stage(StrataStats.Stage.EMBEDDING);
         services.inference().describe(model, callerContext(ActionListener.wrap(info -> {
             List<String> hashes = new ArrayList<>(parents.size());
+            List<List<String>> keys = new ArrayList<>(parents.size());
             for (ChunkedParent p : parents) {
                 hashes.add(textHash(info, p, fields.headers()));
+                keys.add(VectorKeys.of(info, childEmbedding, p, fields.headers()));
             }
+            List<List<float[]>> byKey = reusable == null ? null
+                : keys.stream().map(k -> k.stream().map(key -> key == null ? null : reusable.apply(key)).toList()).toList();
             ready(target, sourceIndex, info, writable, ActionListener.wrap(
                 v -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
                     ActionListener.wrap(stored -> {
                         List<List<float[]>> reused = new ArrayList<>(parents.size());
                         hashes.forEach(h -> reused.add(stored.get(h)));
-                        DocumentVectors vectors = new DocumentVectors(parents, reused, fields.headers(),
-                            chunker.parentSize().meanVector());
+                        DocumentVectors vectors = new DocumentVectors(parents, reused, byKey, fields.headers(),
+                            chunker.parentSize().meanVector(), childEmbedding == ChildEmbedding.LATE);
                         progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
                         embedSlices(vectors, vectors.slices(services.slicing().embedTexts()), 0, progress, ActionListener.wrap(done -> {
                             services.stats().ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
-                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, fields, sourceHash, info, progress));
+                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, keys, fields, sourceHash, info, progress));
                         }, modelFailed::accept));
                     }, listener::onFailure)),
                 listener::onFailure));
         }, modelFailed::accept)));
+    }
+
+    /**
+     * The {@link ChunkDocuments#VECTOR_KEY vector keys} of every chunk with a vector of its own of several documents (each
+     * its parents and its fields); none without a model.
+     */
+    public void vectorKeys(List<List<ChunkedParent>> documents, List<SourceFields> fields, ActionListener<java.util.Set<String>> listener) {
+        if (model == null) {
+            listener.onResponse(java.util.Set.of());
+            return;
+        }
+        services.inference().describe(model, callerContext(ActionListener.map(listener, info -> {
+            java.util.Set<String> keys = new HashSet<>();
+            for (int d = 0; d < documents.size(); d++) {
+                for (ChunkedParent p : documents.get(d)) {
+                    VectorKeys.of(info, childEmbedding, p, fields.get(d).headers()).stream().filter(java.util.Objects::nonNull)
+                        .forEach(keys::add);
+                }
+            }
+            return keys;
+        })));
     }
 
     /** The chunk index made ready for this model and source index, and the caller's right to write it checked. */
