@@ -236,8 +236,12 @@ public final class ChunkWriter {
             }
             List<List<float[]>> byKey = reusable == null ? null
                 : keys.stream().map(k -> k.stream().map(key -> key == null ? null : reusable.apply(key)).toList()).toList();
+            // a caller with reusable vectors read the target's chunks already (a rebuild: the generation's, by key, per chunk)
+            java.util.function.Consumer<ActionListener<Map<String, List<float[]>>>> storedVectors = reusable != null
+                ? l -> l.onResponse(Map.of())
+                : l -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes), l);
             ready(target, sourceIndex, info, writable, ActionListener.wrap(
-                v -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
+                v -> storedVectors.accept(
                     ActionListener.wrap(stored -> {
                         List<List<float[]>> reused = new ArrayList<>(parents.size());
                         hashes.forEach(h -> reused.add(stored.get(h)));
