@@ -399,57 +399,9 @@ public final class ChunkWriter {
         }
     }
 
-    /**
-     * What a parent's vectors depend on: the model, the child sizes, how children are embedded, the headers its chunks are
-     * embedded with, the parent text, whether the parent has a vector of its own and where each child lies in it. A stored
-     * chunk's vectors are reused only under the same hash, so late-chunked children never serve a separate-mode pipeline
-     * or the reverse, a changed title re-embeds, and children cut otherwise from the same text (by another release's
-     * rules: joined tiny children, dropped repeats, a parent kept whole) never take each other's vectors even when they are
-     * as many. Separate mode and empty headers add nothing.
-     */
+    /** What a parent's stored vectors are reused by on re-ingest ({@link VectorKeys#textHash}). */
     String textHash(ModelInfo info, ChunkedParent parent, ChunkContext.Headers headers) {
-        List<String> chunkHeaders = new ArrayList<>(parent.children().size() + 1);
-        boolean any = false;
-        for (var chunk : parent.all()) {
-            String h = headers.of(chunk);
-            chunkHeaders.add(h);
-            any |= !h.isEmpty();
-        }
-        StringBuilder layout = new StringBuilder(parent.parentEmbedded() ? "parent" : "parent-without-vector");
-        for (var child : parent.children()) {
-            layout.append(';').append(child.level()).append(':').append(child.start() - parent.parent().start()).append('-')
-                .append(child.end() - parent.parent().start());
-        }
-        return textHash(info, parent.parent().text(), layout.toString(), any ? chunkHeaders : List.of());
-    }
-
-    private String textHash(ModelInfo info, String parentText, String layout, List<String> chunkHeaders) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
-            digest.update(chunker.granularities().toString().getBytes(StandardCharsets.UTF_8));
-            digest.update(Integer.toString(chunker.strategy().maxWords()).getBytes(StandardCharsets.UTF_8));
-            if (chunker.thetaInTokens()) { // θ = max_tokens: the same number counts other units
-                digest.update("theta=tokens".getBytes(StandardCharsets.UTF_8));
-            }
-            if (childEmbedding != ChildEmbedding.SEPARATE) {
-                digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
-            }
-            if (chunker.keepsRedundantChildren()) { // other children under the same parent text: never each other's vectors
-                digest.update("children.keep_redundant".getBytes(StandardCharsets.UTF_8));
-            }
-            for (String h : chunkHeaders) {
-                // each header ends in a 0 byte, which no JSON string value can hold: the list is read back unambiguously
-                digest.update(("header=" + h).getBytes(StandardCharsets.UTF_8));
-                digest.update((byte) 0);
-            }
-            digest.update(("children=" + layout).getBytes(StandardCharsets.UTF_8));
-            digest.update((byte) 0);
-            digest.update(parentText.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest.digest(), 0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return VectorKeys.textHash(info, chunker, childEmbedding, parent, headers);
     }
 
     /**

@@ -5,6 +5,7 @@ import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Embedder;
+import io.strata.chunking.MultiGranularChunker;
 import io.strata.chunking.Span;
 import io.strata.model.ModelInfo;
 
@@ -17,9 +18,10 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * The {@value ChunkDocuments#VECTOR_KEY} of each chunk: a hash of what its vector is a function of, and of nothing else, so
- * that a stored vector under an equal key is the one the model would give again, whatever the rest of the config (θ of
- * the children, the levels, the parent's other children) became.
+ * What stored vectors are reused by: a parent's {@code text_hash} (all its vectors at once, on re-ingest) and each
+ * chunk's {@value ChunkDocuments#VECTOR_KEY} (one vector, on a rebuild). A vector key hashes what the chunk's vector is a
+ * function of, and nothing else, so a stored vector under an equal key is the one the model would give again, whatever
+ * the rest of the config (θ of the children, the levels, the parent's other children) became.
  *
  * <ul>
  *   <li>Separate children ({@code children.embedding: separate}): the model's identity and the exact text the model saw —
@@ -52,6 +54,61 @@ final class VectorKeys {
                 : hash(identity, mode.label(), headers.embedded(chunk), ""));
         }
         return Collections.unmodifiableList(keys);
+    }
+
+    /**
+     * The {@code text_hash} of a parent: what all its vectors together depend on's vectors depend on: the model, the child sizes, how children are embedded, the headers its chunks are
+     * embedded with, the parent text, whether the parent has a vector of its own and where each child lies in it. A stored
+     * chunk's vectors are reused only under the same hash, so late-chunked children never serve a separate-mode pipeline
+     * or the reverse, a changed title re-embeds, and children cut otherwise from the same text (by another release's
+     * rules: joined tiny children, dropped repeats, a parent kept whole) never take each other's vectors even when they are
+     * as many. Separate mode and empty headers add nothing.
+     */
+    static String textHash(ModelInfo info, MultiGranularChunker chunker, ChildEmbedding childEmbedding, ChunkedParent parent,
+                           ChunkContext.Headers headers) {
+        List<String> chunkHeaders = new ArrayList<>(parent.children().size() + 1);
+        boolean any = false;
+        for (var chunk : parent.all()) {
+            String h = headers.of(chunk);
+            chunkHeaders.add(h);
+            any |= !h.isEmpty();
+        }
+        StringBuilder layout = new StringBuilder(parent.parentEmbedded() ? "parent" : "parent-without-vector");
+        for (var child : parent.children()) {
+            layout.append(';').append(child.level()).append(':').append(child.start() - parent.parent().start()).append('-')
+                .append(child.end() - parent.parent().start());
+        }
+        return textHash(info, chunker, childEmbedding, parent.parent().text(), layout.toString(), any ? chunkHeaders : List.of());
+    }
+
+    private static String textHash(ModelInfo info, MultiGranularChunker chunker, ChildEmbedding childEmbedding, String parentText,
+                                   String layout, List<String> chunkHeaders) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
+            digest.update(chunker.granularities().toString().getBytes(StandardCharsets.UTF_8));
+            digest.update(Integer.toString(chunker.strategy().maxWords()).getBytes(StandardCharsets.UTF_8));
+            if (chunker.thetaInTokens()) { // θ = max_tokens: the same number counts other units
+                digest.update("theta=tokens".getBytes(StandardCharsets.UTF_8));
+            }
+            if (childEmbedding != ChildEmbedding.SEPARATE) {
+                digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
+            }
+            if (chunker.keepsRedundantChildren()) { // other children under the same parent text: never each other's vectors
+                digest.update("children.keep_redundant".getBytes(StandardCharsets.UTF_8));
+            }
+            for (String h : chunkHeaders) {
+                // each header ends in a 0 byte, which no JSON string value can hold: the list is read back unambiguously
+                digest.update(("header=" + h).getBytes(StandardCharsets.UTF_8));
+                digest.update((byte) 0);
+            }
+            digest.update(("children=" + layout).getBytes(StandardCharsets.UTF_8));
+            digest.update((byte) 0);
+            digest.update(parentText.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest.digest(), 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static String hash(String model, String mode, String text, String span) {
