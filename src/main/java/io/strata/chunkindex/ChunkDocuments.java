@@ -62,6 +62,12 @@ public final class ChunkDocuments {
     public static final String EMBEDDING = "embedding";
     /** Hash of what a parent's vectors depend on (its text, the child sizes, the model): equal hash, reusable vectors. */
     public static final String TEXT_HASH = "text_hash";
+    /**
+     * Per chunk (the parent's, each child's): a hash of what its vector is a function of — the model, how children are
+     * embedded and the exact text the model saw (header included; late: the parent's text and the chunk's span in it). A
+     * rebuild reuses a stored vector under an equal key ({@code generations.VectorReuse}) whatever else changed.
+     */
+    public static final String VECTOR_KEY = "vector_key";
     public static final String META_MODEL = "model";
     /** Hash of the whole source text the chunks were cut from (also in the source's summary): what reconciling compares. */
     public static final String SOURCE_HASH = "source_hash";
@@ -90,7 +96,7 @@ public final class ChunkDocuments {
 
     /** Names a copied source field may not take. */
     public static final Set<String> RESERVED = Set.of(SOURCE_ID, SOURCE_INDEX, ORDINAL, TEXT, START, END, STRATEGY, CHILDREN,
-        EMBEDDING, TEXT_HASH, SOURCE_HASH, SOURCE_ROUTING, SECTION, SECTION_LEVEL, MERGED_SECTIONS, HEADER_START, HEADER_END, CONTEXT_HEADER);
+        EMBEDDING, TEXT_HASH, VECTOR_KEY, SOURCE_HASH, SOURCE_ROUTING, SECTION, SECTION_LEVEL, MERGED_SECTIONS, HEADER_START, HEADER_END, CONTEXT_HEADER);
 
     private ChunkDocuments() {}
 
@@ -172,6 +178,17 @@ public final class ChunkDocuments {
     public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
                                                Map<String, Object> copiedFields, List<float[]> vectors, String textHash,
                                                ChunkContext.Headers lexicalHeaders) {
+        return toSource(sourceIndex, sourceId, strategy, parent, copiedFields, vectors, textHash, lexicalHeaders, null);
+    }
+
+    /**
+     * {@link #toSource(String, String, String, ChunkedParent, Map, List, String, ChunkContext.Headers)} with each chunk's
+     * {@value #VECTOR_KEY}: {@code vectorKeys} (null: none) in {@link ChunkedParent#all()} order, null where a chunk's vector
+     * is not the model's answer to one text (a parent without a vector, or with the mean of its children's).
+     */
+    public static Map<String, Object> toSource(String sourceIndex, String sourceId, String strategy, ChunkedParent parent,
+                                               Map<String, Object> copiedFields, List<float[]> vectors, String textHash,
+                                               ChunkContext.Headers lexicalHeaders, List<String> vectorKeys) {
         Chunk p = parent.parent();
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put(SOURCE_ID, sourceId);
@@ -189,6 +206,7 @@ public final class ChunkDocuments {
         }
         if (vectors != null && vectors.get(0) != null) {
             doc.put(EMBEDDING, vectors.get(0));
+            putKey(doc, vectorKeys, 0);
         }
         List<Map<String, Object>> children = new ArrayList<>(parent.children().size() + 1);
         if (vectors != null && vectors.get(0) != null) {
@@ -210,11 +228,18 @@ public final class ChunkDocuments {
             putHeader(child, c, lexicalHeaders);
             if (vectors != null) {
                 child.put(EMBEDDING, vectors.get(i + 1));
+                putKey(child, vectorKeys, i + 1);
             }
             children.add(child);
         }
         doc.put(CHILDREN, children);
         return doc;
+    }
+
+    private static void putKey(Map<String, Object> doc, List<String> vectorKeys, int chunk) {
+        if (vectorKeys != null && vectorKeys.get(chunk) != null) {
+            doc.put(VECTOR_KEY, vectorKeys.get(chunk));
+        }
     }
 
     /** The section and repeated table header of a chunk of a structured document ({@code format: markdown | html}). */
@@ -267,6 +292,7 @@ public final class ChunkDocuments {
         child.put(START, Map.of("type", "integer", "index", false));
         child.put(END, Map.of("type", "integer", "index", false));
         child.put(CONTEXT_HEADER, Map.of("type", "text"));
+        child.put(VECTOR_KEY, VECTOR_KEY_MAPPING);
         structureMapping(child);
 
         Map<String, Object> props = new LinkedHashMap<>();
@@ -280,6 +306,7 @@ public final class ChunkDocuments {
         props.put(CONTEXT_HEADER, Map.of("type", "text"));
         structureMapping(props);
         props.put(TEXT_HASH, Map.of("type", "keyword", "index", false));
+        props.put(VECTOR_KEY, VECTOR_KEY_MAPPING);
         props.put(SOURCE_HASH, Map.of("type", "keyword", "index", false));
         props.put(SOURCE_ROUTING, Map.of("type", "keyword", "index", false));
         if (model != null) {
@@ -298,6 +325,9 @@ public final class ChunkDocuments {
         mapping.put("properties", props);
         return mapping;
     }
+
+    /** Read from {@code _source} only: neither searched nor sorted on. */
+    static final Map<String, Object> VECTOR_KEY_MAPPING = Map.of("type", "keyword", "index", false, "doc_values", false);
 
     /** What the mapping records about the model, so queries embed with the same one. */
     public static Map<String, Object> modelMeta(ModelInfo model) {

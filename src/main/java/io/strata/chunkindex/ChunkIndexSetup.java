@@ -434,8 +434,9 @@ public final class ChunkIndexSetup {
         // (one it mapped already, e.g. dynamically by an older version, keeps its mapping: a field's type cannot change)
         Map<String, Object> copied = fields.copied().isEmpty() ? Map.of() : ChunkIndexMappings.missingFrom(existing,
             ChunkIndexMappings.definitionsOf(sourceMapping(sourceIndex).mappings(), fields.copied()));
-        // chunk indices made before context_header existed get its mapping, else it would be mapped dynamically
-        boolean ours = chunkMeta == null || (existingModel == null && wantedModel != null) || !hasContextHeader(metadata);
+        // chunk indices made before context_header or vector_key existed get their mappings, else they would be mapped dynamically
+        boolean ours = chunkMeta == null || (existingModel == null && wantedModel != null) || !maps(metadata, ChunkDocuments.CONTEXT_HEADER)
+            || !maps(metadata, ChunkDocuments.VECTOR_KEY);
         if (!ours && copied.isEmpty()) {
             ready.put(key, stamp(metadata));
             listener.onResponse(null);
@@ -467,9 +468,9 @@ public final class ChunkIndexSetup {
         }));
     }
 
-    private static boolean hasContextHeader(IndexMetadata metadata) {
+    private static boolean maps(IndexMetadata metadata, String field) {
         Object props = metadata == null || metadata.mapping() == null ? null : metadata.mapping().sourceAsMap().get("properties");
-        return props instanceof Map<?, ?> p && p.containsKey(ChunkDocuments.CONTEXT_HEADER);
+        return props instanceof Map<?, ?> p && p.containsKey(field);
     }
 
     /** "model [name] (384 dims)" from a mapping's model record. */

@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * One chunking configuration (a {@code multi_granular_chunking} processor's): cuts a source text into parents and children
@@ -207,33 +208,74 @@ public final class ChunkWriter {
     public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, SourceFields fields,
                         String sourceHash, WriteChecks writable, StrataStats.Progress progress, ActionListener<PreparedChunks> listener,
                         java.util.function.Consumer<Exception> modelFailed) {
+        prepare(target, sourceIndex, sourceId, parents, fields, sourceHash, writable, progress, null, listener, modelFailed);
+    }
+
+    /**
+     * {@link #prepare(String, String, String, List, SourceFields, String, WriteChecks, StrataStats.Progress, ActionListener,
+     * java.util.function.Consumer) prepare}, also reusing per chunk the vectors {@code reusable} holds under a chunk's
+     * {@link ChunkDocuments#VECTOR_KEY} (null: none), where a parent's {@code text_hash} finds none.
+     */
+    public void prepare(String target, String sourceIndex, String sourceId, List<ChunkedParent> parents, SourceFields fields,
+                        String sourceHash, WriteChecks writable, StrataStats.Progress progress, Function<String, float[]> reusable,
+                        ActionListener<PreparedChunks> listener, java.util.function.Consumer<Exception> modelFailed) {
         if (model == null) {
             progress.planned(parents.size(), 0, 0);
             ready(target, sourceIndex, null, writable, ActionListener.wrap(
-                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, fields, sourceHash, null, progress)), listener::onFailure));
+                v -> listener.onResponse(new PreparedChunks(this, parents, null, null, null, fields, sourceHash, null, progress)),
+                listener::onFailure));
             return;
         }
         progress.stage(StrataStats.Stage.EMBEDDING);
         services.inference().describe(model, callerContext(ActionListener.wrap(info -> {
             List<String> hashes = new ArrayList<>(parents.size());
+            List<List<String>> keys = new ArrayList<>(parents.size());
             for (ChunkedParent p : parents) {
                 hashes.add(textHash(info, p, fields.headers()));
+                keys.add(VectorKeys.of(info, childEmbedding, p, fields.headers()));
             }
+            List<List<float[]>> byKey = reusable == null ? null
+                : keys.stream().map(k -> k.stream().map(key -> key == null ? null : reusable.apply(key)).toList()).toList();
+            // a caller with reusable vectors read the target's chunks already (a rebuild: the generation's, by key, per chunk)
+            java.util.function.Consumer<ActionListener<Map<String, List<float[]>>>> storedVectors = reusable != null
+                ? l -> l.onResponse(Map.of())
+                : l -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes), l);
             ready(target, sourceIndex, info, writable, ActionListener.wrap(
-                v -> services.store().storedVectors(target, sourceId, parents.size() + REUSE_WINDOW, new HashSet<>(hashes),
+                v -> storedVectors.accept(
                     ActionListener.wrap(stored -> {
                         List<List<float[]>> reused = new ArrayList<>(parents.size());
                         hashes.forEach(h -> reused.add(stored.get(h)));
-                        DocumentVectors vectors = new DocumentVectors(parents, reused, fields.headers(),
-                            chunker.parentSize().meanVector());
+                        DocumentVectors vectors = new DocumentVectors(parents, reused, byKey, fields.headers(),
+                            chunker.parentSize().meanVector(), childEmbedding == ChildEmbedding.LATE);
                         progress.planned(parents.size(), vectors.texts(), vectors.textsReused());
                         embedSlices(vectors, vectors.slices(services.slicing().embedTexts()), 0, progress, ActionListener.wrap(done -> {
                             services.stats().ingest().vectors(vectors.textsToEmbed(), vectors.textsReused());
-                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, fields, sourceHash, info, progress));
+                            listener.onResponse(new PreparedChunks(this, parents, vectors, hashes, keys, fields, sourceHash, info, progress));
                         }, modelFailed::accept));
                     }, listener::onFailure)),
                 listener::onFailure));
         }, modelFailed::accept)));
+    }
+
+    /**
+     * The {@link ChunkDocuments#VECTOR_KEY vector keys} of every chunk with a vector of its own of several documents (each
+     * its parents and its fields); none without a model.
+     */
+    public void vectorKeys(List<List<ChunkedParent>> documents, List<SourceFields> fields, ActionListener<java.util.Set<String>> listener) {
+        if (model == null) {
+            listener.onResponse(java.util.Set.of());
+            return;
+        }
+        services.inference().describe(model, callerContext(ActionListener.map(listener, info -> {
+            java.util.Set<String> keys = new HashSet<>();
+            for (int d = 0; d < documents.size(); d++) {
+                for (ChunkedParent p : documents.get(d)) {
+                    VectorKeys.of(info, childEmbedding, p, fields.get(d).headers()).stream().filter(java.util.Objects::nonNull)
+                        .forEach(keys::add);
+                }
+            }
+            return keys;
+        })));
     }
 
     /** The chunk index made ready for this model and source index, and the caller's right to write it checked. */
@@ -357,57 +399,9 @@ public final class ChunkWriter {
         }
     }
 
-    /**
-     * What a parent's vectors depend on: the model, the child sizes, how children are embedded, the headers its chunks are
-     * embedded with, the parent text, whether the parent has a vector of its own and where each child lies in it. A stored
-     * chunk's vectors are reused only under the same hash, so late-chunked children never serve a separate-mode pipeline
-     * or the reverse, a changed title re-embeds, and children cut otherwise from the same text (by another release's
-     * rules: joined tiny children, dropped repeats, a parent kept whole) never take each other's vectors even when they are
-     * as many. Separate mode and empty headers add nothing.
-     */
+    /** What a parent's stored vectors are reused by on re-ingest ({@link VectorKeys#textHash}). */
     String textHash(ModelInfo info, ChunkedParent parent, ChunkContext.Headers headers) {
-        List<String> chunkHeaders = new ArrayList<>(parent.children().size() + 1);
-        boolean any = false;
-        for (var chunk : parent.all()) {
-            String h = headers.of(chunk);
-            chunkHeaders.add(h);
-            any |= !h.isEmpty();
-        }
-        StringBuilder layout = new StringBuilder(parent.parentEmbedded() ? "parent" : "parent-without-vector");
-        for (var child : parent.children()) {
-            layout.append(';').append(child.level()).append(':').append(child.start() - parent.parent().start()).append('-')
-                .append(child.end() - parent.parent().start());
-        }
-        return textHash(info, parent.parent().text(), layout.toString(), any ? chunkHeaders : List.of());
-    }
-
-    private String textHash(ModelInfo info, String parentText, String layout, List<String> chunkHeaders) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            digest.update(ChunkDocuments.modelMeta(info).toString().getBytes(StandardCharsets.UTF_8));
-            digest.update(chunker.granularities().toString().getBytes(StandardCharsets.UTF_8));
-            digest.update(Integer.toString(chunker.strategy().maxWords()).getBytes(StandardCharsets.UTF_8));
-            if (chunker.thetaInTokens()) { // θ = max_tokens: the same number counts other units
-                digest.update("theta=tokens".getBytes(StandardCharsets.UTF_8));
-            }
-            if (childEmbedding != ChildEmbedding.SEPARATE) {
-                digest.update(("children.embedding=" + childEmbedding.label()).getBytes(StandardCharsets.UTF_8));
-            }
-            if (chunker.keepsRedundantChildren()) { // other children under the same parent text: never each other's vectors
-                digest.update("children.keep_redundant".getBytes(StandardCharsets.UTF_8));
-            }
-            for (String h : chunkHeaders) {
-                // each header ends in a 0 byte, which no JSON string value can hold: the list is read back unambiguously
-                digest.update(("header=" + h).getBytes(StandardCharsets.UTF_8));
-                digest.update((byte) 0);
-            }
-            digest.update(("children=" + layout).getBytes(StandardCharsets.UTF_8));
-            digest.update((byte) 0);
-            digest.update(parentText.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest.digest(), 0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return VectorKeys.textHash(info, chunker, childEmbedding, parent, headers);
     }
 
     /**

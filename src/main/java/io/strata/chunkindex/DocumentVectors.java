@@ -11,7 +11,8 @@ import java.util.Locale;
 
 /**
  * The vectors of one document's chunks while they are computed and written. Per parent: the parent's vector then its
- * children's ({@link ChunkedParent#all()} order), either reused from the stored chunk with the same {@code text_hash} or
+ * children's ({@link ChunkedParent#all()} order), either reused from the stored chunk with the same {@code text_hash}, or
+ * chunk by chunk from stored chunks with the same {@link VectorKeys vector key} (a rebuild's), or
  * embedded in {@link Slice slices} of bounded size: separately (one text per chunk, {@link #texts(Slice)}) or late (one text
  * per parent with its children's spans, {@link #spannedTexts(Slice)}, whose answer expands to the parent's and children's
  * vectors). Slices count vectors either way, so a late slice holds the same parents as a separate one. Kept as {@code float[]} only (384 dims: 1.5 KB a text, ~48 MB for a
@@ -33,6 +34,10 @@ final class DocumentVectors {
     private final ChunkContext.Headers headers;
     /** Whether a parent without a vector of its own gets the mean of its finest children's ({@code parents.vector: mean}). */
     private final boolean meanParents;
+    /** Per parent embedded in part: its chunks' stored vectors ({@link ChunkedParent#all()} order), null where one is embedded. */
+    private final List<float[]>[] partial;
+    /** Per parent to embed: the vectors it still needs. */
+    private final int[] missing;
 
     /** @param reused per parent, its stored vectors when reusable, else null */
     DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused) {
@@ -47,16 +52,31 @@ final class DocumentVectors {
      * @param reused  per parent, its stored vectors when reusable, else null
      * @param headers the document's contextual headers
      */
-    @SuppressWarnings("unchecked")
     DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused, ChunkContext.Headers headers, boolean meanParents) {
+        this(parents, reused, null, headers, meanParents, false);
+    }
+
+    /**
+     * @param reused       per parent, its stored vectors when reusable whole (the same {@code text_hash}), else null
+     * @param reusedChunks null, or per parent null or per chunk ({@link ChunkedParent#all()} order) a stored vector of the same
+     *                     {@link VectorKeys vector key}, else null: a parent whose every embedded chunk has one is reused whole,
+     *                     one with some is sent with the others only — unless {@code late}: one pass gives all of a parent's
+     *                     vectors, so a late parent missing any is embedded whole
+     * @param headers      the document's contextual headers
+     */
+    @SuppressWarnings("unchecked")
+    DocumentVectors(List<ChunkedParent> parents, List<List<float[]>> reused, List<List<float[]>> reusedChunks,
+                    ChunkContext.Headers headers, boolean meanParents, boolean late) {
         this.headers = headers;
         this.meanParents = meanParents;
-        if (reused.size() != parents.size()) {
+        if (reused.size() != parents.size() || (reusedChunks != null && reusedChunks.size() != parents.size())) {
             throw new IllegalArgumentException("one entry per parent expected: " + reused.size() + " for " + parents.size());
         }
         this.parents = parents;
         this.vectors = new List[parents.size()];
         this.toEmbed = new boolean[parents.size()];
+        this.partial = new List[parents.size()];
+        this.missing = new int[parents.size()];
         int all = 0;
         int kept = 0;
         for (int i = 0; i < parents.size(); i++) {
@@ -64,16 +84,65 @@ final class DocumentVectors {
             int n = vectorCount(p);
             all += n;
             List<float[]> r = reused.get(i);
+            List<float[]> found = reusedChunks == null ? null : reusedChunks.get(i);
+            int have = found == null ? 0 : found(p, found);
             // stored with as many vectors, and with a parent vector exactly when this parent gets one
             if (r != null && r.size() == p.children().size() + 1 && (r.get(0) != null) == (p.parentEmbedded() || meanParents)) {
                 vectors[i] = r;
                 kept += n;
+            } else if (have == n) {
+                vectors[i] = assemble(p, found, List.of(), 0);
+                kept += n;
             } else {
                 toEmbed[i] = true;
+                missing[i] = n;
+                if (have > 0 && !late) {
+                    partial[i] = found;
+                    missing[i] = n - have;
+                    kept += have;
+                }
             }
         }
         this.texts = all;
         this.textsReused = kept;
+    }
+
+    /** How many of {@code p}'s embedded chunks have a vector in {@code found}. */
+    private static int found(ChunkedParent p, List<float[]> found) {
+        if (found.size() != p.children().size() + 1) {
+            throw new IllegalArgumentException("one entry per chunk expected: " + found.size() + " for " + (p.children().size() + 1));
+        }
+        int have = 0;
+        for (int j = p.parentEmbedded() ? 0 : 1; j < found.size(); j++) {
+            have += found.get(j) == null ? 0 : 1;
+        }
+        return have;
+    }
+
+    /** Whether chunk {@code j} of parent {@code i} ({@link ChunkedParent#all()} order) goes to the model. */
+    private boolean sent(int i, int j) {
+        return (j > 0 || parents.get(i).parentEmbedded()) && (partial[i] == null || partial[i].get(j) == null);
+    }
+
+    /**
+     * The vectors of {@code p} ({@link ChunkedParent#all()} order): those of {@code stored} (null: none), the others taken in
+     * order from {@code embedded} at {@code from}; the parent's null without a vector of its own, or its children's mean.
+     */
+    private List<float[]> assemble(ChunkedParent p, List<float[]> stored, List<float[]> embedded, int from) {
+        List<float[]> v = new ArrayList<>(p.children().size() + 1);
+        int next = from;
+        for (int j = 0; j <= p.children().size(); j++) {
+            float[] have = stored == null ? null : stored.get(j);
+            if (j == 0 && !p.parentEmbedded()) {
+                v.add(null);
+            } else {
+                v.add(have != null ? have : embedded.get(next++));
+            }
+        }
+        if (!p.parentEmbedded() && meanParents) {
+            v.set(0, finestMean(p, v));
+        }
+        return java.util.Collections.unmodifiableList(v);
     }
 
     /** The vectors of {@code p}: its children's, and its own unless it is above the model's window. */
@@ -98,7 +167,7 @@ final class DocumentVectors {
     List<Slice> slices(int maxTexts) {
         int[] counts = new int[parents.size()];
         for (int i = 0; i < counts.length; i++) {
-            counts[i] = toEmbed[i] ? vectorCount(parents.get(i)) : 0;
+            counts[i] = toEmbed[i] ? missing[i] : 0;
         }
         return slices(counts, maxTexts);
     }
@@ -142,8 +211,11 @@ final class DocumentVectors {
         List<String> out = new ArrayList<>(slice.texts());
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
-                for (Chunk c : parents.get(i).embedded()) {
-                    out.add(headers.embedded(c));
+                List<Chunk> all = parents.get(i).all();
+                for (int j = 0; j < all.size(); j++) {
+                    if (sent(i, j)) {
+                        out.add(headers.embedded(all.get(j)));
+                    }
                 }
             }
         }
@@ -187,18 +259,9 @@ final class DocumentVectors {
         int next = 0;
         for (int i = slice.from(); i < slice.to(); i++) {
             if (toEmbed[i]) {
-                ChunkedParent p = parents.get(i);
-                int n = vectorCount(p);
-                List<float[]> v = new ArrayList<>(p.children().size() + 1);
-                if (!p.parentEmbedded()) {
-                    v.add(null);
-                }
-                v.addAll(embedded.subList(next, next + n));
-                if (!p.parentEmbedded() && meanParents) {
-                    v.set(0, finestMean(p, v));
-                }
-                vectors[i] = java.util.Collections.unmodifiableList(v);
-                next += n;
+                vectors[i] = assemble(parents.get(i), partial[i], embedded, next);
+                next += missing[i];
+                partial[i] = null;
             }
         }
     }

@@ -16,6 +16,7 @@ import org.opensearch.OpenSearchSecurityException;
 import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
 import org.opensearch.action.admin.indices.stats.ShardStats;
 import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.support.GroupedActionListener;
 import org.opensearch.action.support.IndicesOptions;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.service.ClusterService;
@@ -35,6 +36,7 @@ import org.opensearch.tasks.CancellableTask;
 import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.transport.client.Client;
 
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -78,6 +80,7 @@ public final class GenerationBuilder {
     private final Supplier<ChunkWriters> writers;
     private final CallerView view;
     private final OrphanPass orphanPass;
+    private final VectorReuse vectorReuse;
     /** The builds running on this node, by source index UUID: one at a time per source. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
 
@@ -93,6 +96,7 @@ public final class GenerationBuilder {
         this.writers = writers;
         this.view = view;
         this.orphanPass = new OrphanPass(client, clusterService, setup, commit);
+        this.vectorReuse = new VectorReuse(client);
     }
 
     public ChunkWriters writers() {
@@ -291,12 +295,33 @@ public final class GenerationBuilder {
                 TimeValue.timeValueNanos(Math.min(wait, THROTTLE_SLICE_NANOS)), ThreadPool.Names.GENERIC);
         }
 
-        /** The page's documents, all at once (as a bulk of them through the pipeline would be); fails on the first failure. */
+        /**
+         * The page's documents, all at once (as a bulk of them through the pipeline would be): each cut, then the stored
+         * vectors their chunks can reuse read in one go ({@link VectorReuse}), then each embedded and written; fails on the
+         * first failure.
+         */
         private void documents(int shard, SearchHit[] hits, ActionListener<Void> listener) {
-            AtomicInteger left = new AtomicInteger(hits.length);
-            AtomicReference<Exception> failed = new AtomicReference<>();
+            GroupedActionListener<Cut> cut = new GroupedActionListener<>(ActionListener.wrap(
+                cuts -> reusable(cuts, ActionListener.wrap(reusable -> write(cuts, reusable, listener), listener::onFailure)),
+                listener::onFailure), hits.length);
             for (SearchHit hit : hits) {
-                document(shard, hit, ActionListener.wrap(v -> {
+                cut(shard, hit, cut);
+            }
+        }
+
+        /** The stored vectors the page's chunks can reuse, by vector key. */
+        private void reusable(Collection<Cut> cuts, ActionListener<Map<String, float[]>> listener) {
+            List<Cut> cut = cuts.stream().filter(c -> c.parents != null).toList();
+            writer.vectorKeys(cut.stream().map(c -> c.parents).toList(), cut.stream().map(c -> c.fields).toList(), ActionListener.wrap(
+                wanted -> vectorReuse.lookup(List.of(report.chunkIndex, target), cut.stream().map(c -> c.hit.getId()).distinct().toList(),
+                    wanted, listener), listener::onFailure));
+        }
+
+        private void write(Collection<Cut> cuts, Map<String, float[]> reusable, ActionListener<Void> listener) {
+            AtomicInteger left = new AtomicInteger(cuts.size());
+            AtomicReference<Exception> failed = new AtomicReference<>();
+            for (Cut cut : cuts) {
+                write(cut, reusable, ActionListener.wrap(v -> {
                     report.done.incrementAndGet();
                     if (left.decrementAndGet() == 0) {
                         finish(failed.get(), listener);
@@ -318,28 +343,29 @@ public final class GenerationBuilder {
             }
         }
 
-        /** The chunks of one document as read, at version {@code 2 × _seq_no}; none when the processor would skip it now. */
-        private void document(int shard, SearchHit hit, ActionListener<Void> listener) {
+        /** One document as read and cut: its parents, or null when the processor would skip it now (its chunks are deleted). */
+        private record Cut(SearchHit hit, ChunkKey key, String routing, String hash, ChunkWriter.SourceFields fields,
+                           List<io.strata.chunking.ChunkedParent> parents) {}
+
+        /** One document as read, cut under the config; failures as the pipeline would answer them. */
+        private void cut(int shard, SearchHit hit, ActionListener<Cut> listener) {
             Map<String, Object> stored = hit.getSourceAsMap();
             DocumentField routingField = hit.field("_routing");
             String routing = routingField == null ? null : String.valueOf((Object) routingField.getValue());
-            long seqNo = hit.getSeqNo();
             ChunkKey key = setup.keyOf(source.getName(), hit.getId(), shard);
-            ActionListener<ChunkCommit.Result> written = ActionListener.map(listener, result -> null);
             String text = writer.textIn(stored);
             try {
-                ChunkStore.StoredSource doc = new ChunkStore.StoredSource(source.getName(), hit.getId(), routing, stored, seqNo,
+                ChunkStore.StoredSource doc = new ChunkStore.StoredSource(source.getName(), hit.getId(), routing, stored, hit.getSeqNo(),
                     hit.getPrimaryTerm());
                 ChunkWriters lookup = writers.get();
                 if (text == null || (lookup != null && !lookup.runsOn(writer, doc))) {
-                    commit.delete(target, key, seqNo, written);
+                    listener.onResponse(new Cut(hit, key, routing, null, null, null));
                     return;
                 }
             } catch (Exception e) {
                 listener.onFailure(e); // the processor's condition failed on it: as the pipeline would answer
                 return;
             }
-            String hash = ChunkWriter.sourceHash(text);
             ChunkWriter.SourceFields fields;
             try {
                 fields = writer.sourceFields(stored);
@@ -347,15 +373,30 @@ public final class GenerationBuilder {
                 listener.onFailure(e);
                 return;
             }
-            writer.chunk(text, ActionListener.wrap(parents -> writer.prepare(target, source.getName(), hit.getId(), parents, fields,
-                hash, checks, StrataStats.Progress.UNTRACKED, ActionListener.wrap(prepared -> commit.write(target, key, seqNo,
-                    prepared.count(), prepared.documents(source.getName(), hit.getId(), routing), ActionListener.wrap(result -> {
-                        if (result == ChunkCommit.Result.DONE) {
-                            report.parents.addAndGet(prepared.count());
-                        }
-                        listener.onResponse(null);
-                    }, listener::onFailure)),
-                    listener::onFailure), listener::onFailure), listener::onFailure));
+            writer.chunk(text, ActionListener.map(listener, parents -> new Cut(hit, key, routing, ChunkWriter.sourceHash(text), fields,
+                parents)));
+        }
+
+        /** The chunks of one document as cut, at version {@code 2 × _seq_no}, reusing {@code reusable} vectors; none when skipped. */
+        private void write(Cut cut, Map<String, float[]> reusable, ActionListener<Void> listener) {
+            long seqNo = cut.hit.getSeqNo();
+            if (cut.parents == null) {
+                commit.delete(target, cut.key, seqNo, ActionListener.map(listener, result -> null));
+                return;
+            }
+            String id = cut.hit.getId();
+            writer.prepare(target, source.getName(), id, cut.parents, cut.fields, cut.hash, checks, StrataStats.Progress.UNTRACKED,
+                reusable::get, ActionListener.wrap(prepared -> {
+                    report.vectorsReused.addAndGet(prepared.vectorsReused());
+                    report.textsEmbedded.addAndGet(prepared.textsEmbedded());
+                    commit.write(target, cut.key, seqNo, prepared.count(), prepared.documents(source.getName(), id, cut.routing),
+                        ActionListener.wrap(result -> {
+                            if (result == ChunkCommit.Result.DONE) {
+                                report.parents.addAndGet(prepared.count());
+                            }
+                            listener.onResponse(null);
+                        }, listener::onFailure));
+                }, listener::onFailure), listener::onFailure);
         }
 
         private void orphans(ActionListener<Void> end) {

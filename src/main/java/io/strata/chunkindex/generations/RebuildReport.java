@@ -28,6 +28,9 @@ public final class RebuildReport implements ToXContentObject {
     final AtomicLong done = new AtomicLong();
     final AtomicLong parents = new AtomicLong();
     final AtomicLong orphans = new AtomicLong();
+    /** Chunk vectors taken from stored chunks (the serving chunk index's, the generation's) / computed by the model. */
+    final AtomicLong vectorsReused = new AtomicLong();
+    final AtomicLong textsEmbedded = new AtomicLong();
 
     RebuildReport(String sourceIndex, String chunkIndex, String generationIndex, int generation, String config, String pipeline,
                   float requestsPerSecond, CancellableTask task) {
@@ -68,6 +71,8 @@ public final class RebuildReport implements ToXContentObject {
         p.put("done", done.get());
         p.put("parents_written", parents.get());
         p.put("orphans_deleted", orphans.get());
+        p.put("vectors_reused", vectorsReused.get());
+        p.put("texts_embedded", textsEmbedded.get());
         p.put("documents_per_second", perSecond());
         if (Float.isFinite(requestsPerSecond)) {
             p.put("requests_per_second", (double) requestsPerSecond);
@@ -91,6 +96,8 @@ public final class RebuildReport implements ToXContentObject {
         builder.field("documents", done.get());
         builder.field("parents_written", parents.get());
         builder.field("orphans_deleted", orphans.get());
+        builder.field("vectors_reused", vectorsReused.get());
+        builder.field("texts_embedded", textsEmbedded.get());
         builder.field("passes", passes);
         builder.field("took_ms", (System.nanoTime() - started) / 1_000_000);
         builder.field("documents_per_second", perSecond());
