@@ -95,7 +95,8 @@ public final class TargetIndexChangeFilter implements ActionFilter {
                 String source = registration.source().getName();
                 String chunkIndex = index.getIndex().getName();
                 if (!ServingIndex.same(clusterService.get().state().metadata(), writer.targetFor(source), chunkIndex)
-                    || sameField.stream().anyMatch(t -> t.replace(ChunkWriter.INDEX_PLACEHOLDER, source).equals(chunkIndex))) {
+                    || sameField.stream().anyMatch(t -> ServingIndex.same(clusterService.get().state().metadata(),
+                        t.replace(ChunkWriter.INDEX_PLACEHOLDER, source), chunkIndex))) {
                     continue;
                 }
                 String moved = sameField.get(0).replace(ChunkWriter.INDEX_PLACEHOLDER, source);
