@@ -155,8 +155,9 @@ public final class GenerationSwap {
         report.put("serving", target);
         report.put("previous", previous);
         // the source's block comes off whatever happens (unless it was there before): the caller's writes resume
-        ActionListener<Map<String, Object>> done = blockedBefore ? listener : ActionListener.runAfter(listener,
-            () -> unblock(source.getName()));
+        // lifted before the caller is answered, so a write sent after the answer is not refused
+        ActionListener<Map<String, Object>> done = blockedBefore ? listener : ActionListener.wrap(
+            r -> unblock(source.getName(), () -> listener.onResponse(r)), e -> unblock(source.getName(), () -> listener.onFailure(e)));
         Step start = next -> {
             if (blockedBefore) {
                 next.run();
@@ -287,11 +288,14 @@ public final class GenerationSwap {
         }
     }
 
-    private void unblock(String index) {
+    private void unblock(String index, Runnable then) {
         client.admin().indices().prepareUpdateSettings(index).setSettings(Settings.builder().putNull(BLOCK)).execute(
-            ActionListener.wrap(r -> {}, e -> org.apache.logging.log4j.LogManager.getLogger(GenerationSwap.class).warn(
-                "could not lift the write block of [{}] after a swap; lift it with PUT {}/_settings {{\"{}\": null}}", index, index,
-                BLOCK, e)));
+            ActionListener.wrap(r -> then.run(), e -> {
+                org.apache.logging.log4j.LogManager.getLogger(GenerationSwap.class).warn(
+                    "could not lift the write block of [{}] after a swap; lift it with PUT {}/_settings {{\"{}\": null}}", index, index,
+                    BLOCK, e);
+                then.run();
+            }));
     }
 
     /** The per-shard checkpoints a generation record holds, or null (a catch-up then starts from the beginning). */
