@@ -35,6 +35,61 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
     /** The source's creation date: a snapshot restore keeps it (and the name) while it gives the index a new UUID. */
     static final String SOURCE_CREATED = "source_index_created";
 
+    /** A served generation's record ({@code _swap}, {@code _rollback}): the generation served before it. */
+    static final String PREVIOUS = "previous";
+    /** A served generation's config identity, as its build recorded it. */
+    static final String GENERATION_CONFIG = "generation_config";
+    /** The per-shard source checkpoints (comma-separated) up to which a served generation's chunks were cut by its build. */
+    static final String GENERATION_CHECKPOINTS = "generation_checkpoints";
+
+    /**
+     * What the node recorded when it registered a swapped-in generation: the one served before ({@code _rollback}'s way
+     * back), and the config and per-shard source checkpoints it was caught up to at the swap (documents at or below them
+     * were cut under that config, whatever their summaries say). Fields are null when not known.
+     */
+    public record Served(String previous, String config, long[] checkpoints) {
+        /** The custom metadata entries of this record. */
+        public Map<String, String> custom() {
+            Map<String, String> out = new HashMap<>();
+            if (previous != null) {
+                out.put(PREVIOUS, previous);
+            }
+            if (config != null) {
+                out.put(GENERATION_CONFIG, config);
+            }
+            if (checkpoints != null) {
+                out.put(GENERATION_CHECKPOINTS, String.join(",", java.util.Arrays.stream(checkpoints).mapToObj(Long::toString).toList()));
+            }
+            return out;
+        }
+    }
+
+    /** The served-generation record of registered chunk index {@code index}, or null when it is not a swapped-in generation. */
+    public static Served servedOf(IndexMetadata index) {
+        Map<String, String> custom = index == null ? null : index.getCustomData(CUSTOM_KEY);
+        if (custom == null || registrationOf(index) == null || (custom.get(PREVIOUS) == null && custom.get(GENERATION_CONFIG) == null)) {
+            return null;
+        }
+        String cp = custom.get(GENERATION_CHECKPOINTS);
+        long[] checkpoints = cp == null || cp.isEmpty() ? null
+            : java.util.Arrays.stream(cp.split(",")).mapToLong(Long::parseLong).toArray();
+        return new Served(custom.get(PREVIOUS), custom.get(GENERATION_CONFIG), checkpoints);
+    }
+
+    /** {@code chunks} registered to {@code source} as a served generation, one metadata version on. */
+    static IndexMetadata registeredServing(IndexMetadata chunks, IndexMetadata source, Served served) {
+        Map<String, String> custom = new HashMap<>(customData(source.getIndex(), source.getCreationDate()));
+        custom.putAll(served.custom());
+        return IndexMetadata.builder(chunks).putCustom(CUSTOM_KEY, custom).version(chunks.getVersion() + 1).build();
+    }
+
+    /** {@code chunks} no longer registered to any source index, one metadata version on. */
+    static IndexMetadata unregistered(IndexMetadata chunks) {
+        IndexMetadata.Builder builder = IndexMetadata.builder(chunks).version(chunks.getVersion() + 1);
+        builder.removeCustom(CUSTOM_KEY);
+        return builder.build();
+    }
+
     /** {@code chunkIndex} holds the chunks of {@code source} (both concrete, with their UUIDs). */
     public record Registration(Index chunkIndex, Index source) {}
 

@@ -95,6 +95,16 @@ public final class ChunkIndexSetup {
         return metadata == null ? 1 : metadata.getNumberOfShards();
     }
 
+    /** The cluster state as this node has applied it. */
+    ClusterState clusterState() {
+        return clusterService.state();
+    }
+
+    /** The concrete index chunk index name {@code name} writes to now ({@link ServingIndex}). */
+    public String servingIndex(String name) {
+        return ServingIndex.of(clusterService.state().metadata(), name);
+    }
+
     public ChunkIndexRegistry registry() {
         return registry;
     }
@@ -106,8 +116,9 @@ public final class ChunkIndexSetup {
      * its own thread context, and a permission failure of the caller who ran the check is not handed to the others (they
      * check again under their own permissions).
      */
-    public void ensureIndex(String target, String sourceIndex, Fields fields, ModelInfo model, ActionListener<Void> listener) {
+    public void ensureIndex(String name, String sourceIndex, Fields fields, ModelInfo model, ActionListener<Void> listener) {
         ClusterState state = clusterService.state();
+        String target = ServingIndex.of(state.metadata(), name);
         try {
             checkOwner(target, sourceIndex, state.metadata());
         } catch (Exception e) {
@@ -297,6 +308,13 @@ public final class ChunkIndexSetup {
             return;
         }
         ThreadContext threadContext = client.threadPool().getThreadContext();
+        if (threadContext.getTransient(ChunkLedger.TRANSIENT) instanceof ChunkLedger own && own.isOwnWrites()
+            && ChunkIndexMeta.of(clusterService.state().metadata().index(target)) != null) {
+            // a generation caught up by _swap or _rollback (Strata's own writes, as the caller): a chunk index by its mapping,
+            // not registered while another generation serves; nothing registers it here
+            listener.onResponse(null);
+            return;
+        }
         Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
         try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
             ActionListener<Void> notOurs = new ContextPreservingActionListener<>(caller, ActionListener.wrap(listener::onResponse,
@@ -512,7 +530,8 @@ public final class ChunkIndexSetup {
      * Registers {@code chunkIndex} to its concrete source index {@code source}, as the node (a caller's write to both came
      * first), unless the registry already holds that; continues in the caller's thread context.
      */
-    public void register(String chunkIndex, Index source, ActionListener<Void> listener) {
+    public void register(String name, Index source, ActionListener<Void> listener) {
+        String chunkIndex = servingIndex(name);
         ChunkIndexRegistry.Registration existing = registry.ofChunkIndex(chunkIndex);
         if (existing != null && existing.source().equals(source)) {
             listener.onResponse(null);

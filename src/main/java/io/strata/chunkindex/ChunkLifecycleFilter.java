@@ -251,7 +251,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             partial.forEach(e -> touched.add(e.target()));
             Set<String> covered = new TreeSet<>();
             for (ChunkLedger.Entry entry : entries) {
-                String target = entry.chunks().writer().targetFor(concrete.getName());
+                String target = c.setup().servingIndex(entry.chunks().writer().targetFor(concrete.getName()));
                 covered.add(target);
                 touched.add(target);
                 work.add(l -> writeEntry(item, concrete, key, seqNo, entry, target, l));
@@ -299,7 +299,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             registered.forEach(r -> out.add(r.chunkIndex().getName()));
             for (ChunkLedger.Entry e : ledger.entriesFor(id)) {
                 if (e.index().equals(sent.index()) || e.concreteIndex().equals(concrete.getName())) {
-                    out.add(e.chunks().writer().targetFor(concrete.getName()));
+                    out.add(c.setup().servingIndex(e.chunks().writer().targetFor(concrete.getName())));
                 }
             }
             return List.copyOf(out);
@@ -339,7 +339,9 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                                 String target, ActionListener<Void> listener) {
             ActionListener<Void> failOn = failOn(item, target, listener);
             PreparedChunks chunks = entry.chunks();
-            Consumer<ActionListener<Void>> ready = target.equals(entry.target()) ? l -> l.onResponse(null)
+            // the name the pipeline chunked for (an alias once a generation serves it) and the one it resolves to now
+            String named = chunks.writer().targetFor(concrete.getName());
+            Consumer<ActionListener<Void>> ready = target.equals(c.setup().servingIndex(entry.target())) ? l -> l.onResponse(null)
                 // the document landed elsewhere than the pipeline expected (a rollover in between): that index's chunk index
                 : l -> c.setup().ensureIndex(target, concrete.getName(), chunks.writer().indexFields(), chunks.model(), chunks.writer().callerContext(
                     ActionListener.wrap(v -> ledger.writeChecks().check(target, chunks.writer().callerContext(l)), l::onFailure)));
@@ -348,8 +350,8 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                     chunks.progress().stage(io.strata.stats.StrataStats.Stage.WRITING);
                     c.commit().write(target, key, seqNo, chunks.count(), chunks.documents(concrete.getName(), item.getId(), routingOf(item)),
                     chunks.progress()::written, ActionListener.wrap(result -> {
-                        if (result == ChunkCommit.Result.DONE && !target.equals(entry.target())) {
-                            retarget(item, concrete, seqNo, target, failOn);
+                        if (result == ChunkCommit.Result.DONE && !named.equals(entry.target())) {
+                            retarget(item, concrete, seqNo, named, failOn);
                         } else if (result == ChunkCommit.Result.DONE) {
                             failOn.onResponse(null);
                         } else {
@@ -442,7 +444,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             }
             Map<?, ?> summary = stored.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? m : null;
             String target = summary != null && summary.get("target_index") instanceof String t
-                && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? t : null;
+                && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? c.setup().servingIndex(t) : null;
             c.commit().inStep(targets, target, c.setup().keyOf(concrete.getName(), id, routing), stored.seqNo(), ActionListener.wrap(ok -> {
                 if (ok) {
                     listener.onResponse(false);

@@ -85,7 +85,9 @@ public final class Rechunker {
         ChunkCommit commit = repair ? this.commit.repairing() : this.commit;
         Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
         // a failed chunking left as it is: no chunk index gets chunks (each of targets loses any), the summary stays
-        String summaryTarget = !retryFailed && ChunkWriter.isFailed(summary) ? null : movedTarget(source, summary);
+        String summaryName = !retryFailed && ChunkWriter.isFailed(summary) ? null : movedTarget(source, summary);
+        // targets are concrete (registered) indices; the summary names its chunk index, maybe an alias over a generation
+        String summaryTarget = setup.servingIndex(summaryName);
         Set<String> all = new LinkedHashSet<>(targets);
         if (summaryTarget != null) {
             all.add(summaryTarget);
@@ -93,7 +95,7 @@ public final class Rechunker {
         List<String> ordered = new ArrayList<>(all);
         Object[] newSummary = { summary };
         boolean[] superseded = { false };
-        step(commit, ordered, 0, doc, source, checks, summaryTarget, summary, newSummary, superseded, ActionListener.wrap(v -> {
+        step(commit, ordered, 0, doc, source, checks, summaryName, summaryTarget, summary, newSummary, superseded, ActionListener.wrap(v -> {
             if (superseded[0] || Objects.equals(newSummary[0], summary)) {
                 listener.onResponse(superseded[0] ? Outcome.SUPERSEDED : Outcome.DONE);
                 return;
@@ -102,7 +104,8 @@ public final class Rechunker {
         }, listener::onFailure));
     }
 
-    private void step(ChunkCommit commit, List<String> targets, int i, ChunkStore.StoredSource doc, Index source, WriteChecks checks, String summaryTarget,
+    private void step(ChunkCommit commit, List<String> targets, int i, ChunkStore.StoredSource doc, Index source, WriteChecks checks,
+                      String summaryName, String summaryTarget,
                       Map<String, Object> summary, Object[] newSummary, boolean[] superseded, ActionListener<Void> listener) {
         if (i == targets.size()) {
             listener.onResponse(null);
@@ -111,7 +114,7 @@ public final class Rechunker {
         String target = targets.get(i);
         ActionListener<ChunkCommit.Result> next = ActionListener.wrap(result -> {
             superseded[0] |= result == ChunkCommit.Result.SUPERSEDED;
-            step(commit, targets, i + 1, doc, source, checks, summaryTarget, summary, newSummary, superseded, listener);
+            step(commit, targets, i + 1, doc, source, checks, summaryName, summaryTarget, summary, newSummary, superseded, listener);
         }, listener::onFailure);
         if (!target.equals(summaryTarget)) {
             commit.delete(target, keyOf(source, doc), doc.seqNo(), next); // no summary points here: no chunks
@@ -152,7 +155,7 @@ public final class Rechunker {
         Consumer<Exception> failed = tracked::onFailure;
         writer.chunk(text, ActionListener.wrap(parents -> writer.prepare(target, source.getName(), doc.id(), parents,
             fields, hash, checks, progress, ActionListener.wrap(prepared -> {
-                newSummary[0] = writer.summary(target, parents, hash, pipeline instanceof String p ? p : null);
+                newSummary[0] = writer.summary(summaryName, parents, hash, pipeline instanceof String p ? p : null);
                 setup.register(target, source, writer.callerContext(ActionListener.wrap(
                     r -> {
                         progress.stage(StrataStats.Stage.WRITING);
@@ -176,7 +179,7 @@ public final class Rechunker {
     private String movedTarget(Index source, Map<String, Object> summary) {
         String named = summary != null && summary.get("target_index") instanceof String t ? t : null;
         ChunkWriters lookup = writers.get();
-        ChunkIndexRegistry.Registration registered = named == null ? null : setup.registry().ofChunkIndex(named);
+        ChunkIndexRegistry.Registration registered = named == null ? null : setup.registry().ofChunkIndex(setup.servingIndex(named));
         if (registered == null || registered.source().getUUID().equals(source.getUUID()) || lookup == null
             || lookup.resolve(source.getName(), summary, named) != null) {
             return named; // not registered to another source index: the summary's own chunk index

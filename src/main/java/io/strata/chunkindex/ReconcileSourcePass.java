@@ -124,6 +124,21 @@ final class ReconcileSourcePass {
             Reconciler.SOURCE_PAGE, (hits, l) -> checkPage(report, source, hits, resolved, renamed, checks, l), listener);
     }
 
+    /**
+     * Whether the chunks of {@code hit} in {@code target} were cut under {@code writer}'s config by the build of a swapped-in
+     * generation, whatever its summary (which a build does not rewrite) records: the generation was built and caught up under
+     * that config to the per-shard checkpoints the node recorded at the swap, and the document is at or below its shard's.
+     */
+    private boolean cutByServedBuild(String target, ChunkWriter writer, SearchHit hit) {
+        ChunkIndexRegistry.Served served = ChunkIndexRegistry.servedOf(setup.clusterState().metadata().index(target));
+        if (served == null || served.config() == null || served.checkpoints() == null || !served.config().equals(writer.configHash())
+            || hit.getShard() == null) {
+            return false;
+        }
+        int shard = hit.getShard().getShardId().id();
+        return shard < served.checkpoints().length && hit.getSeqNo() >= 0 && hit.getSeqNo() <= served.checkpoints()[shard];
+    }
+
     private void checkPage(ReconcileReport report, Index source, SearchHit[] hits, Map<String, Object> resolved,
                            Map<String, String> renamed, WriteChecks checks, ActionListener<Void> listener) {
         if (report.cancelled()) {
@@ -138,7 +153,7 @@ final class ReconcileSourcePass {
             if (!(stored.get(SUMMARY) instanceof Map<?, ?> summary) || !(summary.get("target_index") instanceof String named)) {
                 continue;
             }
-            String target = renamed.getOrDefault(named, named);
+            String target = setup.servingIndex(renamed.getOrDefault(named, named));
             report.checked.incrementAndGet();
             report.countConfig(summary.get(ChunkWriter.CONFIG));
             ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
@@ -154,7 +169,7 @@ final class ReconcileSourcePass {
             // a writer of the summary's pipeline and target that no longer agrees with it (another strategy): drifted too
             ChunkWriter current = writer != null || elsewhere || !(summary.get("pipeline") instanceof String p) || writers.get() == null
                 ? writer : writers.get().ofPipeline(p, source.getName(), target);
-            if (!elsewhere && current != null && current.configDrifted(summary)) {
+            if (!elsewhere && current != null && current.configDrifted(summary) && !cutByServedBuild(target, current, hit)) {
                 // reported, not fixed: re-chunking in place would mix configs in the index while it runs
                 report.configDrift.incrementAndGet();
             }

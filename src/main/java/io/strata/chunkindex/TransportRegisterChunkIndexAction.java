@@ -57,7 +57,8 @@ public final class TransportRegisterChunkIndexAction extends TransportClusterMan
                                            ActionListener<AcknowledgedResponse> listener) {
         IndexMetadata chunks = state.metadata().index(request.chunkIndex().getName());
         ChunkIndexRegistry.Registration existing = ChunkIndexRegistry.registrationOf(chunks);
-        if (existing != null && existing.chunkIndex().equals(request.chunkIndex()) && existing.source().equals(request.source())) {
+        if (request.served() == null && request.replaces() == null && existing != null
+            && existing.chunkIndex().equals(request.chunkIndex()) && existing.source().equals(request.source())) {
             listener.onResponse(new AcknowledgedResponse(true)); // already registered
             return;
         }
@@ -65,7 +66,9 @@ public final class TransportRegisterChunkIndexAction extends TransportClusterMan
             new AckedClusterStateUpdateTask<AcknowledgedResponse>(Priority.URGENT, request, listener) {
                 @Override
                 public ClusterState execute(ClusterState current) {
-                    return register(current, request.chunkIndex(), request.source());
+                    return request.served() == null && request.replaces() == null
+                        ? register(current, request.chunkIndex(), request.source())
+                        : serve(current, request.chunkIndex(), request.source(), request.replaces(), request.served());
                 }
 
                 @Override
@@ -73,6 +76,27 @@ public final class TransportRegisterChunkIndexAction extends TransportClusterMan
                     return new AcknowledgedResponse(acknowledged);
                 }
             });
+    }
+
+    /**
+     * {@code current} with generation {@code chunkIndex} registered to {@code source} (as served, recording {@code served};
+     * null: as it is), and {@code replaces} (null: none) — when it is registered to the same source — no longer registered,
+     * in one update. Fails as {@link #register} does.
+     */
+    static ClusterState serve(ClusterState current, Index chunkIndex, Index source, String replaces,
+                              ChunkIndexRegistry.Served served) {
+        ClusterState registered = register(current, chunkIndex, source);
+        Metadata.Builder metadata = Metadata.builder(registered.metadata());
+        if (served != null) {
+            metadata.put(ChunkIndexRegistry.registeredServing(registered.metadata().index(chunkIndex.getName()),
+                registered.metadata().index(source.getName()), served), false);
+        }
+        IndexMetadata old = replaces == null || replaces.equals(chunkIndex.getName()) ? null : registered.metadata().index(replaces);
+        ChunkIndexRegistry.Registration oldOwner = ChunkIndexRegistry.registrationOf(old);
+        if (oldOwner != null && oldOwner.source().equals(source)) {
+            metadata.put(ChunkIndexRegistry.unregistered(old), false);
+        }
+        return ClusterState.builder(registered).metadata(metadata).build();
     }
 
     /** {@code current} with {@code chunkIndex} registered to {@code source}; fails when either is gone or taken. */

@@ -4,6 +4,7 @@ import io.strata.chunkindex.ChunkLifecycleFilter;
 import io.strata.chunkindex.ChunkStore;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.ServingIndex;
 
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.service.ClusterService;
@@ -60,7 +61,7 @@ public final class ChunkProcessors implements ChunkWriters {
     @Override
     public ChunkWriter ofPipeline(String pipeline, String sourceIndex, String target) {
         return processorsIn(ingestService.get(), pipeline).stream().map(MultiGranularChunkingProcessor::writer)
-            .filter(w -> w.targetFor(sourceIndex).equals(target)).findFirst().orElse(null);
+            .filter(w -> ServingIndex.same(clusterService.state().metadata(), w.targetFor(sourceIndex), target)).findFirst().orElse(null);
     }
 
     @Override
@@ -145,7 +146,9 @@ public final class ChunkProcessors implements ChunkWriters {
         return null;
     }
 
-    private static boolean writes(ChunkWriter writer, String sourceIndex, Map<?, ?> summary, String target) {
-        return (target == null || writer.targetFor(sourceIndex).equals(target)) && writer.agreesWith(summary);
+    private boolean writes(ChunkWriter writer, String sourceIndex, Map<?, ?> summary, String target) {
+        // target: a registered (concrete) chunk index or a summary's name (an alias over the serving generation)
+        return (target == null || ServingIndex.same(clusterService.state().metadata(), writer.targetFor(sourceIndex), target))
+            && writer.agreesWith(summary);
     }
 }

@@ -2,6 +2,7 @@ package io.strata.ingest;
 
 import io.strata.chunkindex.ChunkIndexRegistry;
 import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.ServingIndex;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ingest.PutPipelineAction;
 import org.opensearch.action.ingest.PutPipelineRequest;
@@ -93,8 +94,9 @@ public final class TargetIndexChangeFilter implements ActionFilter {
                 }
                 String source = registration.source().getName();
                 String chunkIndex = index.getIndex().getName();
-                if (!writer.targetFor(source).equals(chunkIndex)
-                    || sameField.stream().anyMatch(t -> t.replace(ChunkWriter.INDEX_PLACEHOLDER, source).equals(chunkIndex))) {
+                if (!ServingIndex.same(clusterService.get().state().metadata(), writer.targetFor(source), chunkIndex)
+                    || sameField.stream().anyMatch(t -> ServingIndex.same(clusterService.get().state().metadata(),
+                        t.replace(ChunkWriter.INDEX_PLACEHOLDER, source), chunkIndex))) {
                     continue;
                 }
                 String moved = sameField.get(0).replace(ChunkWriter.INDEX_PLACEHOLDER, source);

@@ -43,6 +43,10 @@ import io.strata.chunkindex.ReconcileAction;
 import io.strata.chunkindex.Reconciler;
 import io.strata.chunkindex.TransportReconcileAction;
 import io.strata.chunkindex.generations.GenerationBuilder;
+import io.strata.chunkindex.generations.GenerationSwap;
+import io.strata.chunkindex.generations.RestSwapAction;
+import io.strata.chunkindex.generations.SwapAction;
+import io.strata.chunkindex.generations.TransportSwapAction;
 import io.strata.chunkindex.generations.GenerationsAction;
 import io.strata.chunkindex.generations.RestGenerationsAction;
 import io.strata.chunkindex.generations.TransportGenerationsAction;
@@ -182,10 +186,12 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         ChunkLifecycleFilter.Components chunks = chunkComponents(client, clusterService);
         InferenceGauges gauges = new InferenceGauges(InferenceSettings.THREAD_POOL, InferenceSettings.QUERY_THREAD_POOL,
             () -> inference.embedded().truncations());
+        GenerationBuilder builder = new GenerationBuilder(client, clusterService, chunks.setup(), chunks.commit(), this::chunkWriters,
+            CallerView.of(client));
         return List.of(chunks.store(), chunks.setup(), registry, inference, stats, gauges, new Chunkers(inference, segmenter),
             new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters,
                 CallerView.of(client)),
-            new GenerationBuilder(client, clusterService, chunks.setup(), chunks.commit(), this::chunkWriters, CallerView.of(client)));
+            builder, new GenerationSwap(client, clusterService, builder, registry));
     }
 
     @Override
@@ -209,7 +215,9 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new ActionHandler<>(RegisterChunkIndexAction.INSTANCE, TransportRegisterChunkIndexAction.class),
             new ActionHandler<>(CompareAction.INSTANCE, TransportCompareAction.class),
             new ActionHandler<>(RebuildAction.INSTANCE, TransportRebuildAction.class),
-            new ActionHandler<>(GenerationsAction.INSTANCE, TransportGenerationsAction.class));
+            new ActionHandler<>(GenerationsAction.INSTANCE, TransportGenerationsAction.class),
+            new ActionHandler<>(SwapAction.SWAP, TransportSwapAction.Swap.class),
+            new ActionHandler<>(SwapAction.ROLLBACK, TransportSwapAction.Rollback.class));
     }
 
     @Override
@@ -218,7 +226,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
                                              IndexNameExpressionResolver indexNameExpressionResolver,
                                              Supplier<DiscoveryNodes> nodesInCluster) {
         return List.of(new RestEmbedAction(), new RestStatsAction(), new RestChunkPreviewAction(), new RestReconcileAction(),
-            new RestStudioAction(), new RestCompareAction(clusterSettings), new RestRebuildAction(), new RestGenerationsAction());
+            new RestStudioAction(), new RestCompareAction(clusterSettings), new RestRebuildAction(), new RestGenerationsAction(),
+            new RestSwapAction());
     }
 
     @Override

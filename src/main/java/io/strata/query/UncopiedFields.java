@@ -4,6 +4,7 @@ import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexRegistry;
 import io.strata.chunkindex.ChunkWriter;
 import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.ServingIndex;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.core.index.Index;
@@ -80,7 +81,7 @@ final class UncopiedFields {
             UncopiedFields::mappingOf), field);
         List<Set<String>> copied = new ArrayList<>();
         for (int i = 0; i < chunks.size(); i++) {
-            copied.add(copiedInto(writers, chunks.get(i).getIndex().getName(), sources.get(i).getIndex().getName()));
+            copied.add(copiedInto(writers, metadata, chunks.get(i).getIndex().getName(), sources.get(i).getIndex().getName()));
         }
         BiPredicate<Integer, String> holds = (i, field) -> copied.get(i) == null ? maps.test(chunks.get(i), field)
             : ChunkDocuments.RESERVED.contains(field.split("\\.", 2)[0]) || copied.get(i).stream().anyMatch(c -> c.equals(field)
@@ -104,13 +105,13 @@ final class UncopiedFields {
     }
 
     /** The fields the live pipelines copy into chunk index {@code chunkIndex} from {@code source}; null when none writes it. */
-    private static Set<String> copiedInto(ChunkWriters writers, String chunkIndex, String source) {
+    private static Set<String> copiedInto(ChunkWriters writers, Metadata metadata, String chunkIndex, String source) {
         if (writers == null) {
             return null;
         }
         Set<String> out = null;
         for (ChunkWriter w : writers.all()) {
-            if (chunkIndex.equals(w.targetFor(source))) {
+            if (ServingIndex.same(metadata, w.targetFor(source), chunkIndex)) {
                 out = out == null ? new HashSet<>() : out;
                 out.addAll(w.copyFields());
             }

@@ -88,4 +88,41 @@ public class ChunkIndexRegistryTests extends OpenSearchTestCase {
         expectThrows(IndexNotFoundException.class,
             () -> TransportRegisterChunkIndexAction.register(current, new Index("c", "old-uuid"), new Index("logs-1", "u1")));
     }
+    public void testServe_registersTheGenerationAndUnregistersTheOneItReplaces_inOneUpdate() {
+        IndexMetadata g1 = chunkIndex("c-g1", "u-g1", ChunkDocuments.mapping(null));
+        IndexMetadata g2 = chunkIndex("c-g2", "u-g2", ChunkDocuments.mapping(null));
+        ClusterState current = state(index("logs", "ul"), g1, g2);
+        ClusterState first = TransportRegisterChunkIndexAction.register(current, g1.getIndex(), new Index("logs", "ul"));
+
+        ChunkIndexRegistry.Served served = new ChunkIndexRegistry.Served("c-g1", "cfg", new long[] {4, 7});
+        ClusterState swapped = TransportRegisterChunkIndexAction.serve(first, g2.getIndex(), new Index("logs", "ul"), "c-g1", served);
+        assertEquals(new Index("logs", "ul"), ChunkIndexRegistry.registrationOf(swapped.metadata().index("c-g2")).source());
+        assertNull("the replaced generation is no longer registered", ChunkIndexRegistry.registrationOf(swapped.metadata().index("c-g1")));
+        ChunkIndexRegistry.Served read = ChunkIndexRegistry.servedOf(swapped.metadata().index("c-g2"));
+        assertEquals("c-g1", read.previous());
+        assertEquals("cfg", read.config());
+        assertArrayEquals(new long[] {4, 7}, read.checkpoints());
+        assertNull("a chunk index registered by a write is no served generation", ChunkIndexRegistry.servedOf(first.metadata().index("c-g1")));
+
+        // a generation of another source is not unregistered by a swap of this one
+        IndexMetadata other = chunkIndex("o", "uo", ChunkDocuments.mapping(null));
+        ClusterState withOther = TransportRegisterChunkIndexAction.register(state(index("logs", "ul"), index("x", "ux"), g2, other),
+            other.getIndex(), new Index("x", "ux"));
+        ClusterState kept = TransportRegisterChunkIndexAction.serve(withOther, g2.getIndex(), new Index("logs", "ul"), "o", served);
+        assertEquals(new Index("x", "ux"), ChunkIndexRegistry.registrationOf(kept.metadata().index("o")).source());
+    }
+
+    public void testServingIndex_resolvesAnAliasToItsWriteIndex_andLeavesOtherNamesAsTheyAre() {
+        IndexMetadata g1 = IndexMetadata.builder(chunkIndex("c-g1", "u1", ChunkDocuments.mapping(null)))
+            .putAlias(org.opensearch.cluster.metadata.AliasMetadata.builder("c").writeIndex(false)).build();
+        IndexMetadata g2 = IndexMetadata.builder(chunkIndex("c-g2", "u2", ChunkDocuments.mapping(null)))
+            .putAlias(org.opensearch.cluster.metadata.AliasMetadata.builder("c").writeIndex(true)).build();
+        Metadata metadata = Metadata.builder().put(g1, false).put(g2, false).put(index("plain", "up"), false).build();
+        assertEquals("c-g2", ServingIndex.of(metadata, "c"));
+        assertEquals("c-g1", ServingIndex.of(metadata, "c-g1"));
+        assertEquals("plain", ServingIndex.of(metadata, "plain"));
+        assertEquals("absent", ServingIndex.of(metadata, "absent"));
+        assertTrue(ServingIndex.same(metadata, "c", "c-g2"));
+        assertFalse(ServingIndex.same(metadata, "c", "c-g1"));
+    }
 }

@@ -70,6 +70,8 @@ public final class GenerationBuilder {
     static final int PAGE = 100;
     /** The key of a built generation's mapping {@code _meta} that {@code GET generations} shows. */
     public static final String GENERATION_META = "strata_generation";
+    /** The key, in {@link #GENERATION_META}, of the per-shard source checkpoints the generation was brought up to. */
+    public static final String CHECKPOINTS = "checkpoints";
     /** Catch-up passes after the first before a build gives up on a source that never stops being written. */
     static final int MAX_PASSES = 20;
 
@@ -115,6 +117,25 @@ public final class GenerationBuilder {
         int generation = GenerationNames.next(chunkIndex, clusterService.state().metadata().getIndicesLookup().keySet());
         String target = GenerationNames.name(chunkIndex, generation);
         RebuildReport report = new RebuildReport(source.getName(), chunkIndex, target, generation, writer.configHash(), pipeline, rps, task);
+        run(source, writer, target, report, null, true, rps, task, listener);
+    }
+
+    /**
+     * Brings existing generation {@code target} (number {@code generation}) up to the source's writes: the passes of a build
+     * from per-shard checkpoints {@code from} (null: from the start, every document again, reusing the vectors already in
+     * it), then the orphan pass. Run by {@code _swap} and {@code _rollback} under a write block on the source, so the passes
+     * end; a failure leaves {@code target} as it is (it is a complete generation, not a build's).
+     */
+    public void catchUp(Index source, ChunkWriter writer, String pipeline, String target, int generation, long[] from,
+                        ActionListener<RebuildReport> listener) {
+        String chunkIndex = writer.targetFor(source.getName());
+        RebuildReport report = new RebuildReport(source.getName(), chunkIndex, target, generation, writer.configHash(), pipeline,
+            Float.POSITIVE_INFINITY, null);
+        run(source, writer, target, report, from, false, Float.POSITIVE_INFINITY, null, listener);
+    }
+
+    private void run(Index source, ChunkWriter writer, String target, RebuildReport report, long[] from, boolean discardOnFailure,
+                     float rps, CancellableTask task, ActionListener<RebuildReport> listener) {
         String taskId = task == null ? null : clusterService.localNode().getId() + ":" + task.getId();
         if (running.putIfAbsent(source.getUUID(), new Running(taskId, report)) != null) {
             listener.onFailure(new OpenSearchStatusException409(String.format(Locale.ROOT,
@@ -126,12 +147,19 @@ public final class GenerationBuilder {
             progress.progress(report::progress);
         }
         ActionListener<RebuildReport> done = ActionListener.runAfter(listener, () -> running.remove(source.getUUID()));
-        ActionListener<Void> end = ActionListener.wrap(v -> done.onResponse(report), e -> discard(target, e, done));
+        ActionListener<Void> end = ActionListener.wrap(v -> done.onResponse(report),
+            e -> {
+                if (discardOnFailure) {
+                    discard(target, e, done);
+                } else {
+                    done.onFailure(e);
+                }
+            });
         ThreadContext threadContext = client.threadPool().getThreadContext();
         // the chunk writes are Strata's own: the bulk filter leaves them alone, as it does _reconcile's
         try (ThreadContext.StoredContext ignored = threadContext.newStoredContext(true, List.of(ChunkLedger.TRANSIENT))) {
             threadContext.putTransient(ChunkLedger.TRANSIENT, ChunkLedger.ownWrites());
-            start(source, writer, target, report, new Run(source, writer, target, report, rps), end);
+            start(source, writer, target, report, new Run(source, writer, target, report, rps, from), end);
         }
     }
 
@@ -182,7 +210,7 @@ public final class GenerationBuilder {
         /** Whether the orphan pass ran since the last pass that found operations. */
         private boolean orphansChecked;
 
-        Run(Index source, ChunkWriter writer, String target, RebuildReport report, float rps) {
+        Run(Index source, ChunkWriter writer, String target, RebuildReport report, float rps, long[] from) {
             this.source = source;
             this.writer = writer;
             this.target = target;
@@ -191,6 +219,9 @@ public final class GenerationBuilder {
             IndexMetadata metadata = clusterService.state().metadata().index(source.getName());
             this.checkpoints = new long[metadata == null ? 1 : metadata.getNumberOfShards()];
             java.util.Arrays.fill(checkpoints, -1);
+            if (from != null && from.length == checkpoints.length) {
+                System.arraycopy(from, 0, checkpoints, 0, from.length);
+            }
         }
 
         /**
@@ -427,6 +458,8 @@ public final class GenerationBuilder {
             if (report.pipeline != null) {
                 about.put("pipeline", report.pipeline);
             }
+            // where the next catch-up (_swap, _rollback) starts: every operation up to these was met
+            about.put(CHECKPOINTS, java.util.Arrays.stream(checkpoints).boxed().toList());
             meta.put(GENERATION_META, about);
             client.admin().indices().preparePutMapping(target).setSource(Map.of("_meta", meta)).execute(ActionListener.wrap(
                 put -> client.admin().indices().prepareRefresh(target).execute(ActionListener.wrap(r -> end.onResponse(null),

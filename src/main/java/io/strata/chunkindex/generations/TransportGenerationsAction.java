@@ -77,8 +77,12 @@ public final class TransportGenerationsAction extends HandledTransportAction<Gen
         for (ChunkIndexRegistry.Registration r : registry.ofSource(uuid)) {
             Map<String, Object> g = new LinkedHashMap<>();
             g.put("index", r.chunkIndex().getName());
-            g.put("generation", 1);
-            g.put("chunk_index", r.chunkIndex().getName());
+            // a swapped-in generation is registered under its own name; the name applications search is then its alias
+            String name = r.chunkIndex().getName();
+            int cut = name.lastIndexOf("-g");
+            OptionalInt number = cut > 0 ? GenerationNames.generationOf(name.substring(0, cut), name) : OptionalInt.empty();
+            g.put("generation", number.orElse(1));
+            g.put("chunk_index", number.isPresent() ? name.substring(0, cut) : name);
             g.put("serving", true);
             generations.put(r.chunkIndex().getName(), g);
         }
@@ -97,7 +101,7 @@ public final class TransportGenerationsAction extends HandledTransportAction<Gen
             g.put("chunk_index", number.isPresent() ? chunkIndex : name);
             g.put("config", about.get("config"));
             g.put("pipeline", about.get("pipeline"));
-            g.put("serving", false);
+            g.put("serving", registry.ofChunkIndex(name) != null);
             generations.put(name, g);
         }
         String name = source.getIndex().getName();

@@ -58,9 +58,9 @@ public final class TransportRebuildAction extends HandledTransportAction<Rebuild
         ChunkWriter writer;
         try {
             Metadata metadata = clusterService.state().metadata();
-            source = sourceIndex(metadata, request.index());
-            pipeline = pipelineOf(source, request.pipeline());
-            writer = writerOf(source, pipeline);
+            source = sourceIndex(registry, metadata, request.index(), "_rebuild");
+            pipeline = pipelineOf(source, request.pipeline(), "_rebuild");
+            writer = writerOf(builder.writers(), source, pipeline, "_rebuild");
         } catch (Exception e) {
             listener.onFailure(e);
             return;
@@ -70,12 +70,13 @@ public final class TransportRebuildAction extends HandledTransportAction<Rebuild
                 listener::onFailure));
     }
 
-    private IndexMetadata sourceIndex(Metadata metadata, String index) {
+    /** The source index {@code index} names, for {@code action}; a 400 for an alias, a data stream or a chunk index. */
+    static IndexMetadata sourceIndex(ChunkIndexRegistry registry, Metadata metadata, String index, String action) {
         IndexMetadata source = metadata.index(index);
         if (source == null) {
             if (metadata.getIndicesLookup().get(index) instanceof IndexAbstraction alias) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
-                    "[_rebuild] [index] must name one source index, got [%s], %s of %s: rebuild each by its own name", index,
+                    "[%s] [index] must name one source index, got [%s], %s of %s: name each by its own name", action, index,
                     alias.getType().getDisplayName(), alias.getIndices().stream().map(i -> i.getIndex().getName()).sorted().toList()));
             }
             throw new IndexNotFoundException(index);
@@ -83,14 +84,14 @@ public final class TransportRebuildAction extends HandledTransportAction<Rebuild
         ChunkIndexRegistry.Registration registered = registry.ofChunkIndex(index);
         if (registered != null || ChunkIndexMeta.of(source) != null) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[_rebuild] [%s] is a chunk index; rebuild its source index%s", index,
+                "[%s] [%s] is a chunk index; name its source index%s", action, index,
                 registered == null ? "" : " [" + registered.source().getName() + "]"));
         }
         return source;
     }
 
     /** {@code pipeline}, else the index's default pipeline, else its final pipeline. */
-    private static String pipelineOf(IndexMetadata source, String pipeline) {
+    static String pipelineOf(IndexMetadata source, String pipeline, String action) {
         String index = source.getIndex().getName();
         String id = pipeline;
         if (id == null) {
@@ -98,22 +99,21 @@ public final class TransportRebuildAction extends HandledTransportAction<Rebuild
             String fin = IndexSettings.FINAL_PIPELINE.get(source.getSettings());
             id = !IngestService.NOOP_PIPELINE_NAME.equals(def) ? def : !IngestService.NOOP_PIPELINE_NAME.equals(fin) ? fin : null;
             if (id == null) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "[_rebuild] [%s] has no default or final pipeline: "
-                    + "name the pipeline whose [multi_granular_chunking] processor to build with, e.g. "
-                    + "POST _plugins/_strata/_rebuild?index=%s&pipeline=<id>", index, index));
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] [%s] has no default or final pipeline: "
+                    + "name the pipeline whose [multi_granular_chunking] processor to use, e.g. "
+                    + "POST _plugins/_strata/%s?index=%s&pipeline=<id>", action, index, action, index));
             }
         }
         return id;
     }
 
     /** The chunking processor of pipeline {@code id}. */
-    private ChunkWriter writerOf(IndexMetadata source, String id) {
-        ChunkWriters writers = builder.writers();
+    static ChunkWriter writerOf(ChunkWriters writers, IndexMetadata source, String id, String action) {
         String index = source.getIndex().getName();
         ChunkWriter found = writers == null ? null : writers.resolve(index, Map.of("pipeline", id), null);
         if (found == null || writers.ofPipeline(id, index, found.targetFor(index)) != found) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[_rebuild] [pipeline] [%s] has no [multi_granular_chunking] processor (or does not exist on this node)", id));
+                "[%s] [pipeline] [%s] has no [multi_granular_chunking] processor (or does not exist on this node)", action, id));
         }
         return found;
     }
