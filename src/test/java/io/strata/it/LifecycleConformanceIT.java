@@ -62,7 +62,8 @@ public class LifecycleConformanceIT extends StrataRestTestCase {
             if (indexExists(chunkIndex)) {
                 refresh(chunkIndex);
                 Map<String, Object> r = call("POST", "/" + chunkIndex + "/_search",
-                    "{\"size\": 10000, \"sort\": [{\"source_id\": \"asc\"}, {\"ordinal\": \"asc\"}]}");
+                    "{\"size\": 10000, \"_source\": {\"excludes\": [\"embedding\", \"children.embedding\"]}, "
+                        + "\"sort\": [{\"source_id\": \"asc\"}, {\"ordinal\": \"asc\"}]}"); // children's texts too
                 for (Object hit : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
                     Map<String, Object> h = (Map<String, Object>) hit;
                     Map<String, Object> chunk = (Map<String, Object>) h.get("_source");

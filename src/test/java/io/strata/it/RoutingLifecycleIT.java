@@ -88,7 +88,8 @@ public class RoutingLifecycleIT extends StrataRestTestCase {
         if (indexExists(chunkIndex)) {
             refresh(chunkIndex);
             Map<String, Object> r = call("POST", "/" + chunkIndex + "/_search",
-                "{\"size\": 10000, \"sort\": [{\"source_id\": \"asc\"}, {\"ordinal\": \"asc\"}]}");
+                "{\"size\": 10000, \"_source\": {\"excludes\": [\"embedding\", \"children.embedding\"]}, "
+                    + "\"sort\": [{\"source_id\": \"asc\"}, {\"ordinal\": \"asc\"}]}"); // children's texts too
             for (Object hit : (List<Object>) ((Map<String, Object>) r.get("hits")).get("hits")) {
                 Map<String, Object> chunk = (Map<String, Object>) ((Map<String, Object>) hit).get("_source");
                 actual.computeIfAbsent(chunk.get("source_id") + "@" + chunk.get("source_routing"), k -> new ArrayList<>()).add(chunk);

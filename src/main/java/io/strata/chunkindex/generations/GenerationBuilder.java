@@ -165,15 +165,17 @@ public final class GenerationBuilder {
 
     private void start(Index source, ChunkWriter writer, String target, RebuildReport report, Run run, ActionListener<Void> end) {
         String name = source.getName();
-        view.requireWhole(Map.of(name, List.of(writer.field(), ChunkWriter.SUMMARY_FIELD)), ActionListener.wrap(
-            whole -> client.admin().indices().prepareRefresh(name).execute(ActionListener.wrap(
-                refreshed -> client.search(new SearchRequest(name).source(new SearchSourceBuilder().size(0).trackTotalHits(true)),
+        // refreshed first: the view check compares the caller's search counts with the node's own, which must see the same
+        // operations (every copy refreshed; under a swap's write block nothing moves after it)
+        client.admin().indices().prepareRefresh(name).execute(ActionListener.wrap(
+            refreshed -> view.requireWhole(Map.of(name, List.of(writer.field(), ChunkWriter.SUMMARY_FIELD)), ActionListener.wrap(
+                whole -> client.search(new SearchRequest(name).source(new SearchSourceBuilder().size(0).trackTotalHits(true)),
                     ActionListener.wrap(count -> {
                         report.total = count.getHits().getTotalHits().value();
                         run.pass(end);
                     }, end::onFailure)),
-                end::onFailure)),
-            e -> end.onFailure(restricted(name, e))));
+                e -> end.onFailure(restricted(name, e)))),
+            end::onFailure));
     }
 
     /** CallerView's refusal, in this action's words. */
