@@ -1,10 +1,10 @@
 package io.strata.chunkindex;
 
-import io.strata.model.ModelInfo;
 import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkContext;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Section;
+import io.strata.model.ModelInfo;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,7 +18,7 @@ import java.util.Set;
  * The chunk-index contract: one document per parent chunk, id {@code <source _id>:<ordinal>} (with
  * {@code @<shard>} after it for a document stored off the shard its {@code _id} alone routes to: {@link ChunkKey}), its
  * children in a {@code nested} array. One chunk index holds the chunks of one concrete source index (recorded in the
- * registry, {@link ChunkIndexRegistry}), so a chunk id names exactly one source document.
+ * registry, {@code ChunkIndexRegistry}), so a chunk id names exactly one source document.
  *
  * <p>Format 2 (recorded as {@code _meta.strata.format}): a parent with vectors also appears in its own
  * {@code children} array as a level-0 entry holding only {@code level: 0} and its {@code embedding} (its text and
@@ -31,12 +31,12 @@ import java.util.Set;
  */
 public final class ChunkDocuments {
     public static final String META_KEY = "strata";
-    /** Recorded by formats 1–2 only (read for nothing the node acts on; see {@link ChunkIndexRegistry}). */
+    /** Recorded by formats 1–2 only (read for nothing the node acts on; see {@code ChunkIndexRegistry}). */
     public static final String META_SOURCE_INDEX = "source_index";
     /** Recorded by formats 1–2 only. */
     public static final String META_SOURCE_UUID = "source_index_uuid";
     /**
-     * Format 3: chunk documents are versioned with their source operation's {@code _seq_no} ({@link ChunkCommit}); the
+     * Format 3: chunk documents are versioned with their source operation's {@code _seq_no} ({@code ChunkCommit}); the
      * source index is recorded in the registry, not in {@code _meta}.
      */
     public static final int FORMAT_VERSION = 3;
@@ -277,7 +277,7 @@ public final class ChunkDocuments {
     /**
      * Mapping of a chunk index embedded by {@code model} (null: no vectors). Its {@code _meta.strata} records the format and
      * the model, for queries only: which source index a chunk index serves is Strata's own record
-     * ({@link ChunkIndexRegistry}), never the user-editable {@code _meta}.
+     * ({@code ChunkIndexRegistry}), never the user-editable {@code _meta}.
      */
     public static Map<String, Object> mapping(ModelInfo model) {
         return mapping(model, VectorOptions.DEFAULT);
@@ -379,7 +379,7 @@ public final class ChunkDocuments {
     }
 
     /** A rough size of a chunk document as JSON, for cutting bulk slices (text characters, ~10 bytes a vector component). */
-    static long estimatedBytes(Object value) {
+    public static long estimatedBytes(Object value) {
         if (value instanceof String s) {
             return s.length() + 2;
         }

@@ -10,7 +10,7 @@ import java.util.Map;
 /**
  * The {@code _meta.strata} of a chunk index mapping, parsed once into a typed value: its format and the embedding model of
  * its vectors, which queries read. Formats 1–2 also recorded a source index here; nothing the node does trusts that (a
- * user with put-mapping rights can write {@code _meta}): the source of a chunk index is {@link ChunkIndexRegistry}'s.
+ * user with put-mapping rights can write {@code _meta}): the source of a chunk index is {@code ChunkIndexRegistry}'s.
  *
  * @param sourceIndex the source index's name, or null in a malformed entry
  * @param sourceUuid  the UUID of the source index incarnation the chunks belong to ({@code _na_} before it exists), or null
@@ -68,7 +68,7 @@ public record ChunkIndexMeta(String sourceIndex, String sourceUuid, int format, 
         return format >= ChunkDocuments.FORMAT_SELF_IN_CHILDREN;
     }
 
-    /** Format 3 and later: chunk documents are versioned by their source operation's sequence number ({@link ChunkCommit}). */
+    /** Format 3 and later: chunk documents are versioned by their source operation's sequence number ({@code ChunkCommit}). */
     public boolean versioned() {
         return format >= ChunkDocuments.FORMAT_VERSIONED;
     }

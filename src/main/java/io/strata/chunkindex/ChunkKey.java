@@ -6,7 +6,7 @@ import org.opensearch.cluster.routing.OperationRouting;
 /**
  * Which source document a set of chunks belongs to, inside one concrete source index: its {@code _id} and its shard. With
  * custom routing one {@code _id} can be stored on several shards at once, as different documents with sequence numbers of
- * their own; chunk versions ({@code 2 × _seq_no}, {@link ChunkCommit}) compare operations of one shard only. So a document
+ * their own; chunk versions ({@code 2 × _seq_no}, {@code ChunkCommit}) compare operations of one shard only. So a document
  * on the shard its {@code _id} alone routes to (every document without custom routing, and a routed one that lands there)
  * has the chunk ids {@code <_id>:<ordinal>} of every chunk index written so far, and one on another shard {@code s} has
  * {@code <_id>:<ordinal>@<s>}: a write, update or delete acts on the chunks of the document it touched only. Both forms

@@ -128,7 +128,7 @@ public record VectorOptions(String spaceType, Integer m, Integer efConstruction,
      * an error naming it, or null: an existing chunk index keeps its graph, since a vector field's method cannot change.
      * Only options the processor sets are compared (an unset one accepts the index's).
      */
-    String differenceFrom(Map<?, ?> field, String target, String name) {
+    public String differenceFrom(Map<?, ?> field, String target, String name) {
         Map<?, ?> method = field.get("method") instanceof Map<?, ?> mm ? mm : Map.of();
         Map<?, ?> parameters = method.get("parameters") instanceof Map<?, ?> p ? p : Map.of();
         Object existingSpace = method.get("space_type") != null ? method.get("space_type") : field.get("space_type");

@@ -1,6 +1,6 @@
 package io.strata.compare;
 
-import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.generations.TransportGenerationsAction;
 import io.strata.query.QueryLimits;
 import io.strata.transport.ProgressTask;

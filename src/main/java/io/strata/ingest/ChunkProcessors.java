@@ -1,9 +1,9 @@
 package io.strata.ingest;
 
-import io.strata.chunkindex.ChunkLifecycleFilter;
-import io.strata.chunkindex.ChunkStore;
-import io.strata.chunkindex.ChunkWriter;
-import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.lifecycle.ChunkLifecycleFilter;
+import io.strata.chunkindex.store.ChunkStore;
+import io.strata.chunkindex.write.ChunkWriter;
+import io.strata.chunkindex.write.ChunkWriters;
 import io.strata.chunkindex.ServingIndex;
 
 import org.opensearch.cluster.metadata.IndexMetadata;

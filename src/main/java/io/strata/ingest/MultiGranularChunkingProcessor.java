@@ -2,9 +2,9 @@ package io.strata.ingest;
 
 import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
-import io.strata.chunkindex.ChunkIndexSetup;
-import io.strata.chunkindex.ChunkLedger;
-import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.setup.ChunkIndexSetup;
+import io.strata.chunkindex.lifecycle.ChunkLedger;
+import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.chunkindex.VectorOptions;
 import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.ParentSize;

@@ -1,7 +1,7 @@
 package io.strata.ingest;
 
-import io.strata.chunkindex.ChunkIndexRegistry;
-import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
+import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.chunkindex.ServingIndex;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.ingest.PutPipelineAction;

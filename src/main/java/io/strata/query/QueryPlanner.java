@@ -2,7 +2,7 @@ package io.strata.query;
 
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexMeta;
-import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunking.Embedder;
 import io.strata.model.ModelRef;
 import org.apache.logging.log4j.LogManager;

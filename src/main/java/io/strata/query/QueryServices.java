@@ -1,6 +1,6 @@
 package io.strata.query;
 
-import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.write.ChunkWriters;
 import io.strata.inference.InferenceService;
 import io.strata.stats.StrataStats;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;

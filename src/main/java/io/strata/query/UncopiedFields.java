@@ -1,9 +1,9 @@
 package io.strata.query;
 
 import io.strata.chunkindex.ChunkDocuments;
-import io.strata.chunkindex.ChunkIndexRegistry;
-import io.strata.chunkindex.ChunkWriter;
-import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
+import io.strata.chunkindex.write.ChunkWriter;
+import io.strata.chunkindex.write.ChunkWriters;
 import io.strata.chunkindex.ServingIndex;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;

@@ -9,7 +9,7 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 
 /** A listener that keeps what it was told, and checks that it was told exactly once. */
-final class Captured<T> implements ActionListener<T> {
+public final class Captured<T> implements ActionListener<T> {
     private final AtomicInteger calls = new AtomicInteger();
     private volatile T value;
     private volatile Exception failure;
@@ -26,12 +26,12 @@ final class Captured<T> implements ActionListener<T> {
         calls.incrementAndGet();
     }
 
-    int calls() {
+    public int calls() {
         return calls.get();
     }
 
     /** The answer, which must have come once and not be a failure. */
-    T value() {
+    public T value() {
         assertEquals("answered once", 1, calls.get());
         if (failure != null) {
             throw new AssertionError("failed", failure);
@@ -40,13 +40,13 @@ final class Captured<T> implements ActionListener<T> {
     }
 
     /** The failure, which must have come once. */
-    Exception failure() {
+    public Exception failure() {
         assertEquals("answered once", 1, calls.get());
         assertNotNull("a failure, not " + value, failure);
         return failure;
     }
 
-    void assertSucceeded() {
+    public void assertSucceeded() {
         value();
         assertNull(failure);
     }

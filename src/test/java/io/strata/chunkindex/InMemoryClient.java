@@ -87,9 +87,9 @@ import java.util.function.Function;
  * would. Every request is recorded; a test replaces the answer to one action with {@link #on}, and fails single bulk or
  * multi-get items with {@link #failBulkItem} / {@link #failGetItem}.
  */
-final class InMemoryClient extends NoOpNodeClient {
+public final class InMemoryClient extends NoOpNodeClient {
     /** Answers one request of an action. */
-    interface Handler {
+    public interface Handler {
         void handle(ActionRequest request, ActionListener<ActionResponse> listener) throws Exception;
     }
 
@@ -104,44 +104,44 @@ final class InMemoryClient extends NoOpNodeClient {
     private final Map<String, Scroll> scrolls = new HashMap<>();
     private final Map<String, Handler> handlers = new HashMap<>();
     private long seqNo;
-    final List<ActionRequest> requests = new ArrayList<>();
-    Function<DocWriteRequest<?>, Exception> failBulkItem = r -> null;
-    Function<MultiGetRequest.Item, Exception> failGetItem = i -> null;
+    public final List<ActionRequest> requests = new ArrayList<>();
+    public Function<DocWriteRequest<?>, Exception> failBulkItem = r -> null;
+    public Function<MultiGetRequest.Item, Exception> failGetItem = i -> null;
 
-    InMemoryClient(ThreadPool threadPool, TestClusterService clusterService) {
+    public InMemoryClient(ThreadPool threadPool, TestClusterService clusterService) {
         super(threadPool);
         this.clusterService = clusterService;
     }
 
     /** Answers {@code action} with {@code handler} from now on (it may call {@link #answer} for the usual answer). */
-    void on(ActionType<?> action, Handler handler) {
+    public void on(ActionType<?> action, Handler handler) {
         handlers.put(action.name(), handler);
     }
 
-    void put(String index, String id, Map<String, Object> source) {
+    public void put(String index, String id, Map<String, Object> source) {
         indices.computeIfAbsent(index, k -> new LinkedHashMap<>()).put(id, new Stored(new LinkedHashMap<>(source), ++seqNo, 1));
     }
 
     /** The document as stored, or null. */
-    Map<String, Object> get(String index, String id) {
+    public Map<String, Object> get(String index, String id) {
         Stored doc = indices.getOrDefault(index, Map.of()).get(id);
         return doc == null ? null : doc.source();
     }
 
     /** The version of a document or tombstone, or -1. */
-    long version(String index, String id) {
+    public long version(String index, String id) {
         Stored doc = indices.getOrDefault(index, Map.of()).get(id);
         return doc == null ? -1 : doc.version();
     }
 
     /** The ids of {@code index}, in insertion order. */
-    List<String> ids(String index) {
+    public List<String> ids(String index) {
         return indices.getOrDefault(index, Map.of()).entrySet().stream().filter(e -> e.getValue().source() != null).map(Map.Entry::getKey)
             .toList();
     }
 
     @SuppressWarnings("unchecked")
-    <R extends ActionRequest> List<R> requests(Class<R> type) {
+    public <R extends ActionRequest> List<R> requests(Class<R> type) {
         return requests.stream().filter(type::isInstance).map(r -> (R) r).toList();
     }
 
@@ -161,7 +161,7 @@ final class InMemoryClient extends NoOpNodeClient {
     }
 
     /** The usual answer to {@code request}. */
-    void answer(ActionType<?> action, ActionRequest request, ActionListener<ActionResponse> listener) throws Exception {
+    public void answer(ActionType<?> action, ActionRequest request, ActionListener<ActionResponse> listener) throws Exception {
         String name = action.name();
         ActionResponse response;
         if (name.equals(BulkAction.NAME)) {
@@ -451,7 +451,7 @@ final class InMemoryClient extends NoOpNodeClient {
 
     /** A mapping as a request carries it, with or without the {@code _doc} wrapper. */
     @SuppressWarnings("unchecked")
-    static Map<String, Object> parse(String mapping) {
+    public static Map<String, Object> parse(String mapping) {
         if (mapping == null || mapping.isEmpty()) {
             return null;
         }

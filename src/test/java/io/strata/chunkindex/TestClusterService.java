@@ -1,5 +1,7 @@
 package io.strata.chunkindex;
 
+import io.strata.chunkindex.registry.ChunkIndexJanitor;
+
 import org.opensearch.Version;
 import org.opensearch.cluster.ClusterName;
 import org.opensearch.cluster.ClusterState;
@@ -32,11 +34,11 @@ import java.util.Set;
  * A cluster service whose state the test sets by hand and whose submitted update tasks are kept for the test to run
  * against a state of its choosing: what the cluster manager's update thread would do, one step at a time.
  */
-final class TestClusterService extends ClusterService {
+public final class TestClusterService extends ClusterService {
     private volatile ClusterState state;
-    final List<ClusterStateUpdateTask> submitted = new ArrayList<>();
+    public final List<ClusterStateUpdateTask> submitted = new ArrayList<>();
 
-    TestClusterService(Settings settings, ThreadPool threadPool) {
+    public TestClusterService(Settings settings, ThreadPool threadPool) {
         super(settings, clusterSettings(settings), threadPool);
         this.state = state(Metadata.builder().build(), true);
     }
@@ -52,7 +54,7 @@ final class TestClusterService extends ClusterService {
         return state;
     }
 
-    void setState(ClusterState state) {
+    public void setState(ClusterState state) {
         this.state = state;
     }
 
@@ -68,7 +70,7 @@ final class TestClusterService extends ClusterService {
         Map.of(), Set.of(DiscoveryNodeRole.CLUSTER_MANAGER_ROLE, DiscoveryNodeRole.DATA_ROLE), Version.CURRENT);
 
     /** A cluster of one node holding {@code metadata}; the node is the elected cluster manager or not. */
-    static ClusterState state(Metadata metadata, boolean localIsClusterManager) {
+    public static ClusterState state(Metadata metadata, boolean localIsClusterManager) {
         DiscoveryNodes.Builder nodes = DiscoveryNodes.builder().add(LOCAL).localNodeId(LOCAL.getId());
         if (localIsClusterManager) {
             nodes.clusterManagerNodeId(LOCAL.getId());
@@ -77,7 +79,7 @@ final class TestClusterService extends ClusterService {
     }
 
     /** A cluster (this node elected) holding {@code indices}. */
-    static ClusterState state(IndexMetadata... indices) {
+    public static ClusterState state(IndexMetadata... indices) {
         Metadata.Builder metadata = Metadata.builder();
         for (IndexMetadata index : indices) {
             metadata.put(index, false);
@@ -86,16 +88,16 @@ final class TestClusterService extends ClusterService {
     }
 
     /** An index without a mapping (a source index, or an index a user created). */
-    static IndexMetadata index(String name, String uuid) {
+    public static IndexMetadata index(String name, String uuid) {
         return index(name, uuid, null, Settings.EMPTY);
     }
 
     /** A chunk index whose mapping is {@code mapping}, with {@code index.knn: true}. */
-    static IndexMetadata chunkIndex(String name, String uuid, Map<String, Object> mapping) {
+    public static IndexMetadata chunkIndex(String name, String uuid, Map<String, Object> mapping) {
         return index(name, uuid, mapping, Settings.builder().put("index.knn", true).build());
     }
 
-    static IndexMetadata index(String name, String uuid, Map<String, Object> mapping, Settings settings) {
+    public static IndexMetadata index(String name, String uuid, Map<String, Object> mapping, Settings settings) {
         IndexMetadata.Builder b = IndexMetadata.builder(name).settings(Settings.builder().put(settings)
             .put(IndexMetadata.SETTING_VERSION_CREATED, Version.CURRENT).put(IndexMetadata.SETTING_INDEX_UUID, uuid))
             .numberOfShards(1).numberOfReplicas(0);

@@ -1,7 +1,7 @@
 package io.strata.ingest;
 
-import io.strata.chunkindex.ChunkWriter;
-import io.strata.chunkindex.Slicing;
+import io.strata.chunkindex.write.ChunkWriter;
+import io.strata.chunkindex.store.Slicing;
 import io.strata.chunking.ChildEmbedding;
 import io.strata.chunking.SentenceSegmenter;
 import io.strata.inference.InferenceService;

@@ -3,7 +3,7 @@ package io.strata.it;
 import io.strata.chaos.NodeSampler;
 import io.strata.chunking.TestTexts;
 import io.strata.demo.JsonRest;
-import io.strata.chunkindex.Slicing;
+import io.strata.chunkindex.store.Slicing;
 import io.strata.stats.StrataStats;
 import org.apache.hc.core5.http.HttpHost;
 import org.opensearch.client.RestClient;

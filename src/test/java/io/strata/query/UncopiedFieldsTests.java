@@ -1,6 +1,6 @@
 package io.strata.query;
 
-import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import org.opensearch.Version;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.MappingMetadata;

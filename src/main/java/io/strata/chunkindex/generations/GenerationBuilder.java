@@ -1,14 +1,14 @@
 package io.strata.chunkindex.generations;
 
-import io.strata.chunkindex.CallerView;
-import io.strata.chunkindex.ChunkCommit;
-import io.strata.chunkindex.ChunkIndexSetup;
+import io.strata.chunkindex.reconcile.CallerView;
+import io.strata.chunkindex.store.ChunkCommit;
+import io.strata.chunkindex.setup.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkKey;
-import io.strata.chunkindex.ChunkLedger;
-import io.strata.chunkindex.ChunkStore;
-import io.strata.chunkindex.ChunkWriter;
-import io.strata.chunkindex.ChunkWriters;
-import io.strata.chunkindex.WriteChecks;
+import io.strata.chunkindex.lifecycle.ChunkLedger;
+import io.strata.chunkindex.store.ChunkStore;
+import io.strata.chunkindex.write.ChunkWriter;
+import io.strata.chunkindex.write.ChunkWriters;
+import io.strata.chunkindex.setup.WriteChecks;
 import io.strata.stats.StrataStats;
 import io.strata.transport.ProgressTask;
 import org.opensearch.ExceptionsHelper;

@@ -1,9 +1,9 @@
 package io.strata.chunkindex.generations;
 
-import io.strata.chunkindex.ChunkIndexRegistry;
-import io.strata.chunkindex.ChunkWriter;
-import io.strata.chunkindex.RegisterChunkIndexAction;
-import io.strata.chunkindex.RegisterChunkIndexRequest;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
+import io.strata.chunkindex.write.ChunkWriter;
+import io.strata.chunkindex.registry.RegisterChunkIndexAction;
+import io.strata.chunkindex.registry.RegisterChunkIndexRequest;
 import io.strata.chunkindex.ServingIndex;
 import org.opensearch.action.admin.indices.alias.IndicesAliasesRequest;
 import org.opensearch.action.admin.indices.alias.IndicesAliasesRequest.AliasActions;

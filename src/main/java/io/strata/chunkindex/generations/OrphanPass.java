@@ -1,7 +1,7 @@
 package io.strata.chunkindex.generations;
 
-import io.strata.chunkindex.ChunkCommit;
-import io.strata.chunkindex.ChunkIndexSetup;
+import io.strata.chunkindex.store.ChunkCommit;
+import io.strata.chunkindex.setup.ChunkIndexSetup;
 import io.strata.chunkindex.ChunkKey;
 import org.opensearch.action.get.MultiGetItemResponse;
 import org.opensearch.action.get.MultiGetRequest;

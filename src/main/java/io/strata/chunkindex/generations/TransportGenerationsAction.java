@@ -1,6 +1,6 @@
 package io.strata.chunkindex.generations;
 
-import io.strata.chunkindex.ChunkIndexRegistry;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.transport.ProgressStatus;
 import io.strata.transport.RenderedResponse;
 import org.opensearch.action.admin.cluster.node.tasks.list.ListTasksRequest;

@@ -1,9 +1,9 @@
 package io.strata.chunkindex.generations;
 
 import io.strata.chunkindex.ChunkIndexMeta;
-import io.strata.chunkindex.ChunkIndexRegistry;
-import io.strata.chunkindex.ChunkWriter;
-import io.strata.chunkindex.ChunkWriters;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
+import io.strata.chunkindex.write.ChunkWriter;
+import io.strata.chunkindex.write.ChunkWriters;
 import io.strata.transport.RenderedResponse;
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;

@@ -1,7 +1,7 @@
 package io.strata.chunkindex.generations;
 
-import io.strata.chunkindex.ChunkIndexRegistry;
-import io.strata.chunkindex.ChunkWriter;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
+import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.transport.RenderedResponse;
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;

@@ -1,0 +1,93 @@
+package io.strata.chunkindex.lifecycle;
+
+import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
+
+import org.opensearch.action.ActionRequest;
+import org.opensearch.action.search.SearchAction;
+import org.opensearch.action.search.SearchRequest;
+import org.opensearch.action.support.ActionFilter;
+import org.opensearch.action.support.ActionFilterChain;
+import org.opensearch.core.action.ActionListener;
+import org.opensearch.core.action.ActionResponse;
+import org.opensearch.core.common.Strings;
+import org.opensearch.core.index.Index;
+import org.opensearch.search.builder.SearchSourceBuilder;
+import org.opensearch.search.fetch.subphase.FetchSourceContext;
+import org.opensearch.tasks.Task;
+
+/**
+ * A search of chunk indices returns lean hits unless it asks for more: a request that says nothing about {@code _source}
+ * (nor {@code stored_fields}) gets {@code _source} without {@code embedding}, {@code children.embedding} and
+ * {@code children.text}. Each hit carried 8 vectors of 384 floats as JSON (≈ 20 KB), ten times its text; and the children's
+ * texts, spans of the parent's, repeated the parent's text once per level. The hit keeps the parent's {@code text} and each
+ * child's offsets, from which a client slices a child's text (docs/query.md); {@code explain_child} and {@code evidence}
+ * still quote the chunks they name, since they read the stored fields themselves. With the k-NN plugin's derived source
+ * (on for every chunk index) the vectors are not in the stored {@code _source} at all: they were rebuilt from the vector
+ * files for every hit, so leaving them out also spares that work. Any {@code _source} in the request (e.g.
+ * {@code "_source": true} or {@code "includes": ["embedding"]}) is kept as written; so is a search that names any index
+ * that is not a registered chunk index, or a remote one, and a scroll or point-in-time search: those read documents
+ * whole, to copy or rewrite them ({@code _reindex} and {@code _update_by_query} scroll; a copy without vectors would lose
+ * them).
+ */
+public final class ChunkVectorsFilter implements ActionFilter {
+    /** What a hit leaves out by default: the vectors, and the children's texts (the parent's text at their offsets). */
+    static final String[] LEFT_OUT = { ChunkDocuments.EMBEDDING, ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING,
+        ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT };
+
+    private final SourceIndexLookup node;
+
+    public ChunkVectorsFilter(SourceIndexLookup node) {
+        this.node = node;
+    }
+
+    @Override
+    public int order() {
+        return Integer.MAX_VALUE; // after security filters: only searches the caller may send
+    }
+
+    @Override
+    public <Request extends ActionRequest, Response extends ActionResponse> void apply(Task task, String action, Request request,
+                                                                                       ActionListener<Response> listener,
+                                                                                       ActionFilterChain<Request, Response> chain) {
+        if (SearchAction.NAME.equals(action) && request instanceof SearchRequest search && node.ready() && saysNothingOfSource(search)
+            && onlyChunkIndices(search)) {
+            if (search.source() == null) {
+                search.source(new SearchSourceBuilder());
+            }
+            search.source().fetchSource(new FetchSourceContext(true, Strings.EMPTY_ARRAY, LEFT_OUT));
+        }
+        chain.proceed(task, action, request, listener);
+    }
+
+    private static boolean saysNothingOfSource(SearchRequest search) {
+        SearchSourceBuilder source = search.source();
+        // a scroll reads documents to write them elsewhere or back (_reindex, _update_by_query): all of each
+        return search.pointInTimeBuilder() == null && search.scroll() == null
+            && (source == null || (source.fetchSource() == null && source.storedFields() == null && source.pointInTimeBuilder() == null));
+    }
+
+    private boolean onlyChunkIndices(SearchRequest search) {
+        for (String expression : search.indices()) {
+            if (expression.indexOf(':') >= 0) {
+                return false; // a remote cluster's indices: that cluster decides
+            }
+        }
+        Index[] indices;
+        try {
+            indices = node.resolver().get().concreteIndices(node.clusterService().get().state(), search);
+        } catch (RuntimeException e) {
+            return false; // a remote or missing index: the search reports or handles it as it did
+        }
+        if (indices.length == 0) {
+            return false;
+        }
+        for (Index index : indices) {
+            ChunkIndexRegistry.Registration registration = node.registry().get().ofChunkIndex(index.getName());
+            if (registration == null || !registration.chunkIndex().getUUID().equals(index.getUUID())) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
