@@ -1,5 +1,6 @@
 package io.strata.ingest;
 
+import io.strata.chunkindex.SourceSummary;
 import io.strata.model.ModelRef;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
@@ -127,11 +128,11 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     "[%s] field [%s] is missing from the document; set [ignore_missing] to skip such documents", TYPE, writer.field()));
             }
             text = validText(value, document.getSourceAndMetadata());
-            Object summary = document.getSourceAndMetadata().get(ChunkWriter.SUMMARY_FIELD);
-            if (summary != null && !ChunkWriter.isSummary(summary)) {
+            Object summary = document.getSourceAndMetadata().get(SourceSummary.FIELD);
+            if (summary != null && !SourceSummary.isSummary(summary)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "[%s] the document's field [%s] holds data of its own, "
                     + "but [%s] is where the document's chunk summary is kept and chunking would overwrite it: rename the field",
-                    TYPE, ChunkWriter.SUMMARY_FIELD, ChunkWriter.SUMMARY_FIELD));
+                    TYPE, SourceSummary.FIELD, SourceSummary.FIELD));
             }
             fields = sourceFields(document);
             // the name as the write resolves it (date math: `{{_index}}` of `<logs-{now/d}>` was not an index name)
@@ -178,7 +179,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         final String sourceId;
         final String requestIndex;
         final Map<String, Object> summary;
-        final String sourceHash = ChunkWriter.sourceHash(text); // one pass over the text, for the summary and every chunk document
+        final String sourceHash = SourceSummary.sourceHash(text); // one pass over the text, for the summary and every chunk document
         try {
             String id = (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.ID.getFieldName());
             if (id == null) {
@@ -198,7 +199,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                     preview.add(writer.preview(concreteIndex, sourceId, p, fields));
                 }
                 summary.put("chunks", preview);
-                document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
+                document.setFieldValue(SourceSummary.FIELD, summary);
                 markChunked(document, target);
                 handler.accept(document, null);
                 return;
@@ -211,7 +212,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
         writer.prepare(target, concreteIndex, sourceId, parents, fields, sourceHash, ledger.writeChecks(), progress,
             ActionListener.wrap(prepared -> {
                 try {
-                    document.setFieldValue(ChunkWriter.SUMMARY_FIELD, summary);
+                    document.setFieldValue(SourceSummary.FIELD, summary);
                     markChunked(document, target);
                     ledger.record(new ChunkLedger.Entry(requestIndex, sourceId, concreteIndex, target, prepared));
                 } catch (Exception e) {
@@ -283,7 +284,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
                                 StrataStats.Failure reason, Exception e) {
         try {
             String why = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-            document.setFieldValue(ChunkWriter.SUMMARY_FIELD, writer.failedSummary(target, pipelineId(document), why));
+            document.setFieldValue(SourceSummary.FIELD, writer.failedSummary(target, pipelineId(document), why));
         } catch (RuntimeException marking) {
             e.addSuppressed(marking); // the document's failure is what the caller must see
         }

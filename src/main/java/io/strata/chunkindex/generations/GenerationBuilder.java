@@ -1,5 +1,6 @@
 package io.strata.chunkindex.generations;
 
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.reconcile.CallerView;
 import io.strata.chunkindex.store.ChunkCommit;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
@@ -168,7 +169,7 @@ public final class GenerationBuilder {
         // refreshed first: the view check compares the caller's search counts with the node's own, which must see the same
         // operations (every copy refreshed; under a swap's write block nothing moves after it)
         client.admin().indices().prepareRefresh(name).execute(ActionListener.wrap(
-            refreshed -> view.requireWhole(Map.of(name, List.of(writer.field(), ChunkWriter.SUMMARY_FIELD)), ActionListener.wrap(
+            refreshed -> view.requireWhole(Map.of(name, List.of(writer.field(), SourceSummary.FIELD)), ActionListener.wrap(
                 whole -> client.search(new SearchRequest(name).source(new SearchSourceBuilder().size(0).trackTotalHits(true)),
                     ActionListener.wrap(count -> {
                         report.total = count.getHits().getTotalHits().value();
@@ -406,7 +407,7 @@ public final class GenerationBuilder {
                 listener.onFailure(e);
                 return;
             }
-            writer.chunk(text, ActionListener.map(listener, parents -> new Cut(hit, key, routing, ChunkWriter.sourceHash(text), fields,
+            writer.chunk(text, ActionListener.map(listener, parents -> new Cut(hit, key, routing, SourceSummary.sourceHash(text), fields,
                 parents)));
         }
 

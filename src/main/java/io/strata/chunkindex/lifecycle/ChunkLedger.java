@@ -1,5 +1,6 @@
 package io.strata.chunkindex.lifecycle;
 
+import io.strata.chunkindex.WriteScope;
 import io.strata.chunkindex.setup.WriteChecks;
 import io.strata.chunkindex.write.PreparedChunks;
 
@@ -16,10 +17,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * also tells a processor that it runs for a real write and not in {@code _simulate}, and tells the filter that a nested
  * bulk (Strata's own writes) is not to be handled again.
  */
-public final class ChunkLedger {
-    /** Thread-context transient key. */
-    public static final String TRANSIENT = "_strata_chunk_ledger";
-
+public final class ChunkLedger implements WriteScope {
     /**
      * The chunks of document {@code id}, written to {@code index} as the request named it (perhaps an alias), prepared for
      * chunk index {@code target} (from the concrete index the pipeline expected, {@code concreteIndex}).
@@ -43,6 +41,7 @@ public final class ChunkLedger {
         return new ChunkLedger(null);
     }
 
+    @Override
     public boolean isOwnWrites() {
         return writeChecks == null;
     }

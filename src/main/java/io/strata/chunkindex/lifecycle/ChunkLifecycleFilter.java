@@ -3,12 +3,12 @@ package io.strata.chunkindex.lifecycle;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkKey;
 import io.strata.chunkindex.ChunkWriteException;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
 import io.strata.chunkindex.setup.WriteChecks;
 import io.strata.chunkindex.store.ChunkCommit;
 import io.strata.chunkindex.store.ChunkStore;
-import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.chunkindex.write.PreparedChunks;
 
 import org.apache.logging.log4j.LogManager;
@@ -335,7 +335,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 if (seen != null && !seen.chunks().sourceHash().equals(e.chunks().sourceHash())) {
                     // the same id written twice in one bulk: the source as stored tells which text its chunks are of
                     source = source == null ? sourceOf(indexed) : source;
-                    Object hash = source != null && source.get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> s
+                    Object hash = source != null && source.get(SourceSummary.FIELD) instanceof Map<?, ?> s
                         ? s.get(ChunkDocuments.SOURCE_HASH) : null;
                     if (e.chunks().sourceHash().equals(hash)) {
                         byTarget.put(e.target(), e);
@@ -453,7 +453,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                 listener.onResponse(false); // deleted meanwhile: that delete removed its chunks
                 return;
             }
-            Map<?, ?> summary = stored.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? m : null;
+            Map<?, ?> summary = stored.source().get(SourceSummary.FIELD) instanceof Map<?, ?> m ? m : null;
             String target = summary != null && summary.get("target_index") instanceof String t
                 && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? c.setup().servingIndex(t) : null;
             c.commit().inStep(targets, target, c.setup().keyOf(concrete.getName(), id, routing), stored.seqNo(), ActionListener.wrap(ok -> {

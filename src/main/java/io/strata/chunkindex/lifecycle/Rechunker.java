@@ -1,6 +1,7 @@
 package io.strata.chunkindex.lifecycle;
 
 import io.strata.chunkindex.ChunkKey;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
 import io.strata.chunkindex.setup.WriteChecks;
@@ -68,7 +69,7 @@ public final class Rechunker {
     /**
      * Brings {@code doc} (stored in concrete index {@code source}) in step in the chunk indices {@code targets} and the one
      * its summary names, after a write. Fails when the summary names a chunk index no live pipeline writes to. A summary
-     * recording a failed chunking ({@link ChunkWriter#isFailed}: an {@code on_failure} handler stored the document) is
+     * recording a failed chunking ({@link SourceSummary#isFailed}: an {@code on_failure} handler stored the document) is
      * kept, and the document has no chunks in {@code targets}: cutting them again here would fail the write the handler
      * let through whenever the cause lasts; {@code _reconcile} ({@link #reconcile}) or the next write through the pipeline
      * cuts them.
@@ -91,9 +92,9 @@ public final class Rechunker {
     private void rechunk(ChunkStore.StoredSource doc, Index source, List<String> targets, WriteChecks checks, boolean repair,
                          boolean retryFailed, ActionListener<Outcome> listener) {
         ChunkCommit commit = repair ? this.commit.repairing() : this.commit;
-        Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
+        Map<String, Object> summary = doc.source().get(SourceSummary.FIELD) instanceof Map<?, ?> m ? cast(m) : null;
         // a failed chunking left as it is: no chunk index gets chunks (each of targets loses any), the summary stays
-        String summaryName = !retryFailed && ChunkWriter.isFailed(summary) ? null : movedTarget(source, summary);
+        String summaryName = !retryFailed && SourceSummary.isFailed(summary) ? null : movedTarget(source, summary);
         // targets are concrete (registered) indices; the summary names its chunk index, maybe an alias over a generation
         String summaryTarget = setup.servingIndex(summaryName);
         Set<String> all = new LinkedHashSet<>(targets);
@@ -150,7 +151,7 @@ public final class Rechunker {
             commit.delete(target, keyOf(source, doc), doc.seqNo(), next);
             return;
         }
-        String hash = ChunkWriter.sourceHash(text);
+        String hash = SourceSummary.sourceHash(text);
         ChunkWriter.SourceFields fields;
         try {
             fields = writer.sourceFields(doc.source());
@@ -202,7 +203,7 @@ public final class Rechunker {
      * its chunks. Guarded by the sequence number like every summary write; a newer write of the document wins.
      */
     public void retarget(ChunkStore.StoredSource doc, String target, ActionListener<Outcome> listener) {
-        Map<String, Object> summary = doc.source().get(ChunkWriter.SUMMARY_FIELD) instanceof Map<?, ?> m ? cast(m) : null;
+        Map<String, Object> summary = doc.source().get(SourceSummary.FIELD) instanceof Map<?, ?> m ? cast(m) : null;
         if (summary == null || target.equals(summary.get("target_index"))) {
             listener.onResponse(Outcome.DONE);
             return;
@@ -237,9 +238,9 @@ public final class Rechunker {
                               ActionListener<Outcome> caller) {
         Map<String, Object> updated = new LinkedHashMap<>(stored);
         if (summary == null) {
-            updated.remove(ChunkWriter.SUMMARY_FIELD);
+            updated.remove(SourceSummary.FIELD);
         } else {
-            updated.put(ChunkWriter.SUMMARY_FIELD, summary);
+            updated.put(SourceSummary.FIELD, summary);
         }
         IndexRequest index = new IndexRequest(doc.index()).id(doc.id()).routing(doc.routing()).source(updated)
             .setPipeline(IngestService.NOOP_PIPELINE_NAME).setIfSeqNo(doc.seqNo()).setIfPrimaryTerm(doc.primaryTerm());

@@ -1,6 +1,7 @@
 package io.strata.chunkindex.lifecycle;
 
 import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.chunkindex.write.PreparedChunks;
 
@@ -74,7 +75,7 @@ final class StoredTextCheck {
                     + "field [%s] of document [%s], but %s: a processor after it in the pipeline changed the document. Strata keeps "
                     + "the chunked text in the stored document (its updates, deletes and _reconcile read it there): put the "
                     + "chunking processor after the processors that change the field, and keep the field and [%s] in the document",
-                    writer.field(), indexed.id(), problem, ChunkWriter.SUMMARY_FIELD)));
+                    writer.field(), indexed.id(), problem, SourceSummary.FIELD)));
             }
         }
     }
@@ -86,7 +87,7 @@ final class StoredTextCheck {
      * so they were lost and the document stored without them.
      */
     private static void abortIfMoved(BulkItemRequest item, IndexRequest indexed, List<ChunkLedger.Entry> candidates) {
-        Object summary = ChunkLifecycleFilter.sourceOf(indexed).get(ChunkWriter.SUMMARY_FIELD);
+        Object summary = ChunkLifecycleFilter.sourceOf(indexed).get(SourceSummary.FIELD);
         Object hash = summary instanceof Map<?, ?> s ? s.get(ChunkDocuments.SOURCE_HASH) : null;
         for (ChunkLedger.Entry e : candidates) {
             if (!e.chunks().sourceHash().equals(hash)) {
@@ -117,12 +118,12 @@ final class StoredTextCheck {
         if (text == null) {
             return "the document as stored no longer has it";
         }
-        if (!chunks.sourceHash().equals(ChunkWriter.sourceHash(text))) {
+        if (!chunks.sourceHash().equals(SourceSummary.sourceHash(text))) {
             return "the document as stored holds another text in it";
         }
-        Object summary = source.get(ChunkWriter.SUMMARY_FIELD);
+        Object summary = source.get(SourceSummary.FIELD);
         if (!(summary instanceof Map<?, ?> s) || !chunks.sourceHash().equals(s.get(ChunkDocuments.SOURCE_HASH))) {
-            return "the document as stored lost or changed its summary [" + ChunkWriter.SUMMARY_FIELD + "]";
+            return "the document as stored lost or changed its summary [" + SourceSummary.FIELD + "]";
         }
         return null;
     }

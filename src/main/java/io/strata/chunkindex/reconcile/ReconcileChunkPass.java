@@ -2,8 +2,8 @@ package io.strata.chunkindex.reconcile;
 
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkKey;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
-import io.strata.chunkindex.write.ChunkWriter;
 
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
@@ -39,7 +39,7 @@ import java.util.Set;
  * chunk's own version as read ({@code external_gte}): a chunk rewritten since by a newer write is not touched.
  */
 final class ReconcileChunkPass {
-    private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
+    private static final String SUMMARY = SourceSummary.FIELD;
 
     private final Client client;
     private final ShardPages pages;

@@ -2,6 +2,7 @@ package io.strata.chunkindex.reconcile;
 
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkKey;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.lifecycle.Rechunker;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
@@ -49,7 +50,7 @@ import java.util.function.Supplier;
  * leave the chunk index holding two configs until the last one is done.
  */
 final class ReconcileSourcePass {
-    private static final String SUMMARY = ChunkWriter.SUMMARY_FIELD;
+    private static final String SUMMARY = SourceSummary.FIELD;
 
     private final Client client;
     private final ShardPages pages;
@@ -88,7 +89,7 @@ final class ReconcileSourcePass {
          * copied the original's documents with their summaries. That index's chunks are the original's; this one has none.
          */
         final boolean elsewhere;
-        /** Its summary records a chunking that failed after the text was accepted ({@link ChunkWriter#isFailed}): no chunks. */
+        /** Its summary records a chunking that failed after the text was accepted ({@link SourceSummary#isFailed}): no chunks. */
         final boolean failed;
         int present;
         boolean mismatch;
@@ -104,7 +105,7 @@ final class ReconcileSourcePass {
             this.summaryHash = summaryHash;
             this.writer = writer;
             this.text = text;
-            this.currentHash = text == null ? null : ChunkWriter.sourceHash(text);
+            this.currentHash = text == null ? null : SourceSummary.sourceHash(text);
         }
 
         boolean stale() {
@@ -166,7 +167,7 @@ final class ReconcileSourcePass {
             }
             String target = setup.servingIndex(renamed.getOrDefault(named, named));
             report.checked.incrementAndGet();
-            report.countConfig(summary.get(ChunkWriter.CONFIG));
+            report.countConfig(summary.get(SourceSummary.CONFIG));
             ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
             boolean elsewhere = owner != null && !owner.source().getUUID().equals(source.getUUID());
             // a clone's document is rewritten by the writer of this index, into whichever chunk index it writes this index's to
@@ -176,7 +177,7 @@ final class ReconcileSourcePass {
             DocumentField routing = hit.field("_routing");
             SourceDoc doc = new SourceDoc(hit.getId(), routing == null ? null : String.valueOf((Object) routing.getValue()), target,
                 summary.get("parents") instanceof Number n ? n.intValue() : 0, hash, writer, text, elsewhere,
-                ChunkWriter.isFailed(summary));
+                SourceSummary.isFailed(summary));
             // a writer of the summary's pipeline and target that no longer agrees with it (another strategy): drifted too
             ChunkWriter current = writer != null || elsewhere || !(summary.get("pipeline") instanceof String p) || writers.get() == null
                 ? writer : writers.get().ofPipeline(p, source.getName(), target);

@@ -1,6 +1,7 @@
 package io.strata.chunkindex.reconcile;
 
 import io.strata.chunkindex.ChunkIndexMeta;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.lifecycle.Rechunker;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
@@ -115,7 +116,7 @@ public final class Reconciler {
         Map<String, List<String>> counted = new LinkedHashMap<>();
         ChunkWriters lookup = writers.get();
         // the chunked texts, and the summaries: a view without them (an FLS include list) takes every chunk for an orphan
-        TreeSet<String> sourceFields = new TreeSet<>(List.of(ChunkWriter.SUMMARY_FIELD));
+        TreeSet<String> sourceFields = new TreeSet<>(List.of(SourceSummary.FIELD));
         if (lookup != null) {
             lookup.all().forEach(w -> sourceFields.add(w.field()));
         }

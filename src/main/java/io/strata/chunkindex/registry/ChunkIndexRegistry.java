@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -229,6 +230,21 @@ public final class ChunkIndexRegistry implements ClusterStateListener {
         IndexMetadata.Builder builder = IndexMetadata.builder(chunks).version(chunks.getVersion() + 1);
         builder.removeCustom(CUSTOM_KEY);
         return builder.build();
+    }
+
+    /** The error for a chunk index that already serves {@code owner}. */
+    public static IllegalArgumentException takenBy(String target, Index owner, Metadata metadata) {
+        IndexMetadata now = metadata.index(owner.getName());
+        if (now == null || !now.getIndexUUID().equals(owner.getUUID())) {
+            return new IllegalArgumentException(String.format(Locale.ROOT,
+                "[target_index] [%s] holds the chunks of index [%s] (uuid [%s]), which no longer exists; its documents carry that "
+                    + "index's sequence numbers, so a new index cannot share it: delete [%s] and the pipeline creates it afresh",
+                target, owner.getName(), owner.getUUID(), target));
+        }
+        return new IllegalArgumentException(String.format(Locale.ROOT,
+            "[target_index] [%s] already holds the chunks of index [%s]; one chunk index serves one concrete index. For a "
+                + "rolling alias or several indices, name the chunk index after the index written to: "
+                + "\"target_index\": \"{{_index}}-chunks\"", target, owner.getName()));
     }
 
     /** The registration of chunk index {@code name}, or null when it is not a registered chunk index. */

@@ -1,6 +1,5 @@
 package io.strata.chunkindex.registry;
 
-import io.strata.chunkindex.setup.ChunkIndexSetup;
 
 import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.clustermanager.AcknowledgedResponse;
@@ -116,7 +115,7 @@ public final class TransportRegisterChunkIndexAction extends TransportClusterMan
             if (existing.source().equals(source)) {
                 return current;
             }
-            throw ChunkIndexSetup.takenBy(chunkIndex.getName(), existing.source(), current.metadata());
+            throw ChunkIndexRegistry.takenBy(chunkIndex.getName(), existing.source(), current.metadata());
         }
         if (ChunkIndexRegistry.registrationOf(sourceNow) != null) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,

@@ -1,8 +1,8 @@
 package io.strata.chunkindex.setup;
 
 import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.VectorOptions;
-import io.strata.chunkindex.write.ChunkWriter;
 
 import org.opensearch.cluster.ClusterState;
 import org.opensearch.cluster.metadata.IndexTemplateMetadata;
@@ -36,7 +36,7 @@ final class ChunkIndexMappings {
         for (Map<String, Object> mapping : mappings) {
             kept &= keptInSource(mapping, field);
             dynamic = mapping.get("dynamic") != null ? mapping.get("dynamic") : dynamic;
-            summaryMapped |= mapping.get("properties") instanceof Map<?, ?> properties && properties.containsKey(ChunkWriter.SUMMARY_FIELD);
+            summaryMapped |= mapping.get("properties") instanceof Map<?, ?> properties && properties.containsKey(SourceSummary.FIELD);
         }
         if (!kept) {
             return String.format(Locale.ROOT, "field [%s] is kept out of [_source] in index [%s] (its mapping's _source "
@@ -47,8 +47,8 @@ final class ChunkIndexMappings {
         if ("strict".equals(String.valueOf(dynamic)) && !summaryMapped) {
             return String.format(Locale.ROOT, "index [%s] has a strict mapping (\"dynamic\": \"strict\") without field [%s], "
                 + "where each document's chunk summary is kept; add it to the mapping, stored but not indexed: "
-                + "{\"properties\": {\"%s\": {\"type\": \"object\", \"enabled\": false}}}", index, ChunkWriter.SUMMARY_FIELD,
-                ChunkWriter.SUMMARY_FIELD);
+                + "{\"properties\": {\"%s\": {\"type\": \"object\", \"enabled\": false}}}", index, SourceSummary.FIELD,
+                SourceSummary.FIELD);
         }
         return null;
     }

@@ -6,7 +6,7 @@ import io.strata.chunkindex.ChunkKey;
 import io.strata.chunkindex.ChunkWriteException;
 import io.strata.chunkindex.ServingIndex;
 import io.strata.chunkindex.VectorOptions;
-import io.strata.chunkindex.lifecycle.ChunkLedger;
+import io.strata.chunkindex.WriteScope;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.registry.RegisterChunkIndexAction;
 import io.strata.chunkindex.registry.RegisterChunkIndexRequest;
@@ -196,7 +196,7 @@ public final class ChunkIndexSetup {
             boolean same = owner.source().getName().equals(sourceIndex) && source != null
                 && source.getIndexUUID().equals(owner.source().getUUID());
             if (!same) {
-                throw takenBy(target, owner.source(), metadata);
+                throw ChunkIndexRegistry.takenBy(target, owner.source(), metadata);
             }
         }
         IndexMetadata targetMeta = metadata.index(target);
@@ -204,21 +204,6 @@ public final class ChunkIndexSetup {
             throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "[target_index] [%s] is a source index with chunk indices of its own; chunks need an index of their own", target));
         }
-    }
-
-    /** The error for a chunk index that already serves {@code owner}. */
-    public static IllegalArgumentException takenBy(String target, Index owner, Metadata metadata) {
-        IndexMetadata now = metadata.index(owner.getName());
-        if (now == null || !now.getIndexUUID().equals(owner.getUUID())) {
-            return new IllegalArgumentException(String.format(Locale.ROOT,
-                "[target_index] [%s] holds the chunks of index [%s] (uuid [%s]), which no longer exists; its documents carry that "
-                    + "index's sequence numbers, so a new index cannot share it: delete [%s] and the pipeline creates it afresh",
-                target, owner.getName(), owner.getUUID(), target));
-        }
-        return new IllegalArgumentException(String.format(Locale.ROOT,
-            "[target_index] [%s] already holds the chunks of index [%s]; one chunk index serves one concrete index. For a "
-                + "rolling alias or several indices, name the chunk index after the index written to: "
-                + "\"target_index\": \"{{_index}}-chunks\"", target, owner.getName()));
     }
 
     /** What a cached check stands for: this chunk index and this mapping. */
@@ -318,7 +303,7 @@ public final class ChunkIndexSetup {
             return;
         }
         ThreadContext threadContext = client.threadPool().getThreadContext();
-        if (threadContext.getTransient(ChunkLedger.TRANSIENT) instanceof ChunkLedger own && own.isOwnWrites()
+        if (threadContext.getTransient(WriteScope.TRANSIENT) instanceof WriteScope own && own.isOwnWrites()
             && ChunkIndexMeta.of(clusterService.state().metadata().index(target)) != null) {
             // a generation caught up by _swap or _rollback (Strata's own writes, as the caller): a chunk index by its mapping,
             // not registered while another generation serves; nothing registers it here

@@ -1,6 +1,7 @@
 package io.strata.chunkindex.write;
 
 import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.VectorOptions;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
 import io.strata.chunkindex.setup.WriteChecks;
@@ -22,12 +23,8 @@ import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.common.xcontent.support.XContentMapValues;
 import org.opensearch.core.action.ActionListener;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -44,10 +41,6 @@ import java.util.function.Function;
  * inference layer are restored to it before the chunk index is touched.
  */
 public final class ChunkWriter {
-    /** The field of a source document that holds its chunking summary. */
-    public static final String SUMMARY_FIELD = "strata";
-    /** The summary's key of the hash of the cutting and embedding config its chunks were made under. */
-    public static final String CONFIG = "config";
     /** In {@code target_index}: the concrete index a document is written to. */
     public static final String INDEX_PLACEHOLDER = "{{_index}}";
 
@@ -66,7 +59,7 @@ public final class ChunkWriter {
     /** The contextual headers of every chunk; null: none. */
     private final ChunkContext context;
     private final Services services;
-    /** The identity of this writer's cutting and embedding config ({@link #CONFIG}); null when not known (tests). */
+    /** The identity of this writer's cutting and embedding config ({@link SourceSummary#CONFIG}); null when not known (tests). */
     private final String configHash;
     /** How the chunk index it creates indexes the vectors (the processor's {@code vectors}). */
     private final VectorOptions vectors;
@@ -134,7 +127,7 @@ public final class ChunkWriter {
     }
 
     /**
-     * The hash of this writer's cutting and embedding config (the summary's {@value #CONFIG}), or null when not known: what
+     * The hash of this writer's cutting and embedding config (the summary's {@value SourceSummary#CONFIG}), or null when not known: what
      * tells documents chunked under another config ({@code config_drift}).
      */
     public String configHash() {
@@ -146,7 +139,7 @@ public final class ChunkWriter {
      * another config hash, or none (chunked before configs were recorded, so under an unknown one).
      */
     public boolean configDrifted(Map<?, ?> summary) {
-        return configHash != null && summary != null && !configHash.equals(summary.get(CONFIG));
+        return configHash != null && summary != null && !configHash.equals(summary.get(SourceSummary.CONFIG));
     }
 
     public MultiGranularChunker chunker() {
@@ -341,19 +334,6 @@ public final class ChunkWriter {
     }
 
     /**
-     * Whether {@code value} (of {@link #SUMMARY_FIELD}) is a summary this plugin wrote (an update brings the stored one
-     * back through the pipeline) rather than the document's own data, which chunking would overwrite.
-     */
-    public static boolean isSummary(Object value) {
-        return value instanceof Map<?, ?> m && m.containsKey("target_index") && m.containsKey("parents");
-    }
-
-    /** The key of a summary whose chunking failed after the text was accepted ({@link #failedSummary}): the reason. */
-    public static final String FAILURE = "failure";
-    /** The longest reason a failed summary keeps: enough to tell the cause, not a stack of nested messages. */
-    static final int FAILURE_CHARS = 1000;
-
-    /**
      * The summary of a document whose text was accepted but whose chunks could not be cut, embedded or prepared (a model
      * down or timing out, a rejection, the chunk index refusing writes), stored only when an {@code on_failure} handler or
      * {@code ignore_failure} lets the write go on without chunks. Before it, such a document carried no summary, so
@@ -365,16 +345,11 @@ public final class ChunkWriter {
         Map<String, Object> summary = summary(target, List.of(), null, pipeline);
         summary.remove(ChunkDocuments.SOURCE_HASH);
         String why = reason == null ? "unknown" : reason;
-        summary.put(FAILURE, why.length() > FAILURE_CHARS ? why.substring(0, FAILURE_CHARS) + "…" : why);
+        summary.put(SourceSummary.FAILURE, why.length() > SourceSummary.FAILURE_CHARS ? why.substring(0, SourceSummary.FAILURE_CHARS) + "…" : why);
         return summary;
     }
 
-    /** Whether {@code summary} records a chunking that failed ({@link #failedSummary}): no chunks until they are cut again. */
-    public static boolean isFailed(Map<?, ?> summary) {
-        return summary != null && summary.get(FAILURE) != null;
-    }
-
-    /** The summary the source document carries under {@value #SUMMARY_FIELD}. */
+    /** The summary the source document carries under {@value SourceSummary#FIELD}. */
     public Map<String, Object> summary(String target, List<ChunkedParent> parents, String sourceHash, String pipeline) {
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("parents", parents.size());
@@ -384,26 +359,12 @@ public final class ChunkWriter {
         summary.put("field", field);
         summary.put(ChunkDocuments.SOURCE_HASH, sourceHash);
         if (configHash != null) {
-            summary.put(CONFIG, configHash);
+            summary.put(SourceSummary.CONFIG, configHash);
         }
         if (pipeline != null) {
             summary.put("pipeline", pipeline);
         }
         return summary;
-    }
-
-    /**
-     * What reconciling compares: a hash of the source text the chunks were cut from, kept in the summary and in every
-     * chunk document. One pass of SHA-256 over the text tells whether the chunks still match it, exactly (up to a
-     * collision) and without re-chunking or embedding.
-     */
-    public static String sourceHash(String text) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            return HexFormat.of().formatHex(digest.digest(text.getBytes(StandardCharsets.UTF_8)), 0, 16);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     /** What a parent's stored vectors are reused by on re-ingest ({@link VectorKeys#textHash}). */

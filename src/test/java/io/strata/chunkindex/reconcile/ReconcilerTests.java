@@ -1,5 +1,6 @@
 package io.strata.chunkindex.reconcile;
 
+import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.TestClusterService;
 import io.strata.chunkindex.Captured;
 import io.strata.chunkindex.ChunkDocuments;
@@ -113,13 +114,13 @@ public class ReconcilerTests extends OpenSearchTestCase {
         summary.put("target_index", target);
         summary.put("parents", parents);
         if (chunkedText != null) {
-            summary.put(ChunkDocuments.SOURCE_HASH, ChunkWriter.sourceHash(chunkedText));
+            summary.put(ChunkDocuments.SOURCE_HASH, SourceSummary.sourceHash(chunkedText));
         }
         Map<String, Object> doc = new LinkedHashMap<>();
         if (text != null) {
             doc.put(FIELD, text);
         }
-        doc.put(ChunkWriter.SUMMARY_FIELD, summary);
+        doc.put(SourceSummary.FIELD, summary);
         client.put(SOURCE, id, doc);
     }
 
@@ -133,7 +134,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         doc.put(ChunkDocuments.START, start);
         doc.put(ChunkDocuments.END, end);
         if (chunkedText != null) {
-            doc.put(ChunkDocuments.SOURCE_HASH, ChunkWriter.sourceHash(chunkedText));
+            doc.put(ChunkDocuments.SOURCE_HASH, SourceSummary.sourceHash(chunkedText));
         }
         client.put(CHUNKS, ChunkDocuments.chunkId(sourceId, ordinal), doc);
     }
@@ -237,7 +238,7 @@ public class ReconcilerTests extends OpenSearchTestCase {
         assertEquals(1, report.stale.get());
         assertEquals(1, report.fixed.get());
         assertEquals(List.of(), client.ids(CHUNKS));
-        assertFalse(client.get(SOURCE, "emptied").containsKey(ChunkWriter.SUMMARY_FIELD));
+        assertFalse(client.get(SOURCE, "emptied").containsKey(SourceSummary.FIELD));
         IndexRequest write = client.requests(IndexRequest.class).get(0);
         assertEquals("_none", write.getPipeline());
         assertTrue("guarded by the sequence number it read", write.ifSeqNo() >= 0);
@@ -268,10 +269,10 @@ public class ReconcilerTests extends OpenSearchTestCase {
         summary.put("children", 0);
         summary.put("target_index", CHUNKS);
         summary.put("field", FIELD);
-        summary.put(ChunkWriter.FAILURE, "[model_id] [m] ml-commons did not answer within [2s]");
+        summary.put(SourceSummary.FAILURE, "[model_id] [m] ml-commons did not answer within [2s]");
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put(FIELD, text);
-        doc.put(ChunkWriter.SUMMARY_FIELD, summary);
+        doc.put(SourceSummary.FIELD, summary);
         client.put(SOURCE, id, doc);
         return doc;
     }
