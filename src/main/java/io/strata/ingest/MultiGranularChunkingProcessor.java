@@ -136,10 +136,10 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             fields = sourceFields(document);
             // the name as the write resolves it (date math: `{{_index}}` of `<logs-{now/d}>` was not an index name)
-            String requestIndex = setup.resolvedName(
+            String requestIndex = setup.sources().resolvedName(
                 (String) document.getSourceAndMetadata().get(IngestDocument.Metadata.INDEX.getFieldName()));
             // an alias or data stream: its write index (the document's chunk index follows the index it lands in)
-            concreteIndex = setup.concreteIndexFor(requestIndex);
+            concreteIndex = setup.sources().concreteIndexFor(requestIndex);
             target = writer.targetFor(concreteIndex);
             if (target.equals(concreteIndex) || target.equals(requestIndex)) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT,
@@ -147,7 +147,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
             }
             refuseASecondChunking(document, requestIndex, concreteIndex, target);
             if (ledger != null) {
-                setup.checkSourceMapping(TYPE, concreteIndex, requestIndex, writer.field());
+                setup.sources().checkSourceMapping(TYPE, concreteIndex, requestIndex, writer.field());
             }
         } catch (Exception e) {
             failed(handler, IngestFailures.of(e), e);
@@ -232,7 +232,7 @@ public final class MultiGranularChunkingProcessor extends AbstractProcessor {
      * gives the final pipeline a new ingest document, so no mark reaches it) and finds its field in the document.
      */
     private void refuseASecondChunking(IngestDocument document, String requestIndex, String concreteIndex, String target) {
-        String finalPipeline = setup.finalPipelineOf(concreteIndex, requestIndex);
+        String finalPipeline = setup.sources().finalPipelineOf(concreteIndex, requestIndex);
         Object current = document.getIngestMetadata().get("pipeline");
         if (finalPipeline != null && !finalPipeline.equals(current) && ingestService != null
             && ChunkProcessors.processorsIn(ingestService, finalPipeline).stream()

@@ -6,30 +6,21 @@ import io.strata.chunkindex.ChunkKey;
 import io.strata.chunkindex.ChunkWriteException;
 import io.strata.chunkindex.ServingIndex;
 import io.strata.chunkindex.VectorOptions;
-import io.strata.chunkindex.WriteScope;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.registry.RegisterChunkIndexAction;
 import io.strata.chunkindex.registry.RegisterChunkIndexRequest;
 import io.strata.model.ModelInfo;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.ResourceAlreadyExistsException;
-import org.opensearch.action.admin.cluster.state.ClusterStateRequest;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
-import org.opensearch.action.admin.indices.stats.IndicesStatsRequest;
-import org.opensearch.action.admin.indices.refresh.RefreshRequest;
 import org.opensearch.action.support.ContextPreservingActionListener;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.index.IndexRequest;
 import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.DataStream;
-import org.opensearch.cluster.metadata.IndexAbstraction;
 import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.AliasMetadata;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
-import org.opensearch.cluster.metadata.MetadataIndexTemplateService;
-import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.util.concurrent.ThreadContext;
@@ -37,7 +28,6 @@ import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.index.IndexSettings;
-import org.opensearch.index.shard.DocsStats;
 import org.opensearch.ingest.IngestService;
 import org.opensearch.index.engine.VersionConflictEngineException;
 import org.opensearch.transport.client.Client;
@@ -46,16 +36,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeSet;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
  * Gets a chunk index ready for a caller's chunk writes, with the caller's permissions: creates it (or adds the chunk mapping
  * to an index the user created) on first use, checks that it holds vectors of the same model and belongs to the same
- * source index ({@link ChunkIndexRegistry}), and checks that the caller may write it ({@link #checkWritable}); then,
- * after the caller's source write, registers it to its concrete source index as the node ({@link #register}).
+ * source index ({@link ChunkIndexRegistry}; {@link ChunkIndexOwnership}), and checks that the caller may write it
+ * ({@link #checkWritable}); then, after the caller's source write, registers it to its concrete source index as the node
+ * ({@link #register}). What it reads of the source index, or of the templates that will create it, is
+ * {@link SourceIndexes}'.
  */
 public final class ChunkIndexSetup {
     private static final org.apache.logging.log4j.Logger LOG = org.apache.logging.log4j.LogManager.getLogger(ChunkIndexSetup.class);
@@ -66,7 +56,8 @@ public final class ChunkIndexSetup {
     private final Client client;
     private final ClusterService clusterService;
     private final ChunkIndexRegistry registry;
-    private final Supplier<IndexNameExpressionResolver> dateMath;
+    private final SourceIndexes sources;
+    private final ChunkIndexOwnership ownership;
     /** "target|model" → the {@link #stamp} of the last successful check. */
     private final Map<String, String> ready = new ConcurrentHashMap<>();
     /** Callers waiting for an index check in progress, by "target|model". */
@@ -81,12 +72,8 @@ public final class ChunkIndexSetup {
         this.client = client;
         this.clusterService = clusterService;
         this.registry = registry;
-        this.dateMath = dateMath;
-    }
-
-    /** {@code name} as a write resolves it: its date math ({@code <logs-{now/d}>} → {@code logs-2026.11.27}) evaluated now. */
-    public String resolvedName(String name) {
-        return name != null && name.startsWith("<") && name.endsWith(">") ? dateMath.get().resolveDateMathExpression(name) : name;
+        this.sources = new SourceIndexes(clusterService, dateMath);
+        this.ownership = new ChunkIndexOwnership(client, clusterService, registry);
     }
 
     /** The chunk key of {@code id} stored on {@code shard} of concrete index {@code index} ({@link ChunkKey}). */
@@ -115,6 +102,11 @@ public final class ChunkIndexSetup {
         return ServingIndex.of(clusterService.state().metadata(), name);
     }
 
+    /** The source indices chunk indices are set up for, as writes see them. */
+    public SourceIndexes sources() {
+        return sources;
+    }
+
     public ChunkIndexRegistry registry() {
         return registry;
     }
@@ -130,7 +122,7 @@ public final class ChunkIndexSetup {
         ClusterState state = clusterService.state();
         String target = ServingIndex.of(state.metadata(), name);
         try {
-            checkOwner(target, sourceIndex, state.metadata());
+            ownership.checkOwner(target, sourceIndex, state.metadata());
         } catch (Exception e) {
             listener.onFailure(e);
             return;
@@ -184,28 +176,6 @@ public final class ChunkIndexSetup {
         return status == RestStatus.FORBIDDEN || status == RestStatus.UNAUTHORIZED;
     }
 
-    /**
-     * Fails when {@code target} is registered to a source index other than the concrete index {@code sourceIndex} (or to a
-     * deleted incarnation of it: its chunk documents carry that incarnation's sequence numbers), or is itself a source index
-     * with chunk indices.
-     */
-    void checkOwner(String target, String sourceIndex, Metadata metadata) {
-        ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
-        if (owner != null) {
-            IndexMetadata source = metadata.index(sourceIndex);
-            boolean same = owner.source().getName().equals(sourceIndex) && source != null
-                && source.getIndexUUID().equals(owner.source().getUUID());
-            if (!same) {
-                throw ChunkIndexRegistry.takenBy(target, owner.source(), metadata);
-            }
-        }
-        IndexMetadata targetMeta = metadata.index(target);
-        if (targetMeta != null && !registry.ofSource(targetMeta.getIndexUUID()).isEmpty()) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "[target_index] [%s] is a source index with chunk indices of its own; chunks need an index of their own", target));
-        }
-    }
-
     /** What a cached check stands for: this chunk index and this mapping. */
     private static String stamp(IndexMetadata chunkIndex) {
         return chunkIndex.getIndexUUID() + "|" + chunkIndex.getMappingVersion();
@@ -230,7 +200,7 @@ public final class ChunkIndexSetup {
     private void check(String target, String sourceIndex, Fields fields, ModelInfo model, String key, ActionListener<Void> listener) {
         IndexMetadata metadata = clusterService.state().metadata().index(target);
         if (metadata == null) {
-            String shared = sharedTemplateAliases(clusterService.state().metadata(), target, sourceIndex);
+            String shared = SourceIndexes.sharedTemplateAliases(clusterService.state().metadata(), target, sourceIndex);
             if (shared != null) {
                 listener.onFailure(new IllegalArgumentException(shared));
                 return;
@@ -239,7 +209,7 @@ public final class ChunkIndexSetup {
             // lexical side too), and copied fields are mapped as in the source (a `keyword` tenant mapped dynamically as
             // text matched no `term` filter), with the analysis and similarity settings that define analyzers, normalizers
             // and similarities; a template of the chunk index still wins
-            SourceMapping source = sourceMapping(sourceIndex);
+            SourceIndexes.SourceMapping source = sources.sourceMapping(sourceIndex);
             Map<String, Object> parameters = ChunkIndexMappings.analysisOf(source.mappings(), fields.text());
             Map<String, Object> copied = ChunkIndexMappings.definitionsOf(source.mappings(), fields.copied());
             Map<String, Object> ours = ChunkIndexMappings.withFields(ChunkIndexMappings.withAnalysis(ChunkDocuments.mapping(model, fields.vectors()),
@@ -253,7 +223,7 @@ public final class ChunkIndexSetup {
                     // the processor's vector options are its own choice: they win over a template's graph parameters
                     mapping = ChunkIndexMappings.withVectors(mapping, ChunkDocuments.mapping(model, fields.vectors()));
                 }
-                templateSettings = templateSettings(target);
+                templateSettings = sources.templateSettings(target);
             } catch (Exception e) {
                 mapping = ours; // a template the create itself will report
                 templateSettings = Settings.EMPTY;
@@ -275,79 +245,16 @@ public final class ChunkIndexSetup {
                 listener.onResponse(null);
             }, e -> {
                 if (ExceptionsHelper.unwrapCause(e) instanceof ResourceAlreadyExistsException) {
-                    adoptable(target, sourceIndex, ActionListener.wrap( // another document created it first, or someone else
+                    ownership.adoptable(target, sourceIndex, ActionListener.wrap( // another document created it first, or someone else
                         v -> checkMapping(target, sourceIndex, fields, model, key, listener), listener::onFailure));
                 } else {
                     listener.onFailure(e);
                 }
             }));
         } else {
-            adoptable(target, sourceIndex, ActionListener.wrap(v -> checkMapping(target, sourceIndex, fields, model, key, listener),
+            ownership.adoptable(target, sourceIndex, ActionListener.wrap(v -> checkMapping(target, sourceIndex, fields, model, key, listener),
                 listener::onFailure));
         }
-    }
-
-    /**
-     * Continues when {@code target} may become (or is) a chunk index of {@code sourceIndex}: registered to it, or holding no
-     * document — refreshed first, so every acknowledged write counts; Strata's own tombstones (a delete in the bulk that
-     * creates the chunk index) hold none — or registered to it in the cluster manager's state (a registration not applied
-     * here yet). Anything else is an index Strata did not create: a 400 before anything is written, since registering it
-     * would let the node delete it with the source (as the janitor does, as itself), and chunk writes would mix with its
-     * documents. Read as the node (a refresh and the document count; the caller may not be allowed to, and learns no more
-     * than that the index holds documents).
-     */
-    void adoptable(String target, String sourceIndex, ActionListener<Void> listener) {
-        ChunkIndexRegistry.Registration owner = registry.ofChunkIndex(target);
-        if (owner != null && owner.source().getName().equals(sourceIndex)) {
-            listener.onResponse(null); // checkOwner made sure it is this incarnation's
-            return;
-        }
-        ThreadContext threadContext = client.threadPool().getThreadContext();
-        if (threadContext.getTransient(WriteScope.TRANSIENT) instanceof WriteScope own && own.isOwnWrites()
-            && ChunkIndexMeta.of(clusterService.state().metadata().index(target)) != null) {
-            // a generation caught up by _swap or _rollback (Strata's own writes, as the caller): a chunk index by its mapping,
-            // not registered while another generation serves; nothing registers it here
-            listener.onResponse(null);
-            return;
-        }
-        Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
-        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
-            ActionListener<Void> notOurs = new ContextPreservingActionListener<>(caller, ActionListener.wrap(listener::onResponse,
-                e -> listener.onFailure(inUse(target))));
-            client.admin().indices().refresh(new RefreshRequest(target), ActionListener.wrap(
-                refreshed -> client.admin().indices().stats(new IndicesStatsRequest().indices(target).clear().docs(true),
-                    ActionListener.wrap(stats -> {
-                        DocsStats docs = stats.getShards().length == 0 ? null : stats.getPrimaries().getDocs();
-                        if (docs != null && docs.getCount() == 0) {
-                            notOurs.onResponse(null);
-                        } else {
-                            registeredOnClusterManager(target, sourceIndex, notOurs);
-                        }
-                    }, notOurs::onFailure)),
-                notOurs::onFailure));
-        }
-    }
-
-    static IllegalArgumentException inUse(String target) {
-        return new IllegalArgumentException(String.format(Locale.ROOT, "[target_index] [%s] is an existing index that Strata did "
-            + "not create and that holds documents; a chunk index is a new index, an empty one, or one registered to this "
-            + "source index: name another [target_index] (e.g. \"{{_index}}-chunks\")", target));
-    }
-
-    /**
-     * The registration as the cluster manager has it: a chunk index another node created and registered a moment ago (the
-     * registration is acknowledged before its chunks are written) may not have reached this node's state yet.
-     */
-    private void registeredOnClusterManager(String target, String sourceIndex, ActionListener<Void> listener) {
-        IndexMetadata source = clusterService.state().metadata().index(sourceIndex);
-        client.admin().cluster().state(new ClusterStateRequest().clear().metadata(true).indices(target), ActionListener.wrap(state -> {
-            ChunkIndexRegistry.Registration owner = ChunkIndexRegistry.registrationOf(state.getState().metadata().index(target));
-            if (owner != null && source != null && owner.source().getUUID().equals(source.getIndexUUID())) {
-                listener.onResponse(null);
-            } else {
-                listener.onFailure(inUse(target));
-            }
-        }, listener::onFailure));
     }
 
     /**
@@ -363,50 +270,6 @@ public final class ChunkIndexSetup {
         public Fields(String text, List<String> copied) {
             this(text, copied, VectorOptions.DEFAULT);
         }
-    }
-
-    /**
-     * A source index's mappings (its own, or its templates' in order) and its analysis and similarity settings
-     * ({@code index.analysis.*}, {@code index.similarity.*}).
-     */
-    record SourceMapping(List<Map<String, Object>> mappings, Settings analysis) {}
-
-    /**
-     * The mapping and analysis settings of {@code sourceIndex}, or before it exists, those the index templates that will
-     * create it give (a data stream's first backing index: its stream's templates).
-     */
-    SourceMapping sourceMapping(String sourceIndex) {
-        ClusterState state = clusterService.state();
-        IndexMetadata index = state.metadata().index(sourceIndex);
-        try {
-            if (index != null) {
-                return new SourceMapping(index.mapping() == null ? List.of() : List.of(index.mapping().sourceAsMap()),
-                    index.getSettings().filter(ChunkIndexSetup::analysisSetting));
-            }
-            String named = streamOf(sourceIndex);
-            return new SourceMapping(ChunkIndexMappings.ofTemplates(state, named),
-                templateSettings(named).filter(ChunkIndexSetup::analysisSetting));
-        } catch (Exception e) {
-            return new SourceMapping(List.of(), Settings.EMPTY); // a template the source's own write will report
-        }
-    }
-
-    private static boolean analysisSetting(String key) {
-        return key.startsWith("index.analysis.") || key.startsWith("index.similarity.");
-    }
-
-    /** The data stream whose first backing index {@code index} will be (its templates match the stream's name), else itself. */
-    private static String streamOf(String index) {
-        return index.startsWith(DataStream.BACKING_INDEX_PREFIX) && index.matches(".+-\\d{6}")
-            ? index.substring(DataStream.BACKING_INDEX_PREFIX.length(), index.length() - 7) : index;
-    }
-
-    /** The settings the index templates give a new index named {@code name}. */
-    private Settings templateSettings(String name) {
-        Metadata metadata = clusterService.state().metadata();
-        String v2 = MetadataIndexTemplateService.findV2Template(metadata, name, false);
-        return v2 != null ? MetadataIndexTemplateService.resolveSettings(metadata, v2)
-            : MetadataIndexTemplateService.resolveSettings(MetadataIndexTemplateService.findV1Templates(metadata, name, null));
     }
 
     private void checkMapping(String target, String sourceIndex, Fields fields, ModelInfo model, String key,
@@ -446,7 +309,7 @@ public final class ChunkIndexSetup {
         // copied fields the chunk index does not map yet are mapped as in the source before a chunk document brings them
         // (one it mapped already, e.g. dynamically by an older version, keeps its mapping: a field's type cannot change)
         Map<String, Object> copied = fields.copied().isEmpty() ? Map.of() : ChunkIndexMappings.missingFrom(existing,
-            ChunkIndexMappings.definitionsOf(sourceMapping(sourceIndex).mappings(), fields.copied()));
+            ChunkIndexMappings.definitionsOf(sources.sourceMapping(sourceIndex).mappings(), fields.copied()));
         // chunk indices made before context_header or vector_key existed get their mappings, else they would be mapped dynamically
         boolean ours = chunkMeta == null || (existingModel == null && wantedModel != null) || !maps(metadata, ChunkDocuments.CONTEXT_HEADER)
             || !maps(metadata, ChunkDocuments.VECTOR_KEY);
@@ -547,111 +410,4 @@ public final class ChunkIndexSetup {
         }
     }
 
-    /**
-     * The concrete index a write naming {@code name} lands in, as the cluster state says now: the write index of an alias or
-     * data stream, the index itself; when nothing of that name exists yet, the index the write creates: the first backing
-     * index of the data stream a data-stream template makes of it, else {@code name} itself.
-     */
-    public String concreteIndexFor(String name) {
-        Metadata metadata = clusterService.state().metadata();
-        IndexAbstraction found = metadata.getIndicesLookup().get(name);
-        if (found == null) {
-            // chunks named after the data stream itself went into an index that served nothing, or failed every write when
-            // the stream's template pattern matched the chunk index's name too (`logs-*` and `{{_index}}-chunks`)
-            String template = MetadataIndexTemplateService.findV2Template(metadata, name, false);
-            return template != null && metadata.templatesV2().get(template).getDataStreamTemplate() != null
-                ? DataStream.getDefaultBackingIndexName(name, 1) : name;
-        }
-        IndexMetadata write = found.getWriteIndex();
-        return write == null ? name : write.getIndex().getName();
-    }
-
-    /**
-     * What is wrong with the aliases index templates would give chunk index {@code target} when it is created: those its
-     * source index has too (one template's pattern matching both, e.g. {@code docs-*} with an alias for every document
-     * index), through which plain searches of the documents would return chunk documents; null when there are none.
-     */
-    static String sharedTemplateAliases(Metadata metadata, String target, String sourceIndex) {
-        Set<String> ofChunks = templateAliases(metadata, target);
-        if (ofChunks.isEmpty()) {
-            return null;
-        }
-        IndexMetadata source = metadata.index(sourceIndex);
-        Set<String> ofSource = new TreeSet<>(source != null ? source.getAliases().keySet() : templateAliases(metadata, sourceIndex));
-        ofSource.retainAll(ofChunks);
-        if (ofSource.isEmpty()) {
-            return null;
-        }
-        return String.format(Locale.ROOT, "[target_index] [%s] would get the aliases %s of its source index [%s] from the index "
-            + "templates matching both names: searches of those aliases would return chunk documents among the documents. Name "
-            + "the chunk index outside the templates' patterns (e.g. [target_index] [chunks-{{_index}}]), or create it first "
-            + "without those aliases", target, ofSource, sourceIndex);
-    }
-
-    private static Set<String> templateAliases(Metadata metadata, String name) {
-        String v2 = MetadataIndexTemplateService.findV2Template(metadata, name, false);
-        List<Map<String, AliasMetadata>> aliases = v2 != null ? MetadataIndexTemplateService.resolveAliases(metadata, v2)
-            : MetadataIndexTemplateService.resolveAliases(MetadataIndexTemplateService.findV1Templates(metadata, name, null));
-        Set<String> out = new TreeSet<>();
-        aliases.forEach(a -> out.addAll(a.keySet()));
-        return out;
-    }
-
-    /**
-     * The final pipeline of {@code concreteIndex} (its setting, or before it exists, that of the index templates that will
-     * create it from {@code writtenAs}, the name the write gives — a data stream's for its first backing index — as the
-     * write resolves it); null when it has none.
-     */
-    public String finalPipelineOf(String concreteIndex, String writtenAs) {
-        Metadata metadata = clusterService.state().metadata();
-        IndexMetadata index = metadata.index(concreteIndex);
-        Settings settings = index != null ? index.getSettings() : templateSettings(writtenAs);
-        String pipeline = IndexSettings.FINAL_PIPELINE.get(settings);
-        return pipeline == null || IngestService.NOOP_PIPELINE_NAME.equals(pipeline) ? null : pipeline;
-    }
-
-    /** "index uuid|mapping version|field" → what the mapping refuses ("" for nothing): mappings are parsed once each. */
-    private final Map<String, String> mappingProblems = new ConcurrentHashMap<>();
-
-    /**
-     * Fails with a 400 when {@code concreteIndex}'s mapping (or, before it exists, the index templates that will create it
-     * from {@code writtenAs}, as {@link #finalPipelineOf}) cannot hold what chunking needs: {@code field} kept out of
-     * {@code _source} ({@code _source.enabled: false}, {@code excludes}, {@code includes}: chunks of a text that is not
-     * stored cannot be kept in step with updates of the document nor checked by {@code _reconcile}), or a strict mapping
-     * ({@code "dynamic": "strict"}) without the summary's field, which OpenSearch would refuse with an error that names
-     * neither Strata nor the remedy.
-     */
-    public void checkSourceMapping(String processor, String concreteIndex, String writtenAs, String field) {
-        ClusterState state = clusterService.state();
-        IndexMetadata index = state.metadata().index(concreteIndex);
-        List<Map<String, Object>> mappings = new ArrayList<>();
-        String key;
-        if (index != null) {
-            key = index.getIndexUUID() + "|" + index.getMappingVersion() + "|" + field;
-            String known = mappingProblems.get(key);
-            if (known != null) {
-                if (!known.isEmpty()) {
-                    throw new IllegalArgumentException("[" + processor + "] " + known);
-                }
-                return;
-            }
-            if (index.mapping() != null) {
-                mappings.add(index.mapping().sourceAsMap());
-            }
-        } else {
-            key = null;
-            try {
-                mappings.addAll(ChunkIndexMappings.ofTemplates(state, writtenAs));
-            } catch (Exception e) {
-                return; // the write itself reports a template it cannot apply
-            }
-        }
-        String problem = ChunkIndexMappings.problem(mappings, concreteIndex, field);
-        if (key != null) {
-            mappingProblems.put(key, problem == null ? "" : problem);
-        }
-        if (problem != null) {
-            throw new IllegalArgumentException("[" + processor + "] " + problem);
-        }
-    }
 }

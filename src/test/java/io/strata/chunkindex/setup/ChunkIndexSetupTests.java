@@ -323,17 +323,17 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         IndexMetadata second = IndexMetadata.builder(index("logs-000002", "l2"))
             .putAlias(AliasMetadata.builder("logs").writeIndex(true)).build();
         setState(state(first, second));
-        assertEquals("logs-000002", setup.concreteIndexFor("logs"));
-        assertEquals("logs-000001", setup.concreteIndexFor("logs-000001"));
-        assertEquals("new-index", setup.concreteIndexFor("new-index"));
+        assertEquals("logs-000002", setup.sources().concreteIndexFor("logs"));
+        assertEquals("logs-000001", setup.sources().concreteIndexFor("logs-000001"));
+        assertEquals("new-index", setup.sources().concreteIndexFor("new-index"));
     }
 
     public void testResolvedName_evaluatesDateMath_andLeavesOtherNames() {
         String today = java.time.format.DateTimeFormatter.ofPattern("uuuu.MM.dd", java.util.Locale.ROOT)
             .format(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC));
-        assertEquals("logs-" + today, setup.resolvedName("<logs-{now/d}>"));
-        assertEquals("logs", setup.resolvedName("logs"));
-        assertNull(setup.resolvedName(null));
+        assertEquals("logs-" + today, setup.sources().resolvedName("<logs-{now/d}>"));
+        assertEquals("logs", setup.sources().resolvedName("logs"));
+        assertNull(setup.sources().resolvedName(null));
     }
 
     public void testConcreteIndexFor_aDataStreamTheWriteCreates_isItsFirstBackingIndex() {
@@ -341,9 +341,9 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             new ComposableIndexTemplate.DataStreamTemplate());
         ComposableIndexTemplate plain = new ComposableIndexTemplate(List.of("docs-*"), null, null, null, null, null, null);
         setState(TestClusterService.state(Metadata.builder().put("streams", streams).put("plain", plain).build(), true));
-        assertEquals(".ds-logs-app-000001", setup.concreteIndexFor("logs-app"));
-        assertEquals("docs-1", setup.concreteIndexFor("docs-1"));
-        assertEquals("other", setup.concreteIndexFor("other"));
+        assertEquals(".ds-logs-app-000001", setup.sources().concreteIndexFor("logs-app"));
+        assertEquals("docs-1", setup.sources().concreteIndexFor("docs-1"));
+        assertEquals("other", setup.sources().concreteIndexFor("other"));
     }
 
     public void testSharedTemplateAliases_anAliasATemplateGivesTheSourceIndexAndItsChunkIndex_isRefused_aChunksOnlyOneIsNot() {
@@ -351,21 +351,21 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
             Map.of("docs-all", AliasMetadata.builder("docs-all").build()));
         Metadata both = Metadata.builder().put("docs", new ComposableIndexTemplate(List.of("docs-*"), withAlias, null, null, null,
             null, null)).build();
-        String problem = ChunkIndexSetup.sharedTemplateAliases(both, "docs-1-chunks", "docs-1");
+        String problem = SourceIndexes.sharedTemplateAliases(both, "docs-1-chunks", "docs-1");
         assertThat(problem, containsString("[target_index] [docs-1-chunks] would get the aliases [docs-all] of its source index "
             + "[docs-1]"));
         assertThat(problem, containsString("[chunks-{{_index}}]"));
-        assertNull("a name outside the pattern", ChunkIndexSetup.sharedTemplateAliases(both, "chunks-docs-1", "docs-1"));
+        assertNull("a name outside the pattern", SourceIndexes.sharedTemplateAliases(both, "chunks-docs-1", "docs-1"));
         org.opensearch.cluster.metadata.Template chunksAlias = new org.opensearch.cluster.metadata.Template(null, null,
             Map.of("all-chunks", AliasMetadata.builder("all-chunks").build()));
         Metadata chunksOnly = Metadata.builder().put("chunks", new ComposableIndexTemplate(List.of("*-chunks"), chunksAlias, null,
             null, null, null, null)).build();
-        assertNull("an alias of chunk indices only", ChunkIndexSetup.sharedTemplateAliases(chunksOnly, "docs-1-chunks", "docs-1"));
+        assertNull("an alias of chunk indices only", SourceIndexes.sharedTemplateAliases(chunksOnly, "docs-1-chunks", "docs-1"));
         // an existing source index's own aliases count, whoever gave them
         Metadata existing = Metadata.builder(both).put(IndexMetadata.builder("docs-2").settings(Settings.builder()
             .put(IndexMetadata.SETTING_VERSION_CREATED, org.opensearch.Version.CURRENT)).numberOfShards(1).numberOfReplicas(0)
             .putAlias(AliasMetadata.builder("docs-all"))).build();
-        assertThat(ChunkIndexSetup.sharedTemplateAliases(existing, "docs-2-chunks", "docs-2"), containsString("[docs-all]"));
+        assertThat(SourceIndexes.sharedTemplateAliases(existing, "docs-2-chunks", "docs-2"), containsString("[docs-all]"));
     }
 
     @SuppressWarnings("unchecked")
@@ -400,7 +400,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertTrue(create.settings().getAsBoolean("index.knn", false));
 
         // a field with the index's default analyzer: the chunk index's default too, and no analysis settings copied
-        List<Map<String, Object>> mappings = setup.sourceMapping(SOURCE).mappings();
+        List<Map<String, Object>> mappings = setup.sources().sourceMapping(SOURCE).mappings();
         assertEquals(Map.of(), ChunkIndexMappings.analysisOf(mappings, "title"));
         assertEquals(Map.of(), ChunkIndexMappings.analysisOf(mappings, "missing.field"));
         assertEquals(Map.of("analyzer", "english"), ChunkIndexMappings.analysisOf(List.of(Map.of("properties", Map.of("b",
@@ -435,7 +435,7 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         // a data stream's first backing index: its stream's template
         setState(TestClusterService.state(Metadata.builder().put("logs", new ComposableIndexTemplate(List.of("logs-*"), docs, null, null,
             null, null, new ComposableIndexTemplate.DataStreamTemplate())).build(), true));
-        assertEquals(Map.of("analyzer", "my_en"), ChunkIndexMappings.analysisOf(setup.sourceMapping(".ds-logs-app-000001").mappings(),
+        assertEquals(Map.of("analyzer", "my_en"), ChunkIndexMappings.analysisOf(setup.sources().sourceMapping(".ds-logs-app-000001").mappings(),
             "body"));
 
         // a template of the chunk index that maps the text fields itself decides, and its analysis settings stay its own
@@ -560,8 +560,8 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
     public void testCheckSourceMapping_refusesAFieldExcludedFromSource_namingItAndWhatToDo() {
         setState(state(index(SOURCE, "src-1", Map.of("_source", Map.of("excludes", List.of("body"))), Settings.EMPTY)));
         IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
-            () -> setup.checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "body"));
+            () -> setup.sources().checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "body"));
         assertThat(e.getMessage(), containsString("field [body] is kept out of [_source] in index [docs]"));
-        setup.checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "title");
+        setup.sources().checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "title");
     }
 }
