@@ -178,6 +178,27 @@ public abstract class StrataRestTestCase extends OpenSearchRestTestCase {
         return out;
     }
 
+    /**
+     * Every stored document of {@code source} has, in chunk index (or alias) {@code chunks}, exactly the chunks {@code _chunk}
+     * cuts from its {@code field} with {@code strategy} and {@code granularities}, and {@code chunks} holds no others (no
+     * chunks of deleted documents).
+     */
+    @SuppressWarnings("unchecked")
+    protected static void assertChunksMatchChunkApi(String source, String field, String chunks, Map<String, Object> strategy,
+                                                    List<Double> granularities) throws IOException {
+        refresh(source);
+        Map<String, Object> all = call("POST", "/" + source + "/_search", "{\"size\": 2000, \"query\": {\"match_all\": {}}}");
+        List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) all.get("hits")).get("hits");
+        int parents = 0;
+        for (Map<String, Object> hit : hits) {
+            String text = (String) ((Map<String, Object>) hit.get("_source")).get(field);
+            List<Object> expected = cutByChunkApi(text, strategy, granularities);
+            parents += expected.size();
+            assertEquals("chunks of " + hit.get("_id"), expected, chunkShape(chunksOf(chunks, (String) hit.get("_id"))));
+        }
+        assertEquals("no chunks of deleted documents", parents, count(chunks));
+    }
+
     /** Chunk documents in the form of {@link #cutByChunkApi} (the parent's own level-0 vector entry left out). */
     @SuppressWarnings("unchecked")
     protected static List<Object> chunkShape(List<Map<String, Object>> chunks) {

@@ -1,6 +1,5 @@
 package io.strata.it;
 
-import org.opensearch.client.Request;
 import org.opensearch.client.ResponseException;
 
 import java.io.IOException;
@@ -51,21 +50,6 @@ public class SwapIT extends StrataRestTestCase {
 
     private static int status(Exception e) {
         return e instanceof ResponseException r ? r.getResponse().getStatusLine().getStatusCode() : -1;
-    }
-
-    /** Every stored source document's chunks, searched through {@code name}, are {@code _chunk}'s cut at θ; no others. */
-    private static void assertMatchesOracle(String source, String name, int maxWords) throws IOException {
-        refresh(source);
-        Map<String, Object> all = call("POST", "/" + source + "/_search", "{\"size\": 2000, \"query\": {\"match_all\": {}}}");
-        List<Map<String, Object>> hits = (List<Map<String, Object>>) ((Map<String, Object>) all.get("hits")).get("hits");
-        int parents = 0;
-        for (Map<String, Object> hit : hits) {
-            String body = (String) ((Map<String, Object>) hit.get("_source")).get("body");
-            List<Object> expected = cutByChunkApi(body, strategy(maxWords), GRANULARITIES);
-            parents += expected.size();
-            assertEquals("chunks of " + hit.get("_id"), expected, chunkShape(chunksOf(name, (String) hit.get("_id"))));
-        }
-        assertEquals("no chunks of deleted documents", parents, count(name));
     }
 
     /** {@code chunks} is still the concrete index it was (no alias of that name), and {@code source} has no write block. */
@@ -270,7 +254,7 @@ public class SwapIT extends StrataRestTestCase {
 
         // the name is an alias whose write index is the generation; the old chunk index is kept as generation 1
         assertEquals(Map.of(chunks + "-g2", Map.of("is_write_index", true)), aliasOf(chunks));
-        assertMatchesOracle(source, chunks, 20);
+        assertChunksMatchChunkApi(source, "body", chunks, strategy(20), GRANULARITIES);
         assertEquals(count(chunks), count(chunks + "-g2"));
         Map<String, Object> generations = generationsOf(source);
         assertEquals(generations.toString(), true, ((Map<String, Object>) generations.get(chunks + "-g2")).get("serving"));
@@ -282,7 +266,7 @@ public class SwapIT extends StrataRestTestCase {
         update("/" + source + "/_update/r3?routing=rr&refresh=true", json(Map.of("doc", Map.of("body", text(2) + " Updated."))));
         assertEquals(cutByChunkApi(text(2) + " Updated.", strategy(20), GRANULARITIES), chunkShape(chunksOf(chunks + "-g2", "r3")));
         call("PUT", "/" + source + "/_doc/after1?refresh=true", json(Map.of("body", text(5) + " After the swap.")));
-        assertMatchesOracle(source, chunks, 20);
+        assertChunksMatchChunkApi(source, "body", chunks, strategy(20), GRANULARITIES);
         Map<String, Object> reconcile = call("POST", "/_plugins/_strata/_reconcile?index=" + source + "&dry_run=true");
         assertEquals(reconcile.toString(), 0, ((Number) reconcile.get("config_drift")).intValue());
 
@@ -291,18 +275,18 @@ public class SwapIT extends StrataRestTestCase {
         Map<String, Object> back = call("POST", "/_plugins/_strata/_rollback?index=" + source);
         assertEquals(back.toString(), chunks + "-g1", back.get("serving"));
         assertEquals(Map.of(chunks + "-g1", Map.of("is_write_index", true)), aliasOf(chunks));
-        assertMatchesOracle(source, chunks, 40);
+        assertChunksMatchChunkApi(source, "body", chunks, strategy(40), GRANULARITIES);
         generations = generationsOf(source);
         assertEquals(generations.toString(), true, ((Map<String, Object>) generations.get(chunks + "-g1")).get("serving"));
         assertEquals(generations.toString(), false, ((Map<String, Object>) generations.get(chunks + "-g2")).get("serving"));
 
         // the generation no longer served is deleted with a plain DELETE; the name keeps serving
         call("DELETE", "/" + chunks + "-g2");
-        assertMatchesOracle(source, chunks, 40);
+        assertChunksMatchChunkApi(source, "body", chunks, strategy(40), GRANULARITIES);
         // the name of the serving alias is not an index: a DELETE of it deletes nothing
         ResponseException viaAlias = callFailing("DELETE", "/" + chunks, null);
         assertTrue(viaAlias.getMessage(), status(viaAlias) == 400 || status(viaAlias) == 404);
-        assertMatchesOracle(source, chunks, 40);
+        assertChunksMatchChunkApi(source, "body", chunks, strategy(40), GRANULARITIES);
     }
 
     public void testSwap_badInput_isA400NamingTheParameter_andNothingChanges() throws Exception {
