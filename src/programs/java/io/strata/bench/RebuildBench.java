@@ -26,16 +26,20 @@ import java.util.Map;
  * index under that pipeline ({@code _rebuild?pipeline=}), which reuses the stored vectors of unchanged texts; it prints both
  * rates, the ratio, the rebuild's {@code vectors_reused} and {@code texts_embedded}, and the median ratio (target ≥ 3).
  *
+ * <p>{@code queries}: search latency while a rebuild runs ({@link RebuildQueries}).
+ *
  * <pre>bin/strata-bench rebuild [URL] [docs=400] [theta=100] [bulk=50] [rounds=4] [embed=false]
- * bin/strata-bench rebuild granularities [from=0.5,0.25] [to=0.5] [URL] [docs=400] [theta=100] [bulk=50] [rounds=4]</pre>
+ * bin/strata-bench rebuild granularities [from=0.5,0.25] [to=0.5] [URL] [docs=400] [theta=100] [bulk=50] [rounds=4]
+ * bin/strata-bench rebuild queries [URL] [docs=400] [theta=100] [queries=200] [rps=-1,...] [bulk=50]</pre>
  */
 public final class RebuildBench {
     public static void main(String[] args) throws Exception {
         String url = null;
         int docs = 400, theta = 100, bulk = 50, rounds = 4;
         boolean embed = true;
-        boolean granularities = false;
-        String from = "0.5,0.25", to = "0.5";
+        boolean granularities = false, queries = false;
+        int queryCount = 200;
+        String from = "0.5,0.25", to = "0.5", rps = "-1";
         for (String a : args) {
             if (a.startsWith("http")) {
                 url = a;
@@ -51,13 +55,19 @@ public final class RebuildBench {
                 embed = false;
             } else if (a.equals("granularities")) {
                 granularities = true;
+            } else if (a.equals("queries")) {
+                queries = true;
+            } else if (a.startsWith("queries=")) {
+                queryCount = Integer.parseInt(a.substring(8));
+            } else if (a.startsWith("rps=")) {
+                rps = a.substring(4);
             } else if (a.startsWith("from=")) {
                 from = a.substring(5);
             } else if (a.startsWith("to=")) {
                 to = a.substring(3);
             } else {
-                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, granularities, from=, to=, docs=, theta=, "
-                    + "bulk=, rounds=, embed=false");
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected URL, granularities, queries, from=, to=, docs=, "
+                    + "theta=, bulk=, rounds=, embed=false, queries=, rps=");
             }
         }
         String book = Files.readString(Path.of("src/test/resources/eval/datasets/gutenqa-emma/book.txt"));
@@ -73,6 +83,10 @@ public final class RebuildBench {
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(1))).build()) {
             if (granularities) {
                 granularities(client, texts, theta, bulk, rounds, from, to);
+                return;
+            }
+            if (queries) {
+                new RebuildQueries(client, texts, paragraphs, theta, bulk, queryCount).run(rps.split(","));
                 return;
             }
             JsonRest.call(client, "PUT", "/_ingest/pipeline/rebuild-bench", "{\"processors\": [{\"multi_granular_chunking\": "
@@ -174,7 +188,7 @@ public final class RebuildBench {
         return docs / seconds;
     }
 
-    private static void bulk(RestClient client, String index, List<String> texts, int bulk, String pipeline) throws Exception {
+    static void bulk(RestClient client, String index, List<String> texts, int bulk, String pipeline) throws Exception {
         for (int from = 0; from < texts.size(); from += bulk) {
             StringBuilder body = new StringBuilder();
             for (int i = from; i < Math.min(texts.size(), from + bulk); i++) {
