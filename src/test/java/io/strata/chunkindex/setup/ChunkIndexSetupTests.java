@@ -9,13 +9,11 @@ import io.strata.chunkindex.InMemoryClient;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.model.ModelInfo;
 import io.strata.model.ModelRef;
-import io.strata.stats.StrataStats;
 import org.opensearch.OpenSearchSecurityException;
 import org.opensearch.action.admin.indices.create.CreateIndexAction;
 import org.opensearch.action.admin.indices.create.CreateIndexRequest;
 import org.opensearch.action.admin.indices.mapping.put.PutMappingRequest;
 import org.opensearch.cluster.ClusterState;
-import org.opensearch.cluster.metadata.AliasMetadata;
 import org.opensearch.cluster.metadata.ComposableIndexTemplate;
 import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.metadata.Metadata;
@@ -46,7 +44,7 @@ import static org.hamcrest.Matchers.instanceOf;
  * created (or mapped) once with the model's mapping and no source index in {@code _meta}; a target registered to another
  * source index (or a deleted incarnation) or holding another model's vectors is refused before anything is written;
  * concurrent callers share one check, each continuing under its own thread context; the write check tells 409 (allowed)
- * from 403; the alias a request names resolves to its write index; a text kept out of {@code _source} is refused.
+ * from 403.
  */
 public class ChunkIndexSetupTests extends OpenSearchTestCase {
     private static final String SOURCE = "docs";
@@ -315,59 +313,6 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         assertEquals(1, client.requests(org.opensearch.action.bulk.BulkRequest.class).size());
     }
 
-    // ---- where a document lands, and whether its text is stored
-
-    public void testConcreteIndexFor_anAliasIsItsWriteIndex_anIndexItself_anUnknownNameAsIs() {
-        IndexMetadata first = IndexMetadata.builder(index("logs-000001", "l1"))
-            .putAlias(AliasMetadata.builder("logs").writeIndex(false)).build();
-        IndexMetadata second = IndexMetadata.builder(index("logs-000002", "l2"))
-            .putAlias(AliasMetadata.builder("logs").writeIndex(true)).build();
-        setState(state(first, second));
-        assertEquals("logs-000002", setup.sources().concreteIndexFor("logs"));
-        assertEquals("logs-000001", setup.sources().concreteIndexFor("logs-000001"));
-        assertEquals("new-index", setup.sources().concreteIndexFor("new-index"));
-    }
-
-    public void testResolvedName_evaluatesDateMath_andLeavesOtherNames() {
-        String today = java.time.format.DateTimeFormatter.ofPattern("uuuu.MM.dd", java.util.Locale.ROOT)
-            .format(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC));
-        assertEquals("logs-" + today, setup.sources().resolvedName("<logs-{now/d}>"));
-        assertEquals("logs", setup.sources().resolvedName("logs"));
-        assertNull(setup.sources().resolvedName(null));
-    }
-
-    public void testConcreteIndexFor_aDataStreamTheWriteCreates_isItsFirstBackingIndex() {
-        ComposableIndexTemplate streams = new ComposableIndexTemplate(List.of("logs-*"), null, null, null, null, null,
-            new ComposableIndexTemplate.DataStreamTemplate());
-        ComposableIndexTemplate plain = new ComposableIndexTemplate(List.of("docs-*"), null, null, null, null, null, null);
-        setState(TestClusterService.state(Metadata.builder().put("streams", streams).put("plain", plain).build(), true));
-        assertEquals(".ds-logs-app-000001", setup.sources().concreteIndexFor("logs-app"));
-        assertEquals("docs-1", setup.sources().concreteIndexFor("docs-1"));
-        assertEquals("other", setup.sources().concreteIndexFor("other"));
-    }
-
-    public void testSharedTemplateAliases_anAliasATemplateGivesTheSourceIndexAndItsChunkIndex_isRefused_aChunksOnlyOneIsNot() {
-        org.opensearch.cluster.metadata.Template withAlias = new org.opensearch.cluster.metadata.Template(null, null,
-            Map.of("docs-all", AliasMetadata.builder("docs-all").build()));
-        Metadata both = Metadata.builder().put("docs", new ComposableIndexTemplate(List.of("docs-*"), withAlias, null, null, null,
-            null, null)).build();
-        String problem = SourceIndexes.sharedTemplateAliases(both, "docs-1-chunks", "docs-1");
-        assertThat(problem, containsString("[target_index] [docs-1-chunks] would get the aliases [docs-all] of its source index "
-            + "[docs-1]"));
-        assertThat(problem, containsString("[chunks-{{_index}}]"));
-        assertNull("a name outside the pattern", SourceIndexes.sharedTemplateAliases(both, "chunks-docs-1", "docs-1"));
-        org.opensearch.cluster.metadata.Template chunksAlias = new org.opensearch.cluster.metadata.Template(null, null,
-            Map.of("all-chunks", AliasMetadata.builder("all-chunks").build()));
-        Metadata chunksOnly = Metadata.builder().put("chunks", new ComposableIndexTemplate(List.of("*-chunks"), chunksAlias, null,
-            null, null, null, null)).build();
-        assertNull("an alias of chunk indices only", SourceIndexes.sharedTemplateAliases(chunksOnly, "docs-1-chunks", "docs-1"));
-        // an existing source index's own aliases count, whoever gave them
-        Metadata existing = Metadata.builder(both).put(IndexMetadata.builder("docs-2").settings(Settings.builder()
-            .put(IndexMetadata.SETTING_VERSION_CREATED, org.opensearch.Version.CURRENT)).numberOfShards(1).numberOfReplicas(0)
-            .putAlias(AliasMetadata.builder("docs-all"))).build();
-        assertThat(SourceIndexes.sharedTemplateAliases(existing, "docs-2-chunks", "docs-2"), containsString("[docs-all]"));
-    }
-
     @SuppressWarnings("unchecked")
     private static Map<String, Object> textField(CreateIndexRequest create, String... path) {
         Map<String, Object> node = InMemoryClient.parse(create.mappings());
@@ -497,71 +442,5 @@ public class ChunkIndexSetupTests extends OpenSearchTestCase {
         setup.ensureIndex(CHUNKS, SOURCE, new ChunkIndexSetup.Fields("body", List.of("tags", "meta.rank")), E5, new Captured<>());
         setup.ensureIndex(CHUNKS, SOURCE, BODY, E5, new Captured<>());
         assertEquals("nothing left to map", before, changes().size());
-    }
-
-    public void testKeptInSource_followsEnabledIncludesAndExcludes_forObjectAndDottedPaths() {
-        assertTrue(ChunkIndexMappings.keptInSource(Map.of(), "doc.body"));
-        assertFalse(ChunkIndexMappings.keptInSource(Map.of("_source", Map.of("enabled", false)), "body"));
-        assertFalse(ChunkIndexMappings.keptInSource(Map.of("_source", Map.of("excludes", List.of("doc.*"))), "doc.body"));
-        assertTrue(ChunkIndexMappings.keptInSource(Map.of("_source", Map.of("excludes", List.of("title"))), "doc.body"));
-        assertTrue(ChunkIndexMappings.keptInSource(Map.of("_source", Map.of("includes", List.of("doc"))), "doc.body"));
-        assertFalse(ChunkIndexMappings.keptInSource(Map.of("_source", Map.of("includes", List.of("title"))), "body"));
-    }
-
-    @SuppressWarnings("unchecked")
-    public void testMappingOver_keepsTheIndexsOwnAnalyzersAndGraphParameters_andRefusesAnotherType() {
-        Map<String, Object> ours = ChunkDocuments.mapping(E5);
-        Map<String, Object> english = Map.of("type", "text", "analyzer", "whitespace");
-        Map<String, Object> graph = Map.of("type", "knn_vector", "dimension", 384, "method", Map.of("name", "hnsw", "engine", "lucene",
-            "parameters", Map.of("m", 32)));
-        Map<String, Object> given = Map.of("properties", Map.of("text", english, "embedding", graph, "tenant", Map.of("type", "keyword"),
-            "children", Map.of("type", "nested", "properties", Map.of("text", english))));
-        Map<String, Object> merged = ChunkIndexMappings.over(ours, List.of(given), "c", false);
-        Map<String, Object> props = (Map<String, Object>) merged.get("properties");
-        assertEquals(english, props.get("text"));
-        assertEquals(graph, props.get("embedding"));
-        assertEquals(english, ((Map<String, Object>) ((Map<String, Object>) props.get("children")).get("properties")).get("text"));
-        assertEquals("ours where the index says nothing", Map.of("type", "keyword"), props.get("source_id"));
-        assertFalse("only our fields are put", props.containsKey("tenant"));
-        assertEquals(ours.get("_meta"), merged.get("_meta"));
-        // a later template's definition replaces an earlier one's
-        Map<String, Object> later = Map.of("properties", Map.of("text", Map.of("type", "text", "analyzer", "simple")));
-        assertEquals("simple", ((Map<String, Object>) ((Map<String, Object>) ChunkIndexMappings.over(ours, List.of(given, later), "c", false)
-            .get("properties")).get("text")).get("analyzer"));
-
-        Map<String, Object> keywordChildren = Map.of("properties", Map.of("children", Map.of("type", "nested", "properties",
-            Map.of("text", Map.of("type", "keyword")))));
-        IllegalArgumentException keyword = expectThrows(IllegalArgumentException.class,
-            () -> ChunkIndexMappings.over(ours, List.of(keywordChildren), "c", false));
-        assertThat(keyword.getMessage(),
-            containsString("[target_index] [c] maps [children.text] as [keyword]; chunk documents need it as [text]"));
-        // from templates, another type is overridden by ours, as the create request always did
-        Map<String, Object> broad = Map.of("properties", Map.of("text", Map.of("type", "keyword")));
-        assertEquals(Map.of("type", "text"), ((Map<String, Object>) ChunkIndexMappings.over(ours, List.of(broad), "c", true)
-            .get("properties")).get("text"));
-        IllegalArgumentException dims = expectThrows(IllegalArgumentException.class, () -> ChunkIndexMappings.over(ours,
-            List.of(Map.of("properties", Map.of("embedding", Map.of("type", "knn_vector", "dimension", 768)))), "c", false));
-        assertThat(dims.getMessage(), containsString("maps [embedding] as [knn_vector] of 768 dimensions; chunk documents need it as "
-            + "[knn_vector] of 384 dimensions"));
-    }
-
-    public void testMappingProblem_aStrictMappingWithoutTheSummaryField_isNamedWithTheMappingToAdd() {
-        Map<String, Object> strict = Map.of("dynamic", "strict", "properties", Map.of("body", Map.of("type", "text")));
-        String problem = ChunkIndexMappings.problem(List.of(strict), "docs", "body");
-        assertThat(problem, containsString("index [docs] has a strict mapping"));
-        assertThat(problem, containsString("{\"properties\": {\"strata\": {\"type\": \"object\", \"enabled\": false}}}"));
-        // the summary mapped (here by a later template), or a mapping that is not strict: nothing to refuse
-        assertNull(ChunkIndexMappings.problem(List.of(strict, Map.of("properties", Map.of("strata", Map.of("type", "object",
-            "enabled", false)))), "docs", "body"));
-        assertNull(ChunkIndexMappings.problem(List.of(Map.of("dynamic", false)), "docs", "body"));
-        assertNull(ChunkIndexMappings.problem(List.of(strict, Map.of("dynamic", true)), "docs", "body"));
-    }
-
-    public void testCheckSourceMapping_refusesAFieldExcludedFromSource_namingItAndWhatToDo() {
-        setState(state(index(SOURCE, "src-1", Map.of("_source", Map.of("excludes", List.of("body"))), Settings.EMPTY)));
-        IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
-            () -> setup.sources().checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "body"));
-        assertThat(e.getMessage(), containsString("field [body] is kept out of [_source] in index [docs]"));
-        setup.sources().checkSourceMapping("multi_granular_chunking", SOURCE, SOURCE, "title");
     }
 }
