@@ -1,5 +1,6 @@
 package io.strata.plugin;
 
+import io.strata.chunkindex.lifecycle.LifecycleComponents;
 import io.strata.search.ContextExt;
 import io.strata.search.ContextExtFilter;
 import io.strata.search.ContextLimits;
@@ -126,7 +127,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final SetOnce<Client> client = new SetOnce<>();
     /** Which chunk index serves which source index: every component that needs it gets this one instance. */
     private final ChunkIndexRegistry registry = new ChunkIndexRegistry();
-    private final SetOnce<ChunkLifecycleFilter.Components> chunkComponents = new SetOnce<>();
+    private final SetOnce<LifecycleComponents> chunkComponents = new SetOnce<>();
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
     private final SetOnce<IngestService> ingestService = new SetOnce<>();
@@ -183,7 +184,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         dynamic.addSettingsUpdateConsumer(InferenceSettings.QUERY_QUEUE_TIMEOUT, inference.executor()::setQueryQueueTimeout);
         dynamic.addSettingsUpdateConsumer(InferenceSettings.REMOTE_TIMEOUT, t -> remoteTimeout = t);
         clusterService.addListener(registry);
-        ChunkLifecycleFilter.Components chunks = chunkComponents(client, clusterService);
+        LifecycleComponents chunks = chunkComponents(client, clusterService);
         InferenceGauges gauges = new InferenceGauges(InferenceSettings.THREAD_POOL, InferenceSettings.QUERY_THREAD_POOL,
             () -> inference.embedded().truncations());
         GenerationBuilder builder = new GenerationBuilder(client, clusterService, chunks.setup(), chunks.commit(), this::chunkWriters,
@@ -196,7 +197,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
 
     @Override
     public Map<String, Processor.Factory> getProcessors(Processor.Parameters parameters) {
-        ChunkLifecycleFilter.Components chunks = chunkComponents(parameters.client, parameters.ingestService.getClusterService());
+        LifecycleComponents chunks = chunkComponents(parameters.client, parameters.ingestService.getClusterService());
         ingestService.trySet(parameters.ingestService);
         var services = new ChunkWriter.Services(chunks.store(), chunks.setup(), inference(parameters.env, parameters.client),
             parameters.threadContext, stats, Slicing.of(parameters.env.settings()));
@@ -286,13 +287,13 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     }
 
     /** One set of chunk-index components per node, whichever of the node's two construction paths reaches it first. */
-    private synchronized ChunkLifecycleFilter.Components chunkComponents(Client client, ClusterService clusterService) {
+    private synchronized LifecycleComponents chunkComponents(Client client, ClusterService clusterService) {
         if (chunkComponents.get() == null) {
             ChunkStore store = new ChunkStore(client, stats);
             ChunkIndexSetup setup = new ChunkIndexSetup(client, clusterService, registry, resolver::get);
             ChunkCommit commit = new ChunkCommit(store, Slicing.of(settings));
             Rechunker rechunker = new Rechunker(setup, commit, this::chunkWriters, client, stats);
-            chunkComponents.set(new ChunkLifecycleFilter.Components(setup, commit, rechunker, store));
+            chunkComponents.set(new LifecycleComponents(setup, commit, rechunker, store));
         }
         return chunkComponents.get();
     }

@@ -2,8 +2,10 @@ package io.strata.chunkindex.lifecycle;
 
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkKey;
+import io.strata.chunkindex.ChunkWriteException;
 import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
+import io.strata.chunkindex.setup.WriteChecks;
 import io.strata.chunkindex.store.ChunkCommit;
 import io.strata.chunkindex.store.ChunkStore;
 import io.strata.chunkindex.write.PreparedChunks;
@@ -24,6 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -39,7 +42,7 @@ import java.util.function.Consumer;
 final class AfterBulk {
     private static final Logger logger = LogManager.getLogger(AfterBulk.class);
 
-    private final ChunkLifecycleFilter.Components c;
+    private final LifecycleComponents c;
     private final ChunkLedger ledger;
     private final BulkRequest request;
     private final BulkResponse response;
@@ -48,7 +51,7 @@ final class AfterBulk {
     /** Items whose chunks could not be kept in step: answered as failures. */
     private final Map<Integer, Exception> failures = new ConcurrentHashMap<>();
 
-    AfterBulk(ChunkLifecycleFilter.Components c, ChunkLedger ledger, BulkRequest request, BulkResponse response, Consumer<BulkResponse> reply) {
+    AfterBulk(LifecycleComponents c, ChunkLedger ledger, BulkRequest request, BulkResponse response, Consumer<BulkResponse> reply) {
         this.c = c;
         this.ledger = ledger;
         this.request = request;
@@ -65,7 +68,7 @@ final class AfterBulk {
             try {
                 plan(item, work);
             } catch (Exception e) {
-                failures.put(item.getItemId(), ChunkLifecycleFilter.chunkFailure(item, null, e));
+                failures.put(item.getItemId(), chunkFailure(item, null, e));
             }
         }
         Runnable respond = () -> {
@@ -105,7 +108,7 @@ final class AfterBulk {
             // chunks (a client retrying after a 5xx or a lost connection gets a noop): check, and repair if so
             if (!registered.isEmpty()) {
                 List<String> targets = c.setup().registry().namesOf(concrete.getUUID());
-                work.add(l -> ChunkLifecycleFilter.checkNoop(c, concrete, item.getId(), routingOf(item), targets, ledger.writeChecks(),
+                work.add(l -> checkNoop(c, concrete, item.getId(), routingOf(item), targets, ledger.writeChecks(),
                     ActionListener.wrap(repaired -> {
                         if (repaired) {
                             touched.addAll(targets); // refreshed for a request that asked to see its writes
@@ -170,7 +173,7 @@ final class AfterBulk {
         } else {
             // written without chunking into an index with chunk indices (an index request that ran no chunking pipeline,
             // or the inner write of a single _update): brought in step from the source as written
-            Map<String, Object> source = ChunkLifecycleFilter.sourceOf(sent);
+            Map<String, Object> source = StoredTextCheck.sourceOf(sent);
             if (source != null) {
                 ChunkStore.StoredSource stored = new ChunkStore.StoredSource(concrete.getName(), item.getId(), routingOf(item), source,
                     seqNo, written.getPrimaryTerm());
@@ -210,7 +213,7 @@ final class AfterBulk {
             ChunkLedger.Entry seen = byTarget.putIfAbsent(e.target(), e);
             if (seen != null && !seen.chunks().sourceHash().equals(e.chunks().sourceHash())) {
                 // the same id written twice in one bulk: the source as stored tells which text its chunks are of
-                source = source == null ? ChunkLifecycleFilter.sourceOf(indexed) : source;
+                source = source == null ? StoredTextCheck.sourceOf(indexed) : source;
                 Object hash = source != null && source.get(SourceSummary.FIELD) instanceof Map<?, ?> s
                     ? s.get(ChunkDocuments.SOURCE_HASH) : null;
                 if (e.chunks().sourceHash().equals(hash)) {
@@ -250,7 +253,7 @@ final class AfterBulk {
 
     /** The summary of a document that landed in another index than its pipeline expected, pointed at its chunk index. */
     private void retarget(BulkItemResponse item, Index concrete, long seqNo, String target, ActionListener<Void> listener) {
-        Map<String, Object> source = ChunkLifecycleFilter.sourceOf(request.requests().get(item.getItemId()));
+        Map<String, Object> source = StoredTextCheck.sourceOf(request.requests().get(item.getItemId()));
         if (source == null) {
             listener.onResponse(null);
             return;
@@ -295,7 +298,7 @@ final class AfterBulk {
     }
 
     private Exception recordFailure(BulkItemResponse item, String target, Exception cause) {
-        Exception failure = ChunkLifecycleFilter.chunkFailure(item, target, cause);
+        Exception failure = chunkFailure(item, target, cause);
         failures.merge(item.getItemId(), failure, (a, b) -> a);
         return failure;
     }
@@ -314,6 +317,45 @@ final class AfterBulk {
             }
         }
         return new BulkResponse(items, response.getTook().millis(), response.getIngestTookInMillis());
+    }
+
+    /**
+     * After a noop update of {@code id}: its chunks are checked against its summary ({@link ChunkCommit#inStep}) and cut
+     * again from the stored text when an earlier attempt of the same update stored it and then failed on its chunks (a
+     * client retrying after an error or a lost connection gets a noop). Answers whether it cut them again.
+     */
+    static void checkNoop(LifecycleComponents c, Index concrete, String id, String routing, List<String> targets, WriteChecks checks,
+                          ActionListener<Boolean> listener) {
+        c.store().sourceOf(concrete.getName(), id, routing, ActionListener.wrap(stored -> {
+            if (stored == null) {
+                listener.onResponse(false); // deleted meanwhile: that delete removed its chunks
+                return;
+            }
+            Map<?, ?> summary = stored.source().get(SourceSummary.FIELD) instanceof Map<?, ?> m ? m : null;
+            String target = summary != null && summary.get("target_index") instanceof String t
+                && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? c.setup().servingIndex(t) : null;
+            c.commit().inStep(targets, target, c.setup().keyOf(concrete.getName(), id, routing), stored.seqNo(), ActionListener.wrap(ok -> {
+                if (ok) {
+                    listener.onResponse(false);
+                } else {
+                    c.rechunker().rechunk(stored, concrete, targets, checks, ActionListener.map(listener, outcome -> true));
+                }
+            }, listener::onFailure));
+        }, listener::onFailure));
+    }
+
+    /** What the caller is told when a source write stood but its chunks could not follow. */
+    static Exception chunkFailure(BulkItemResponse item, String target, Exception cause) {
+        DocWriteResponse.Result result = item.getResponse() == null ? null : item.getResponse().getResult();
+        boolean deleted = result == DocWriteResponse.Result.DELETED || result == DocWriteResponse.Result.NOT_FOUND;
+        String where = target == null ? "its chunks" : "its chunks " + (deleted ? "from" : "to") + " [" + target + "]";
+        String what = deleted
+            ? String.format(Locale.ROOT, "[%s][%s] was deleted, but deleting %s failed, so they remain", item.getIndex(), item.getId(), where)
+            : String.format(Locale.ROOT, "[%s][%s] was written, but writing %s failed, so they are missing or stale", item.getIndex(),
+                item.getId(), where);
+        return new ChunkWriteException(String.format(Locale.ROOT,
+            "%s (POST _plugins/_strata/_reconcile?index=%s fixes them once the cause is fixed, run by a user allowed to write the "
+                + "chunk index): %s", what, item.getIndex(), cause.getMessage()), cause);
     }
 
     /**

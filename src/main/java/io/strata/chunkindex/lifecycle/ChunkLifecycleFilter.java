@@ -1,13 +1,9 @@
 package io.strata.chunkindex.lifecycle;
 
 import io.strata.chunkindex.ChunkKey;
-import io.strata.chunkindex.ChunkWriteException;
-import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.registry.ChunkIndexRegistry;
-import io.strata.chunkindex.setup.ChunkIndexSetup;
 import io.strata.chunkindex.setup.WriteChecks;
 import io.strata.chunkindex.store.ChunkCommit;
-import io.strata.chunkindex.store.ChunkStore;
 import org.opensearch.action.ActionRequest;
 import org.opensearch.action.DocWriteRequest;
 import org.opensearch.action.DocWriteResponse;
@@ -16,7 +12,6 @@ import org.opensearch.action.bulk.BulkShardRequest;
 import org.opensearch.action.bulk.BulkItemResponse;
 import org.opensearch.action.bulk.BulkRequest;
 import org.opensearch.action.bulk.BulkResponse;
-import org.opensearch.action.index.IndexRequest;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.action.support.ActionFilterChain;
 import org.opensearch.action.support.ContextPreservingActionListener;
@@ -25,15 +20,12 @@ import org.opensearch.action.update.UpdateAction;
 import org.opensearch.action.update.UpdateRequest;
 import org.opensearch.action.update.UpdateResponse;
 import org.opensearch.common.util.concurrent.ThreadContext;
-import org.opensearch.common.xcontent.XContentHelper;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.core.action.ActionResponse;
 import org.opensearch.core.index.Index;
 import org.opensearch.tasks.Task;
 
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -67,14 +59,11 @@ import java.util.function.Supplier;
  * do: the caller learns that its chunks are missing or stale instead of getting a silent success.
  */
 public final class ChunkLifecycleFilter implements ActionFilter {
-    /** The node components the filter writes with (created after the filter). */
-    public record Components(ChunkIndexSetup setup, ChunkCommit commit, Rechunker rechunker, ChunkStore store) {}
-
     private final Supplier<ThreadContext> threadContext;
-    private final Supplier<Components> components;
+    private final Supplier<LifecycleComponents> components;
 
     /** Suppliers because the node creates action filters before plugin components. */
-    public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<Components> components) {
+    public ChunkLifecycleFilter(Supplier<ThreadContext> threadContext, Supplier<LifecycleComponents> components) {
         this.threadContext = threadContext;
         this.components = components;
     }
@@ -90,7 +79,7 @@ public final class ChunkLifecycleFilter implements ActionFilter {
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
         ThreadContext context = threadContext.get();
-        Components c = components.get();
+        LifecycleComponents c = components.get();
         if (UpdateAction.NAME.equals(action) && context != null && c != null && context.getTransient(ChunkLedger.TRANSIENT) == null) {
             // a single _update runs its write as an inner bulk (seen below), except a noop, which writes nothing
             UpdateRequest update = (UpdateRequest) request;
@@ -122,8 +111,8 @@ public final class ChunkLifecycleFilter implements ActionFilter {
         }
     }
 
-    /** After a single {@code _update} answered noop: its chunks checked and repaired ({@link #checkNoop}). */
-    private static void afterUpdate(Components c, UpdateRequest request, UpdateResponse response, Consumer<UpdateResponse> reply,
+    /** After a single {@code _update} answered noop: its chunks checked and repaired ({@link AfterBulk#checkNoop}). */
+    private static void afterUpdate(LifecycleComponents c, UpdateRequest request, UpdateResponse response, Consumer<UpdateResponse> reply,
                                     Consumer<Exception> fail) {
         Index concrete = response.getShardId().getIndex();
         List<String> targets = response.getResult() != DocWriteResponse.Result.NOOP ? List.of()
@@ -132,59 +121,12 @@ public final class ChunkLifecycleFilter implements ActionFilter {
             reply.accept(response);
             return;
         }
-        checkNoop(c, concrete, response.getId(), request.routing(), targets, new WriteChecks(c.setup()), ActionListener.wrap(repaired -> {
+        AfterBulk.checkNoop(c, concrete, response.getId(), request.routing(), targets, new WriteChecks(c.setup()), ActionListener.wrap(repaired -> {
             if (!repaired || request.getRefreshPolicy() == WriteRequest.RefreshPolicy.NONE) {
                 reply.accept(response);
             } else {
                 c.store().refresh(targets, ActionListener.wrap(r -> reply.accept(response), e -> reply.accept(response)));
             }
-        }, e -> fail.accept(chunkFailure(new BulkItemResponse(0, DocWriteRequest.OpType.UPDATE, response), null, e))));
-    }
-
-    /** The source {@code sent} carries as the pipelines left it (an index request's, parsed), or null. */
-    static Map<String, Object> sourceOf(DocWriteRequest<?> sent) {
-        if (!(sent instanceof IndexRequest indexed) || indexed.source() == null) {
-            return null;
-        }
-        return XContentHelper.convertToMap(indexed.source(), true, indexed.getContentType()).v2();
-    }
-
-    /**
-     * After a noop update of {@code id}: its chunks are checked against its summary ({@link ChunkCommit#inStep}) and cut
-     * again from the stored text when an earlier attempt of the same update stored it and then failed on its chunks (a
-     * client retrying after an error or a lost connection gets a noop). Answers whether it cut them again.
-     */
-    static void checkNoop(Components c, Index concrete, String id, String routing, List<String> targets, WriteChecks checks,
-                          ActionListener<Boolean> listener) {
-        c.store().sourceOf(concrete.getName(), id, routing, ActionListener.wrap(stored -> {
-            if (stored == null) {
-                listener.onResponse(false); // deleted meanwhile: that delete removed its chunks
-                return;
-            }
-            Map<?, ?> summary = stored.source().get(SourceSummary.FIELD) instanceof Map<?, ?> m ? m : null;
-            String target = summary != null && summary.get("target_index") instanceof String t
-                && !(summary.get("parents") instanceof Number p && p.intValue() == 0) ? c.setup().servingIndex(t) : null;
-            c.commit().inStep(targets, target, c.setup().keyOf(concrete.getName(), id, routing), stored.seqNo(), ActionListener.wrap(ok -> {
-                if (ok) {
-                    listener.onResponse(false);
-                } else {
-                    c.rechunker().rechunk(stored, concrete, targets, checks, ActionListener.map(listener, outcome -> true));
-                }
-            }, listener::onFailure));
-        }, listener::onFailure));
-    }
-
-    /** What the caller is told when a source write stood but its chunks could not follow. */
-    static Exception chunkFailure(BulkItemResponse item, String target, Exception cause) {
-        DocWriteResponse.Result result = item.getResponse() == null ? null : item.getResponse().getResult();
-        boolean deleted = result == DocWriteResponse.Result.DELETED || result == DocWriteResponse.Result.NOT_FOUND;
-        String where = target == null ? "its chunks" : "its chunks " + (deleted ? "from" : "to") + " [" + target + "]";
-        String what = deleted
-            ? String.format(Locale.ROOT, "[%s][%s] was deleted, but deleting %s failed, so they remain", item.getIndex(), item.getId(), where)
-            : String.format(Locale.ROOT, "[%s][%s] was written, but writing %s failed, so they are missing or stale", item.getIndex(),
-                item.getId(), where);
-        return new ChunkWriteException(String.format(Locale.ROOT,
-            "%s (POST _plugins/_strata/_reconcile?index=%s fixes them once the cause is fixed, run by a user allowed to write the "
-                + "chunk index): %s", what, item.getIndex(), cause.getMessage()), cause);
+        }, e -> fail.accept(AfterBulk.chunkFailure(new BulkItemResponse(0, DocWriteRequest.OpType.UPDATE, response), null, e))));
     }
 }

@@ -5,10 +5,12 @@ import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.chunkindex.write.PreparedChunks;
 
+import org.opensearch.action.DocWriteRequest;
 import org.opensearch.action.bulk.BulkItemRequest;
 import org.opensearch.action.bulk.BulkShardRequest;
 import org.opensearch.action.bulk.TransportShardBulkAction;
 import org.opensearch.action.index.IndexRequest;
+import org.opensearch.common.xcontent.XContentHelper;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -61,7 +63,7 @@ final class StoredTextCheck {
                 }
                 continue;
             }
-            Map<String, Object> source = ChunkLifecycleFilter.sourceOf(indexed);
+            Map<String, Object> source = sourceOf(indexed);
             String problem = null;
             for (ChunkLedger.Entry entry : entries) {
                 problem = problem(entry, source);
@@ -87,7 +89,7 @@ final class StoredTextCheck {
      * so they were lost and the document stored without them.
      */
     private static void abortIfMoved(BulkItemRequest item, IndexRequest indexed, List<ChunkLedger.Entry> candidates) {
-        Object summary = ChunkLifecycleFilter.sourceOf(indexed).get(SourceSummary.FIELD);
+        Object summary = sourceOf(indexed).get(SourceSummary.FIELD);
         Object hash = summary instanceof Map<?, ?> s ? s.get(ChunkDocuments.SOURCE_HASH) : null;
         for (ChunkLedger.Entry e : candidates) {
             if (!e.chunks().sourceHash().equals(hash)) {
@@ -126,6 +128,14 @@ final class StoredTextCheck {
             return "the document as stored lost or changed its summary [" + SourceSummary.FIELD + "]";
         }
         return null;
+    }
+
+    /** The source {@code sent} carries as the pipelines left it (an index request's, parsed), or null. */
+    static Map<String, Object> sourceOf(DocWriteRequest<?> sent) {
+        if (!(sent instanceof IndexRequest indexed) || indexed.source() == null) {
+            return null;
+        }
+        return XContentHelper.convertToMap(indexed.source(), true, indexed.getContentType()).v2();
     }
 
     static boolean isShardBulk(String action) {
