@@ -2,7 +2,6 @@ package io.strata.query;
 
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
-import org.opensearch.OpenSearchStatusException;
 import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
@@ -11,7 +10,10 @@ import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.index.query.AbstractQueryBuilder;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.QueryRewriteContext;
 import org.opensearch.index.query.QueryShardContext;
+import org.opensearch.index.query.QueryShardException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -136,10 +138,26 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         /** Fails with a retryable 503 when {@code index} is not one the planning searched. */
         void check(Index index) {
             if (!indices.contains(index)) {
-                throw new OpenSearchStatusException(String.format(Locale.ROOT, "[%s] the chunk index behind %s moved during this search: "
-                    + "its parents were planned in %s and this shard is of [%s]; retry the search", MultiGranularQueryBuilder.NAME,
-                    expressions, indices.stream().map(Index::getName).toList(), index.getName()), RestStatus.SERVICE_UNAVAILABLE);
+                throw new IndexMovedException(index, String.format(Locale.ROOT, "[%s] the chunk index behind %s moved during this "
+                    + "search: its parents were planned in %s and this shard is of [%s]; retry the search", MultiGranularQueryBuilder.NAME,
+                    expressions, indices.stream().map(Index::getName).toList(), index.getName()));
             }
+        }
+    }
+
+    /**
+     * A shard of an index the planning did not search. A {@link QueryShardException}, because the shard builds its query
+     * inside a catch that turns every other exception into a 400 "failed to create query"; its status is 503, which stays
+     * when it crosses nodes (an unregistered exception travels wrapped with its status).
+     */
+    static final class IndexMovedException extends QueryShardException {
+        IndexMovedException(Index index, String message) {
+            super(index, message, null);
+        }
+
+        @Override
+        public RestStatus status() {
+            return RestStatus.SERVICE_UNAVAILABLE;
         }
     }
 
@@ -265,9 +283,23 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         builder.endObject();
     }
 
+    /**
+     * On a shard, refuses an index the planning did not search. Checked in the shard's rewrite, which runs before the query
+     * is built: an error from {@link #doToQuery} reaches the caller as a 400 "failed to create query", not as the 503.
+     */
+    @Override
+    protected QueryBuilder doRewrite(QueryRewriteContext context) throws IOException {
+        QueryShardContext shard = context.convertToShardContext();
+        if (shard != null) {
+            planned.check(shard.index());
+        }
+        return this;
+    }
+
     @Override
     protected Query doToQuery(QueryShardContext context) {
-        planned.check(context.index());
+        planned.check(context.index()); // any path that builds the query without the shard's rewrite
+
         Map<String, Parent> here = new HashMap<>();
         String index = context.index().getName();
         for (Parent p : parents) {

@@ -17,7 +17,6 @@ import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.join.QueryBitSetProducer;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.junit.Test;
-import org.opensearch.OpenSearchStatusException;
 import org.opensearch.common.io.stream.BytesStreamOutput;
 import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
@@ -141,12 +140,14 @@ public class PlannedParentsQueryTests {
             List.of("docs-chunks"));
         planned.check(new Index("docs-chunks-g1", "u1"));
         // the alias moved to another generation between the planning and the lookup
-        OpenSearchStatusException e = assertThrows(OpenSearchStatusException.class, () -> planned.check(new Index("docs-chunks-g2", "u2")));
+        PlannedParentsQueryBuilder.IndexMovedException e = assertThrows(PlannedParentsQueryBuilder.IndexMovedException.class,
+            () -> planned.check(new Index("docs-chunks-g2", "u2")));
         assertEquals(RestStatus.SERVICE_UNAVAILABLE, e.status());
         assertEquals("[multi_granular] the chunk index behind [docs-chunks] moved during this search: its parents were planned in "
             + "[docs-chunks-g1] and this shard is of [docs-chunks-g2]; retry the search", e.getMessage());
+        assertEquals("docs-chunks-g2", e.getIndex().getName());
         // an index deleted and created again under the same name is another index
-        assertThrows(OpenSearchStatusException.class, () -> planned.check(new Index("docs-chunks-g1", "u3")));
+        assertThrows(PlannedParentsQueryBuilder.IndexMovedException.class, () -> planned.check(new Index("docs-chunks-g1", "u3")));
         assertTrue(planned.indices().contains(new Index("docs-chunks-g1", "u1")));
     }
 }
