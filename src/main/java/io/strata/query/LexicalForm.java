@@ -2,7 +2,6 @@ package io.strata.query;
 
 import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.search.join.ScoreMode;
-import org.opensearch.index.query.BoolQueryBuilder;
 import org.opensearch.index.query.DisMaxQueryBuilder;
 import org.opensearch.index.query.InnerHitBuilder;
 import org.opensearch.index.query.NestedQueryBuilder;
@@ -31,9 +30,13 @@ final class LexicalForm {
         }
         List<Integer> childLevels = Levels.children(levels);
         if (!childLevels.isEmpty()) {
-            BoolQueryBuilder child = QueryBuilders.boolQuery()
-                .must(textAndHeader(ChunkDocuments.CHILDREN + ".", text))
-                .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
+            QueryBuilder child = textAndHeader(ChunkDocuments.CHILDREN + ".", text);
+            if (childLevels.size() < MultiGranularQueryBuilder.MAX_LEVEL) {
+                // with every child level counted the filter is left out: it would hold for every child with a text (the
+                // parent's own level-0 entry has none), and it cost a conjunction on each child the text matched
+                child = QueryBuilders.boolQuery().must(child)
+                    .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
+            }
             NestedQueryBuilder nested = QueryBuilders.nestedQuery(ChunkDocuments.CHILDREN, child, ScoreMode.Max);
             if (innerHits > 0) {
                 nested.innerHit(new InnerHitBuilder(BestChildFetchSubPhase.FIELD).setSize(innerHits)

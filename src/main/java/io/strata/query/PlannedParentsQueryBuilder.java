@@ -5,10 +5,15 @@ import org.apache.lucene.search.Query;
 import org.opensearch.common.lucene.search.Queries;
 import org.opensearch.core.common.io.stream.StreamInput;
 import org.opensearch.core.common.io.stream.StreamOutput;
+import org.opensearch.core.index.Index;
+import org.opensearch.core.rest.RestStatus;
 import org.opensearch.core.xcontent.XContentBuilder;
 import org.opensearch.core.xcontent.XContentParser;
 import org.opensearch.index.query.AbstractQueryBuilder;
+import org.opensearch.index.query.QueryBuilder;
+import org.opensearch.index.query.QueryRewriteContext;
 import org.opensearch.index.query.QueryShardContext;
+import org.opensearch.index.query.QueryShardException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -26,6 +32,10 @@ import java.util.Objects;
  * {@code _id} ({@link PlannedParentsQuery}); every score was computed once, from global lists, so hits, totals,
  * aggregations, paging and collapsing all see exactly these parents. Internal: registered so it can travel to the shards,
  * refused when written by users.
+ *
+ * <p>It is pinned to the concrete indices the planning searched ({@link Planned}): OpenSearch resolves the request's
+ * names again after the rewrite, so a shard of another index — an alias moved to another generation in between — fails
+ * the search with a retryable 503 instead of answering nothing (its parents were planned elsewhere).
  */
 public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<PlannedParentsQueryBuilder> {
     public static final String NAME = "strata_planned_parents";
@@ -106,8 +116,54 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         }
     }
 
+    /**
+     * Where the parents were planned: the concrete indices (name and UUID) every sub-search read, and the request's index
+     * expression (its names and aliases, or empty for a point in time), for the error that names them.
+     */
+    public record Planned(List<Index> indices, List<String> expressions) {
+        public Planned {
+            indices = List.copyOf(indices);
+            expressions = List.copyOf(expressions);
+        }
+
+        Planned(StreamInput in) throws IOException {
+            this(in.readList(Index::new), in.readStringList());
+        }
+
+        void writeTo(StreamOutput out) throws IOException {
+            out.writeList(indices);
+            out.writeStringCollection(expressions);
+        }
+
+        /** Fails with a retryable 503 when {@code index} is not one the planning searched. */
+        void check(Index index) {
+            if (!indices.contains(index)) {
+                throw new IndexMovedException(index, String.format(Locale.ROOT, "[%s] the chunk index behind %s moved during this "
+                    + "search: its parents were planned in %s and this shard is of [%s]; retry the search", MultiGranularQueryBuilder.NAME,
+                    expressions, indices.stream().map(Index::getName).toList(), index.getName()));
+            }
+        }
+    }
+
+    /**
+     * A shard of an index the planning did not search. A {@link QueryShardException}, because the shard builds its query
+     * inside a catch that turns every other exception into a 400 "failed to create query"; its status is 503, which stays
+     * when it crosses nodes (an unregistered exception travels wrapped with its status).
+     */
+    static final class IndexMovedException extends QueryShardException {
+        IndexMovedException(Index index, String message) {
+            super(index, message, null);
+        }
+
+        @Override
+        public RestStatus status() {
+            return RestStatus.SERVICE_UNAVAILABLE;
+        }
+    }
+
     private final MultiGranularQueryBuilder.Mode mode;
     private final List<Parent> parents;
+    private final Planned planned;
     /** The query vector, for the dense side of {@code explain_child} (its best chunk is found from the stored vectors). */
     private final float[] vector;
     private final List<Integer> levels;
@@ -117,10 +173,11 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
     /** The text the lexical side matched, for a {@code highlight} without {@code highlight_query}; null when no lexical side ran. */
     private final String lexicalText;
 
-    PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode mode, List<Parent> parents, float[] vector, List<Integer> levels,
-                               boolean explainChild, EvidenceSpec evidence, String lexicalText) {
+    PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode mode, List<Parent> parents, Planned planned, float[] vector,
+                               List<Integer> levels, boolean explainChild, EvidenceSpec evidence, String lexicalText) {
         this.mode = mode;
         this.parents = List.copyOf(parents);
+        this.planned = Objects.requireNonNull(planned);
         this.vector = vector;
         this.levels = List.copyOf(levels);
         this.explainChild = explainChild;
@@ -139,6 +196,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
             read.add(new Parent(f, in.readList(SideChunk::new)));
         }
         this.parents = List.copyOf(read);
+        this.planned = new Planned(in);
         this.vector = in.readBoolean() ? in.readFloatArray() : null;
         this.levels = in.readList(StreamInput::readVInt);
         this.explainChild = in.readBoolean();
@@ -161,6 +219,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
             out.writeDouble(f.lexicalShare());
             out.writeCollection(p.lexicalChunks(), (o, c) -> c.writeTo(o));
         }
+        planned.writeTo(out);
         out.writeBoolean(vector != null);
         if (vector != null) {
             out.writeFloatArray(vector);
@@ -180,6 +239,10 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
 
     public List<Parent> parents() {
         return parents;
+    }
+
+    public Planned planned() {
+        return planned;
     }
 
     /** Users write {@code multi_granular}; this form exists only between the coordinator and the shards. */
@@ -207,6 +270,7 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
             builder.endObject();
         }
         builder.endArray();
+        builder.field("planned_in", planned.indices().stream().map(Index::getName).toList());
         builder.field("levels", levels);
         builder.field("explain_child", explainChild);
         if (evidence != null) {
@@ -219,8 +283,23 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
         builder.endObject();
     }
 
+    /**
+     * On a shard, refuses an index the planning did not search. Checked in the shard's rewrite, which runs before the query
+     * is built: an error from {@link #doToQuery} reaches the caller as a 400 "failed to create query", not as the 503.
+     */
+    @Override
+    protected QueryBuilder doRewrite(QueryRewriteContext context) throws IOException {
+        QueryShardContext shard = context.convertToShardContext();
+        if (shard != null) {
+            planned.check(shard.index());
+        }
+        return this;
+    }
+
     @Override
     protected Query doToQuery(QueryShardContext context) {
+        planned.check(context.index()); // any path that builds the query without the shard's rewrite
+
         Map<String, Parent> here = new HashMap<>();
         String index = context.index().getName();
         for (Parent p : parents) {
@@ -249,13 +328,13 @@ public final class PlannedParentsQueryBuilder extends AbstractQueryBuilder<Plann
 
     @Override
     protected boolean doEquals(PlannedParentsQueryBuilder o) {
-        return mode == o.mode && parents.equals(o.parents) && Arrays.equals(vector, o.vector) && levels.equals(o.levels)
+        return mode == o.mode && parents.equals(o.parents) && planned.equals(o.planned) && Arrays.equals(vector, o.vector) && levels.equals(o.levels)
             && explainChild == o.explainChild && Objects.equals(evidence, o.evidence) && Objects.equals(lexicalText, o.lexicalText);
     }
 
     @Override
     protected int doHashCode() {
-        return Objects.hash(mode, parents, Arrays.hashCode(vector), levels, explainChild, evidence, lexicalText);
+        return Objects.hash(mode, parents, planned, Arrays.hashCode(vector), levels, explainChild, evidence, lexicalText);
     }
 
     @Override

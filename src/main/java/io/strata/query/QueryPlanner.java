@@ -69,15 +69,20 @@ final class QueryPlanner {
     /** The query's own filter AND its restriction: what every sub-search is filtered with. */
     private final QueryBuilder sideFilter;
     private final SubSearches searches;
+    /** The concrete indices this planning searches, as the cluster state resolved the request's names when it began. */
+    private final PinnedIndices pinned;
+    /** The first sub-search hit's index that is not one of {@link #pinned}'s: the names moved under the sub-searches. */
+    private final AtomicReference<String> foreign = new AtomicReference<>();
 
     private QueryPlanner(MultiGranularQueryBuilder query, QueryServices services, MultiGranularQueryBuilder.Mode mode, ModelRef model,
-                         QueryBuilder sideFilter, SubSearches searches) {
+                         QueryBuilder sideFilter, SubSearches searches, PinnedIndices pinned) {
         this.query = query;
         this.services = services;
         this.mode = mode;
         this.model = model;
         this.sideFilter = sideFilter;
         this.searches = searches;
+        this.pinned = pinned;
     }
 
     /** Validates {@code query} where it stands and registers its planning; answers the query waiting for it. */
@@ -100,7 +105,8 @@ final class QueryPlanner {
         ModelRef model = null;
         // every searched index must be a chunk index: a source index among them (`docs*` over `docs` and `docs-chunks`) made
         // the lexical side fail deep in its nested query, with an error that names no cause (a vector's shard query names it)
-        Index[] concrete = searches.concreteIndices(cluster.state(), services.resolver().get());
+        ClusterState state = cluster.state();
+        Index[] concrete = searches.concreteIndices(state, services.resolver().get());
         Map<String, ChunkIndexMeta> metas = query.vector() != null ? Map.of() : chunkIndexMetas(concrete, cluster.state());
         if (query.queryText() != null && mode != MultiGranularQueryBuilder.Mode.LEXICAL) {
             ModelRef indexModel = indexModel(metas, mode != null || query.fusion() != null);
@@ -131,7 +137,7 @@ final class QueryPlanner {
             && oneLocalShard(request, cluster.state(), services)) {
             // one shard, nothing restricting the query: that shard's own top k is the global top k the dense sub-search would
             // plan, so the request runs the graph search itself (one search instead of two; same parents, same scores)
-            QueryPlanner direct = new QueryPlanner(query, services, mode, model, sideFilter, searches);
+            QueryPlanner direct = new QueryPlanner(query, services, mode, model, sideFilter, searches, null);
             if (query.vector() != null) {
                 done.set(direct.directDense(query.vector()));
                 return query.pending(done::get);
@@ -142,8 +148,9 @@ final class QueryPlanner {
             }, listener::onFailure)));
             return query.pending(done::get);
         }
-        QueryPlanner planner = new QueryPlanner(query, services, mode, model, sideFilter, searches);
-        context.registerAsyncAction((client, listener) -> planner.run(client, ActionListener.wrap(planned -> {
+        QueryPlanner planner = new QueryPlanner(query, services, mode, model, sideFilter, searches,
+            PinnedIndices.of(concrete, state, searches));
+        context.registerAsyncAction((client, listener) -> planner.runPinned(client, true, ActionListener.wrap(planned -> {
             done.set(planned.boost(query.boost()).queryName(query.queryName()));
             listener.onResponse(null);
         }, listener::onFailure)));
@@ -200,6 +207,48 @@ final class QueryPlanner {
         return null;
     }
 
+    /**
+     * Plans, then checks that every sub-search read the pinned indices: no hit from another index, and the request's names
+     * still resolve to them with their aliases unchanged (an alias that moved away and back changed them too). When the
+     * names moved during the planning (a generation swapped in), it plans once more on what they name now; a second move
+     * is a retryable 503. Sub-searches resolve the names themselves, with the alias filters and the security plugin's
+     * alias-based rules, which a search of the concrete indices would lose: so they are checked, not rewritten.
+     */
+    private void runPinned(Client client, boolean mayRetry, ActionListener<PlannedParentsQueryBuilder> listener) {
+        run(client, ActionListener.wrap(planned -> {
+            ClusterState now = services.clusterService().get().state();
+            String moved = pinned.movedIn(now, searches, services.resolver().get(), foreign.get());
+            if (moved == null) {
+                listener.onResponse(planned);
+            } else if (mayRetry) {
+                logger.debug("planning again: {}", moved);
+                replan(now).runPinned(client, false, listener);
+            } else {
+                listener.onFailure(PinnedIndices.moved(searches, moved));
+            }
+        }, listener::onFailure));
+    }
+
+    /** This planning on the indices the request's names resolve to in {@code state}; a 503 if their model changed. */
+    private QueryPlanner replan(ClusterState state) {
+        Index[] concrete = searches.concreteIndices(state, services.resolver().get());
+        if (query.queryText() != null && mode != MultiGranularQueryBuilder.Mode.LEXICAL) {
+            ModelRef now = indexModel(chunkIndexMetas(concrete, state), true);
+            if (query.model() == null && !java.util.Objects.equals(now, model)) {
+                throw PinnedIndices.moved(searches, "they now hold vectors of another model");
+            }
+        }
+        UncopiedFields.check(sideFilter, concrete, state.metadata(), services.writers().get());
+        return new QueryPlanner(query, services, mode, model, sideFilter, searches, PinnedIndices.of(concrete, state, searches));
+    }
+
+    /** Notes a sub-search hit read from an index this planning did not pin. */
+    private void from(SearchHit hit) {
+        if (pinned != null && !pinned.names().contains(hit.getIndex())) {
+            foreign.compareAndSet(null, hit.getIndex());
+        }
+    }
+
     private void run(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
         ActionListener<PlannedParentsQueryBuilder> once = ActionListener.notifyOnce(listener);
         try {
@@ -231,9 +280,10 @@ final class QueryPlanner {
                 ActionListener.wrap(response -> {
                     List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
                     for (SearchHit hit : response.getHits().getHits()) {
+                        from(hit);
                         parents.add(PlannedParentsQueryBuilder.Parent.dense(hit.getIndex(), hit.getId(), hit.getScore()));
                     }
-                    listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.DENSE, parents,
+                    listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.DENSE, parents, planned(),
                         query.explains() ? vector : null, Levels.counted(query.levels()), query.explainChild(), evidence(null, null), null));
                 }, listener::onFailure));
         }, listener::onFailure));
@@ -245,10 +295,11 @@ final class QueryPlanner {
         SubSearches.run(client, "lexical", searches.request(lexical, query.k(), searches.lexicalType()), ActionListener.wrap(response -> {
             List<PlannedParentsQueryBuilder.Parent> parents = new ArrayList<>();
             for (SearchHit hit : response.getHits().getHits()) {
+                from(hit);
                 parents.add(PlannedParentsQueryBuilder.Parent.lexical(hit.getIndex(), hit.getId(), hit.getScore(),
                     query.explains() ? lexicalChunks(hit, innerHits()) : null));
             }
-            listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.LEXICAL, parents, null,
+            listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.LEXICAL, parents, planned(), null,
                 Levels.counted(query.levels()), query.explainChild(), evidence(null, null), text));
         }, listener::onFailure));
     }
@@ -288,7 +339,7 @@ final class QueryPlanner {
                 for (Fusion.Fused f : fused) {
                     parents.add(new PlannedParentsQueryBuilder.Parent(f, chunks.get(key(f.index(), f.id()))));
                 }
-                listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, parents,
+                listener.onResponse(new PlannedParentsQueryBuilder(MultiGranularQueryBuilder.Mode.HYBRID, parents, planned(),
                     query.explains() ? vector.get() : null, Levels.counted(query.levels()), query.explainChild(), evidence,
                     query.queryText()));
             }, listener::onFailure);
@@ -353,10 +404,11 @@ final class QueryPlanner {
     /**
      * A side's parents, best first; with {@code chunks}, also the lexical best chunks of each ({@link #lexicalChunks}).
      */
-    private static List<Fusion.SideHit> sideHits(SearchResponse response, Map<String, List<PlannedParentsQueryBuilder.SideChunk>> chunks,
+    private List<Fusion.SideHit> sideHits(SearchResponse response, Map<String, List<PlannedParentsQueryBuilder.SideChunk>> chunks,
                                                  int perParent) {
         List<Fusion.SideHit> out = new ArrayList<>();
         for (SearchHit hit : response.getHits().getHits()) {
+            from(hit);
             out.add(new Fusion.SideHit(hit.getIndex(), hit.getId(), hit.getScore()));
             if (chunks != null) {
                 chunks.put(key(hit.getIndex(), hit.getId()), lexicalChunks(hit, perParent));
@@ -391,6 +443,10 @@ final class QueryPlanner {
             }
         }
         return out;
+    }
+
+    private PlannedParentsQueryBuilder.Planned planned() {
+        return new PlannedParentsQueryBuilder.Planned(pinned.indices(), searches.expressions());
     }
 
     /** What the shards need for {@code evidence} (null without it), with the sides' window bounds when given. */

@@ -87,6 +87,16 @@ final class SubSearches {
         return parent;
     }
 
+    /** Whether a point in time fixes the indices read (the names cannot move under the search). */
+    boolean byPointInTime() {
+        return pit != null;
+    }
+
+    /** The request's index expression, for errors: its names, or empty for a point in time. */
+    List<String> expressions() {
+        return pit != null || original.indices() == null ? List.of() : List.of(original.indices());
+    }
+
     /** A search for the top {@code size} of {@code query}: ids and scores, plus what {@code source} adds (inner hits). */
     SearchRequest request(QueryBuilder query, int size, SearchType type) {
         SearchSourceBuilder source = new SearchSourceBuilder().query(query).size(size).fetchSource(false).trackTotalHits(false)

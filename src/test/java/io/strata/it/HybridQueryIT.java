@@ -287,6 +287,29 @@ public class HybridQueryIT extends StrataRestTestCase {
         assertEquals(expected.subList(0, 8).stream().map(Map.Entry::getKey).toList(), ids(hits));
     }
 
+    /**
+     * With every child level counted (the default) the lexical side leaves its children.level filter out, which holds for
+     * every child with a text: the same parents with the same scores as with the filter, which naming the levels this
+     * index holds ([0, 1, 2] of its 4 possible child levels) keeps — in the lexical and the hybrid mode, on 1 and 3 shards.
+     */
+    public void testEveryLevelCounted_withoutTheLevelFilter_givesTheParentsAndScoresOfTheFilteredForm_oneAndThreeShards()
+        throws Exception {
+        ingest("hl1", 1);
+        ingest("hl3", 3);
+        for (String index : List.of("hl1-chunks", "hl3-chunks")) {
+            for (String question : QUESTIONS) {
+                for (String mode : List.of("lexical", "hybrid")) {
+                    String query = "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"mode\": \"" + mode + "\", \"k\": 20";
+                    List<Map<String, Object>> unfiltered = search(index, query + "}}", 20);
+                    List<Map<String, Object>> filtered = search(index, query + ", \"levels\": [0, 1, 2]}}", 20);
+                    assertEquals(index + " " + mode + " " + question, 20, unfiltered.size());
+                    assertEquals(index + " " + mode + " " + question, ids(filtered), ids(unfiltered));
+                    assertSameAnswer(index + " " + mode + " " + question, scores(filtered), scores(unfiltered));
+                }
+            }
+        }
+    }
+
     public void testEachSide_canBeAskedForAlone() throws Exception {
         ingest("hs", 2);
         String question = QUESTIONS.get(0);

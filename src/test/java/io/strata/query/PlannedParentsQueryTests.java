@@ -18,6 +18,8 @@ import org.apache.lucene.search.join.QueryBitSetProducer;
 import org.apache.lucene.store.ByteBuffersDirectory;
 import org.junit.Test;
 import org.opensearch.common.io.stream.BytesStreamOutput;
+import org.opensearch.core.index.Index;
+import org.opensearch.core.rest.RestStatus;
 import org.opensearch.index.mapper.IdFieldMapper;
 import org.opensearch.index.mapper.Uid;
 
@@ -30,6 +32,8 @@ import java.util.Set;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
 
 /**
  * The shard side of a planned {@code multi_granular} query on a real Lucene index laid out as OpenSearch lays out a chunk
@@ -102,6 +106,7 @@ public class PlannedParentsQueryTests {
             new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "a:0", 0.8f, 0.9f, 12.5f, 0.5, 0.3),
                 List.of(new PlannedParentsQueryBuilder.SideChunk(2, 3, 12.5f), new PlannedParentsQueryBuilder.SideChunk(1, 0, 9f))),
             new PlannedParentsQueryBuilder.Parent(new Fusion.Fused("i", "b:1", 0.5f, Float.NaN, 7f, 0, 0.5), null)),
+            new PlannedParentsQueryBuilder.Planned(List.of(new Index("i", "uuid-i"), new Index("j", "uuid-j")), List.of("alias")),
             new float[] { 0.25f, -1f }, List.of(0, 2), true,
             new PlannedParentsQueryBuilder.EvidenceSpec(new Evidence(3, 2), "who wrote it", 0.9f, 0.1f, 14f, Float.NaN), "who wrote it");
         try (BytesStreamOutput out = new BytesStreamOutput()) {
@@ -127,5 +132,22 @@ public class PlannedParentsQueryTests {
         new PlannedParentsQuery(MultiGranularQueryBuilder.Mode.DENSE, planned, roots, null, List.of(0), false, null, null)
             .visit(QueryVisitor.termCollector(collected));
         assertEquals(Set.of(), collected);
+    }
+
+    @Test
+    public void testAShardOfAnIndexThePlanningDidNotSearch_failsWithARetryable503NamingBoth() {
+        PlannedParentsQueryBuilder.Planned planned = new PlannedParentsQueryBuilder.Planned(List.of(new Index("docs-chunks-g1", "u1")),
+            List.of("docs-chunks"));
+        planned.check(new Index("docs-chunks-g1", "u1"));
+        // the alias moved to another generation between the planning and the lookup
+        PlannedParentsQueryBuilder.IndexMovedException e = assertThrows(PlannedParentsQueryBuilder.IndexMovedException.class,
+            () -> planned.check(new Index("docs-chunks-g2", "u2")));
+        assertEquals(RestStatus.SERVICE_UNAVAILABLE, e.status());
+        assertEquals("[multi_granular] the chunk index behind [docs-chunks] moved during this search: its parents were planned in "
+            + "[docs-chunks-g1] and this shard is of [docs-chunks-g2]; retry the search", e.getMessage());
+        assertEquals("docs-chunks-g2", e.getIndex().getName());
+        // an index deleted and created again under the same name is another index
+        assertThrows(PlannedParentsQueryBuilder.IndexMovedException.class, () -> planned.check(new Index("docs-chunks-g1", "u3")));
+        assertTrue(planned.indices().contains(new Index("docs-chunks-g1", "u1")));
     }
 }
