@@ -138,9 +138,8 @@ public class RebuildKillIT extends StrataRestTestCase {
             String generation = (String) status.get("generation_index");
             assertEquals(chunks + "-g2", generation);
 
-            // while it runs, a re-issue on another node starts nothing: a 409 naming the task
-            ResponseException twice = callFailing("POST", "/_plugins/_strata/_rebuild?index=" + source + "&wait_for_completion=false",
-                null);
+            // while it runs, a re-issue (on either node) starts nothing: a 409 naming the task
+            ResponseException twice = callFailing("POST", "/_plugins/_strata/_rebuild?index=" + source, null);
             assertEquals(twice.getMessage(), 409, twice.getResponse().getStatusLine().getStatusCode());
             assertTrue(twice.getMessage(), twice.getMessage().contains("[" + task + "]"));
 
