@@ -580,7 +580,7 @@ function questionLines(text) {
 
 /**
  * The source index's generations (GET _plugins/_strata/generations): each chunk index with its generation, whether it
- * serves, its config identity and counts, offered in both index inputs; a rebuild running on the answering node shows
+ * serves, its state, its config identity and counts, offered in both index inputs; a rebuild running on the answering node shows
  * its progress (click again to refresh).
  */
 async function listChunkIndices() {
@@ -600,9 +600,10 @@ async function listChunkIndices() {
 
 function renderGenerations(generations, rebuild) {
   const table = $('cq-generations');
-  const head = el('tr', {}, ...['index', 'generation', 'serving', 'config', 'documents', 'parents'].map((h) => el('th', {}, h)));
+  const head = el('tr', {}, ...['index', 'generation', 'serving', 'state', 'config', 'documents', 'parents'].map((h) => el('th', {}, h)));
+  // state: complete, or interrupted (a rebuild that no task runs any more: re-issue it to resume)
   const rows = generations.map((g) => el('tr', { class: 'g-row', 'data-index': g.index },
-    el('td', {}, g.index), el('td', {}, String(g.generation ?? '')), el('td', {}, g.serving ? 'yes' : 'no'),
+    el('td', {}, g.index), el('td', {}, String(g.generation ?? '')), el('td', {}, g.serving ? 'yes' : 'no'), el('td', {}, g.state || ''),
     el('td', {}, g.config || ''), el('td', {}, String(g.documents ?? '')), el('td', {}, String(g.parents ?? ''))));
   table.replaceChildren(head, ...rows);
   table.hidden = generations.length === 0;

@@ -482,7 +482,7 @@ public class StudioIT extends StrataRestTestCase {
                 Map<String, Object> g = generations.get(i);
                 List<String> cells = rows.get(i).findElements(By.tagName("td")).stream().map(WebElement::getText).toList();
                 assertEquals(List.of(g.get("index"), String.valueOf(g.get("generation")), Boolean.TRUE.equals(g.get("serving")) ? "yes" : "no",
-                    g.get("config") == null ? "" : g.get("config"), String.valueOf(g.get("documents")), String.valueOf(g.get("parents"))), cells);
+                    g.get("state"), g.get("config") == null ? "" : g.get("config"), String.valueOf(g.get("documents")), String.valueOf(g.get("parents"))), cells);
             }
             assertEquals("studio-gen-chunks-g2", rows.get(1).getAttribute("data-index"));
             Map<String, Object> rebuild = (Map<String, Object>) expected.get("rebuild");

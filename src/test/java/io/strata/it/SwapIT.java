@@ -269,6 +269,10 @@ public class SwapIT extends StrataRestTestCase {
         assertChunksMatchChunkApi(source, "body", chunks, strategy(20), GRANULARITIES);
         Map<String, Object> reconcile = call("POST", "/_plugins/_strata/_reconcile?index=" + source + "&dry_run=true");
         assertEquals(reconcile.toString(), 0, ((Number) reconcile.get("config_drift")).intValue());
+        // the summaries name the alias and count the old cut: neither makes the generation's chunks orphans or duplicates
+        for (String drift : List.of("orphans", "duplicates", "missing", "stale")) {
+            assertEquals(drift + ": " + reconcile, 0, ((Number) reconcile.get(drift)).intValue());
+        }
 
         // rollback: the pipeline's config back first, then generation 1 serves whole, with the writes made after the swap
         putPipeline("sw-live", pipelineJson(chunks, 40));

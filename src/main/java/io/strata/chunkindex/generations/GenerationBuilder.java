@@ -4,24 +4,20 @@ import io.strata.chunkindex.SourceSummary;
 import io.strata.chunkindex.reconcile.CallerView;
 import io.strata.chunkindex.store.ChunkCommit;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
-import io.strata.chunkindex.ChunkKey;
 import io.strata.chunkindex.lifecycle.ChunkLedger;
-import io.strata.chunkindex.store.ChunkStore;
 import io.strata.chunkindex.write.ChunkWriter;
 import io.strata.chunkindex.write.ChunkWriters;
 import io.strata.chunkindex.setup.WriteChecks;
-import io.strata.stats.StrataStats;
 import io.strata.transport.ProgressTask;
 import org.opensearch.ExceptionsHelper;
 import org.opensearch.OpenSearchSecurityException;
 import org.opensearch.action.admin.indices.delete.DeleteIndexRequest;
 import org.opensearch.action.admin.indices.stats.ShardStats;
 import org.opensearch.action.search.SearchRequest;
-import org.opensearch.action.support.GroupedActionListener;
 import org.opensearch.action.support.IndicesOptions;
 import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.service.ClusterService;
-import org.opensearch.common.document.DocumentField;
 import org.opensearch.common.unit.TimeValue;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
@@ -37,14 +33,10 @@ import org.opensearch.tasks.CancellableTask;
 import org.opensearch.threadpool.ThreadPool;
 import org.opensearch.transport.client.Client;
 
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -63,7 +55,11 @@ import java.util.function.Supplier;
  * pass finds nothing, every chunk set in the generation is that of its document's last stored operation: the same as
  * {@code _chunk} of each stored text under the config. Writes after the last pass are not in it.
  *
- * <p>A cancel or a failure deletes the generation (as the caller): it never serves half-built.
+ * <p>A cancel or a failure deletes the generation (as the caller): it never serves half-built. A build whose node dies
+ * leaves it, recorded {@code building} ({@link GenerationRecord}); the caller's re-issue of {@code _rebuild} under the same
+ * config resumes it: a first pass over every document that skips those whose chunks are complete and current
+ * ({@link ResumeCheck}), then the catch-up and orphan passes as a build's. Nothing resumes without a caller: a task the
+ * node restarts by itself would read and write user data as the node, or need the caller's roles stored.
  */
 public final class GenerationBuilder {
     /** The longest single wait of the throttle: a cancel is noticed within it. */
@@ -84,6 +80,8 @@ public final class GenerationBuilder {
     private final CallerView view;
     private final OrphanPass orphanPass;
     private final VectorReuse vectorReuse;
+    private final GenerationRecord record;
+    private final ResumeCheck resumeCheck;
     /** The builds running on this node, by source index UUID: one at a time per source. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
 
@@ -100,6 +98,8 @@ public final class GenerationBuilder {
         this.view = view;
         this.orphanPass = new OrphanPass(client, clusterService, setup, commit);
         this.vectorReuse = new VectorReuse(client);
+        this.record = new GenerationRecord(client);
+        this.resumeCheck = new ResumeCheck(client);
     }
 
     public ChunkWriters writers() {
@@ -111,14 +111,38 @@ public final class GenerationBuilder {
         return running.get(sourceUuid);
     }
 
-    /** Builds the next generation of {@code writer}'s chunk index for {@code source}; {@code pipeline} is the writer's pipeline. */
+    /**
+     * Builds the next generation of {@code writer}'s chunk index for {@code source} ({@code pipeline} is the writer's
+     * pipeline), or resumes the generation an interrupted build of it left ({@link GenerationRecord#unfinished}) when it was
+     * built under the same config: a 400 when under another, a 409 while a rebuild task of the source lives on any node.
+     */
     public void build(Index source, ChunkWriter writer, String pipeline, float rps, CancellableTask task,
                       ActionListener<RebuildReport> listener) {
         String chunkIndex = writer.targetFor(source.getName());
-        int generation = GenerationNames.next(chunkIndex, clusterService.state().metadata().getIndicesLookup().keySet());
-        String target = GenerationNames.name(chunkIndex, generation);
-        RebuildReport report = new RebuildReport(source.getName(), chunkIndex, target, generation, writer.configHash(), pipeline, rps, task);
-        run(source, writer, target, report, null, true, rps, task, listener);
+        resumeCheck.liveTask(source.getName(), taskId(task), ActionListener.wrap(live -> {
+            if (live != null) {
+                listener.onFailure(ResumeCheck.running(source.getName(), live));
+                return;
+            }
+            Metadata metadata = clusterService.state().metadata();
+            GenerationRecord.Unfinished unfinished = GenerationRecord.unfinished(metadata, chunkIndex, source.getUUID());
+            String problem = unfinished == null ? null : ResumeCheck.configProblem(unfinished, source.getName(), pipeline,
+                writer.configHash());
+            if (problem != null) {
+                listener.onFailure(new IllegalArgumentException(problem));
+                return;
+            }
+            int generation = unfinished != null ? unfinished.generation() : GenerationNames.next(chunkIndex, metadata.getIndicesLookup().keySet());
+            String target = GenerationNames.name(chunkIndex, generation);
+            RebuildReport report = new RebuildReport(source.getName(), chunkIndex, target, generation, writer.configHash(), pipeline, rps,
+                task);
+            report.resumed = unfinished != null;
+            run(source, writer, target, report, null, true, rps, task, listener);
+        }, listener::onFailure));
+    }
+
+    private String taskId(CancellableTask task) {
+        return task == null ? null : clusterService.localNode().getId() + ":" + task.getId();
     }
 
     /**
@@ -137,11 +161,9 @@ public final class GenerationBuilder {
 
     private void run(Index source, ChunkWriter writer, String target, RebuildReport report, long[] from, boolean discardOnFailure,
                      float rps, CancellableTask task, ActionListener<RebuildReport> listener) {
-        String taskId = task == null ? null : clusterService.localNode().getId() + ":" + task.getId();
-        if (running.putIfAbsent(source.getUUID(), new Running(taskId, report)) != null) {
-            listener.onFailure(new OpenSearchStatusException409(String.format(Locale.ROOT,
-                "[_rebuild] of [%s] is already running on this node; cancel it (POST _tasks/<id>/_cancel) or wait for it",
-                source.getName())));
+        Running other = running.putIfAbsent(source.getUUID(), new Running(taskId(task), report));
+        if (other != null) {
+            listener.onFailure(ResumeCheck.running(source.getName(), other.task() == null ? "a _swap or _rollback" : other.task()));
             return;
         }
         if (task instanceof ProgressTask progress) {
@@ -173,10 +195,33 @@ public final class GenerationBuilder {
                 whole -> client.search(new SearchRequest(name).source(new SearchSourceBuilder().size(0).trackTotalHits(true)),
                     ActionListener.wrap(count -> {
                         report.total = count.getHits().getTotalHits().value();
-                        run.pass(end);
+                        prepared(writer, report, run, ActionListener.wrap(v -> run.pass(end), end::onFailure));
                     }, end::onFailure)),
                 e -> end.onFailure(restricted(name, e)))),
             end::onFailure));
+    }
+
+    /**
+     * The generation ready for the passes: a build's created and recorded {@value GenerationRecord#BUILDING} (so that, should
+     * its node die, a re-issue finds and resumes it), a resumed one refreshed (what the resume check searches is then
+     * everything the interrupted build wrote); a catch-up's as it is.
+     */
+    private void prepared(ChunkWriter writer, RebuildReport report, Run run, ActionListener<Void> listener) {
+        if (report.resumed) {
+            client.admin().indices().prepareRefresh(report.generationIndex).execute(ActionListener.map(listener, r -> null));
+        } else if (report.task() != null) {
+            writer.ready(report.generationIndex, report.sourceIndex, run.checks, ActionListener.wrap(v -> {
+                IndexMetadata generation = clusterService.state().metadata().index(report.generationIndex);
+                if (generation == null) {
+                    listener.onFailure(new IllegalStateException("[_rebuild] generation [" + report.generationIndex + "] was not created"));
+                    return;
+                }
+                record.put(generation, GenerationRecord.about(report.generation, run.source, report.config, report.pipeline,
+                    GenerationRecord.BUILDING), listener);
+            }, listener::onFailure));
+        } else {
+            listener.onResponse(null);
+        }
     }
 
     /** CallerView's refusal, in this action's words. */
@@ -209,6 +254,7 @@ public final class GenerationBuilder {
         private final float rps;
         private final long[] checkpoints;
         private final WriteChecks checks = new WriteChecks(setup);
+        private final PageWrites writes;
         private int found;
         /** Whether the orphan pass ran since the last pass that found operations. */
         private boolean orphansChecked;
@@ -219,6 +265,7 @@ public final class GenerationBuilder {
             this.target = target;
             this.report = report;
             this.rps = rps;
+            this.writes = new PageWrites(setup, commit, writers, vectorReuse, source, writer, target, report, checks);
             IndexMetadata metadata = clusterService.state().metadata().index(source.getName());
             this.checkpoints = new long[metadata == null ? 1 : metadata.getNumberOfShards()];
             java.util.Arrays.fill(checkpoints, -1);
@@ -269,8 +316,9 @@ public final class GenerationBuilder {
                 orphansChecked = true;
                 orphans(ActionListener.wrap(o -> pass(end), end::onFailure));
             } else if (report.passes >= MAX_PASSES) {
-                end.onFailure(new OpenSearchStatusException409(String.format(Locale.ROOT, "[_rebuild] of [%s] still found new "
-                    + "writes after %d passes; rebuild while the index is written less", source.getName(), MAX_PASSES)));
+                end.onFailure(new org.opensearch.OpenSearchStatusException(String.format(Locale.ROOT, "[_rebuild] of [%s] still "
+                    + "found new writes after %d passes; rebuild while the index is written less", source.getName(), MAX_PASSES),
+                    RestStatus.CONFLICT));
             } else {
                 orphansChecked = false;
                 pass(end);
@@ -329,108 +377,27 @@ public final class GenerationBuilder {
                 TimeValue.timeValueNanos(Math.min(wait, THROTTLE_SLICE_NANOS)), ThreadPool.Names.GENERIC);
         }
 
-        /**
-         * The page's documents, all at once (as a bulk of them through the pipeline would be): each cut, then the stored
-         * vectors their chunks can reuse read in one go ({@link VectorReuse}), then each embedded and written; fails on the
-         * first failure.
-         */
+        /** The page's documents written ({@link PageWrites}), but for those a resume finds complete ({@link ResumeCheck}). */
         private void documents(int shard, SearchHit[] hits, ActionListener<Void> listener) {
-            GroupedActionListener<Cut> cut = new GroupedActionListener<>(ActionListener.wrap(
-                cuts -> reusable(cuts, ActionListener.wrap(reusable -> write(cuts, reusable, listener), listener::onFailure)),
-                listener::onFailure), hits.length);
-            for (SearchHit hit : hits) {
-                cut(shard, hit, cut);
+            if (!report.resumed || report.passes > 1) {
+                writes.write(shard, List.of(hits), listener);
+                return;
             }
-        }
-
-        /** The stored vectors the page's chunks can reuse, by vector key. */
-        private void reusable(Collection<Cut> cuts, ActionListener<Map<String, float[]>> listener) {
-            List<Cut> cut = cuts.stream().filter(c -> c.parents != null).toList();
-            writer.vectorKeys(cut.stream().map(c -> c.parents).toList(), cut.stream().map(c -> c.fields).toList(), ActionListener.wrap(
-                wanted -> vectorReuse.lookup(List.of(report.chunkIndex, target), cut.stream().map(c -> c.hit.getId()).distinct().toList(),
-                    wanted, listener), listener::onFailure));
-        }
-
-        private void write(Collection<Cut> cuts, Map<String, float[]> reusable, ActionListener<Void> listener) {
-            AtomicInteger left = new AtomicInteger(cuts.size());
-            AtomicReference<Exception> failed = new AtomicReference<>();
-            for (Cut cut : cuts) {
-                write(cut, reusable, ActionListener.wrap(v -> {
-                    report.done.incrementAndGet();
-                    if (left.decrementAndGet() == 0) {
-                        finish(failed.get(), listener);
+            // a resume's first pass: what the interrupted build finished is skipped (later passes meet newer writes only)
+            List<ResumeCheck.Met> met = java.util.Arrays.stream(hits)
+                .map(h -> new ResumeCheck.Met(setup.keyOf(source.getName(), h.getId(), shard), h.getSeqNo())).toList();
+            resumeCheck.completed(target, met, ActionListener.wrap(complete -> {
+                List<SearchHit> left = new java.util.ArrayList<>();
+                for (int i = 0; i < hits.length; i++) {
+                    if (complete.contains(met.get(i).key())) {
+                        report.skipped.incrementAndGet();
+                        report.done.incrementAndGet();
+                    } else {
+                        left.add(hits[i]);
                     }
-                }, e -> {
-                    failed.compareAndSet(null, e);
-                    if (left.decrementAndGet() == 0) {
-                        finish(failed.get(), listener);
-                    }
-                }));
-            }
-        }
-
-        private void finish(Exception failed, ActionListener<Void> listener) {
-            if (failed != null) {
-                listener.onFailure(failed);
-            } else {
-                listener.onResponse(null);
-            }
-        }
-
-        /** One document as read and cut: its parents, or null when the processor would skip it now (its chunks are deleted). */
-        private record Cut(SearchHit hit, ChunkKey key, String routing, String hash, ChunkWriter.SourceFields fields,
-                           List<io.strata.chunking.ChunkedParent> parents) {}
-
-        /** One document as read, cut under the config; failures as the pipeline would answer them. */
-        private void cut(int shard, SearchHit hit, ActionListener<Cut> listener) {
-            Map<String, Object> stored = hit.getSourceAsMap();
-            DocumentField routingField = hit.field("_routing");
-            String routing = routingField == null ? null : String.valueOf((Object) routingField.getValue());
-            ChunkKey key = setup.keyOf(source.getName(), hit.getId(), shard);
-            String text = writer.textIn(stored);
-            try {
-                ChunkStore.StoredSource doc = new ChunkStore.StoredSource(source.getName(), hit.getId(), routing, stored, hit.getSeqNo(),
-                    hit.getPrimaryTerm());
-                ChunkWriters lookup = writers.get();
-                if (text == null || (lookup != null && !lookup.runsOn(writer, doc))) {
-                    listener.onResponse(new Cut(hit, key, routing, null, null, null));
-                    return;
                 }
-            } catch (Exception e) {
-                listener.onFailure(e); // the processor's condition failed on it: as the pipeline would answer
-                return;
-            }
-            ChunkWriter.SourceFields fields;
-            try {
-                fields = writer.sourceFields(stored);
-            } catch (IllegalArgumentException e) {
-                listener.onFailure(e);
-                return;
-            }
-            writer.chunk(text, ActionListener.map(listener, parents -> new Cut(hit, key, routing, SourceSummary.sourceHash(text), fields,
-                parents)));
-        }
-
-        /** The chunks of one document as cut, at version {@code 2 × _seq_no}, reusing {@code reusable} vectors; none when skipped. */
-        private void write(Cut cut, Map<String, float[]> reusable, ActionListener<Void> listener) {
-            long seqNo = cut.hit.getSeqNo();
-            if (cut.parents == null) {
-                commit.delete(target, cut.key, seqNo, ActionListener.map(listener, result -> null));
-                return;
-            }
-            String id = cut.hit.getId();
-            writer.prepare(target, source.getName(), id, cut.parents, cut.fields, cut.hash, checks, StrataStats.Progress.UNTRACKED,
-                reusable::get, ActionListener.wrap(prepared -> {
-                    report.vectorsReused.addAndGet(prepared.vectorsReused());
-                    report.textsEmbedded.addAndGet(prepared.textsEmbedded());
-                    commit.write(target, cut.key, seqNo, prepared.count(), prepared.documents(source.getName(), id, cut.routing),
-                        ActionListener.wrap(result -> {
-                            if (result == ChunkCommit.Result.DONE) {
-                                report.parents.addAndGet(prepared.count());
-                            }
-                            listener.onResponse(null);
-                        }, listener::onFailure));
-                }, listener::onFailure), listener::onFailure);
+                writes.write(shard, left, listener);
+            }, listener::onFailure));
         }
 
         private void orphans(ActionListener<Void> end) {
@@ -446,34 +413,15 @@ public final class GenerationBuilder {
                 end.onResponse(null); // no document had chunks: nothing was created
                 return;
             }
-            // what GET generations shows of it (displayed, never acted on: a mapping's _meta is anyone's to write)
-            Map<String, Object> meta = new LinkedHashMap<>();
-            if (generation.mapping() != null && generation.mapping().sourceAsMap().get("_meta") instanceof Map<?, ?> m) {
-                m.forEach((k, v) -> meta.put(String.valueOf(k), v));
-            }
-            Map<String, Object> about = new LinkedHashMap<>();
-            about.put("generation", report.generation);
-            about.put("source_index", source.getName());
-            about.put("source_index_uuid", source.getUUID());
-            if (report.config != null) {
-                about.put("config", report.config);
-            }
-            if (report.pipeline != null) {
-                about.put("pipeline", report.pipeline);
-            }
+            // what GET generations shows of it, and what a re-issued _rebuild resumes while it is building (a mapping's
+            // _meta is anyone with the right to map it to write: so is the generation itself)
+            Map<String, Object> about = GenerationRecord.about(report.generation, source, report.config, report.pipeline,
+                GenerationRecord.COMPLETE);
             // where the next catch-up (_swap, _rollback) starts: every operation up to these was met
             about.put(CHECKPOINTS, java.util.Arrays.stream(checkpoints).boxed().toList());
-            meta.put(GENERATION_META, about);
-            client.admin().indices().preparePutMapping(target).setSource(Map.of("_meta", meta)).execute(ActionListener.wrap(
+            record.put(generation, about, ActionListener.wrap(
                 put -> client.admin().indices().prepareRefresh(target).execute(ActionListener.wrap(r -> end.onResponse(null),
                     end::onFailure)), end::onFailure));
-        }
-    }
-
-    /** A 409: the state of the source or of another build stands in the way, not the request. */
-    private static final class OpenSearchStatusException409 extends org.opensearch.OpenSearchStatusException {
-        OpenSearchStatusException409(String message) {
-            super(message, RestStatus.CONFLICT);
         }
     }
 }

@@ -131,6 +131,10 @@ public final class GenerationSwap {
             || (about != null && !source.getUUID().equals(about.get("source_index_uuid")))) {
             problem = String.format(Locale.ROOT, "[%s] [%s] holds the chunks of another source index than [%s]", action, target,
                 source.getName());
+        } else if (GenerationRecord.BUILDING.equals(GenerationRecord.stateOf(about))) {
+            problem = String.format(Locale.ROOT, "[%s] [%s] is an unfinished build (its rebuild is running or was interrupted): "
+                + "wait for it, or re-issue POST _plugins/_strata/_rebuild?index=%s to resume it, then %s", action, target,
+                source.getName(), action);
         } else if (about != null && about.get("config") != null && !about.get("config").equals(writer.configHash())) {
             problem = String.format(Locale.ROOT, "[%s] [%s] was built under config [%s], but pipeline [%s] now chunks under config "
                 + "[%s]: its writes after the %s would mix configs in [%s]. Put the pipeline back to the config [%s] was built "

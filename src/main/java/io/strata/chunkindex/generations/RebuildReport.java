@@ -26,6 +26,9 @@ public final class RebuildReport implements ToXContentObject {
     volatile long total = -1;
     volatile int passes;
     final AtomicLong done = new AtomicLong();
+    /** A resume of an interrupted generation: the documents found complete in it, counted in {@link #done} too. */
+    volatile boolean resumed;
+    final AtomicLong skipped = new AtomicLong();
     final AtomicLong parents = new AtomicLong();
     final AtomicLong orphans = new AtomicLong();
     /** Chunk vectors taken from stored chunks (the serving chunk index's, the generation's) / computed by the model. */
@@ -42,6 +45,10 @@ public final class RebuildReport implements ToXContentObject {
         this.pipeline = pipeline;
         this.requestsPerSecond = requestsPerSecond;
         this.task = task;
+    }
+
+    CancellableTask task() {
+        return task;
     }
 
     boolean cancelled() {
@@ -69,6 +76,8 @@ public final class RebuildReport implements ToXContentObject {
         p.put("pass", passes);
         p.put("total", total);
         p.put("done", done.get());
+        p.put("resumed", resumed);
+        p.put("documents_skipped", skipped.get());
         p.put("parents_written", parents.get());
         p.put("orphans_deleted", orphans.get());
         p.put("vectors_reused", vectorsReused.get());
@@ -94,6 +103,8 @@ public final class RebuildReport implements ToXContentObject {
             builder.field("pipeline", pipeline);
         }
         builder.field("documents", done.get());
+        builder.field("resumed", resumed);
+        builder.field("documents_skipped", skipped.get());
         builder.field("parents_written", parents.get());
         builder.field("orphans_deleted", orphans.get());
         builder.field("vectors_reused", vectorsReused.get());

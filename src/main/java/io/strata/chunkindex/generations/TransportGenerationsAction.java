@@ -38,8 +38,10 @@ import java.util.TreeMap;
  * Lists the generations of a source index's chunk indices: each chunk index registered to it (generation 1 when named
  * as the pipeline names it) and each index a {@code _rebuild} of it built ({@link GenerationBuilder#GENERATION_META}),
  * with its generation number, config identity (as the build recorded it), whether it is the index of the chunk index's
- * name (the one searches of that name read), and its documents and parents as the caller's searches count them; and a
- * rebuild of it running on any node.
+ * name (the one searches of that name read), its state ({@code complete}, or {@code interrupted}: a build that no live task
+ * runs left it unfinished, {@link GenerationRecord}), and its documents and parents as the caller's searches count them;
+ * and a rebuild of it running on any node (as the caller may list tasks: one who may not sees a build running on another
+ * node as {@code interrupted}).
  */
 public final class TransportGenerationsAction extends HandledTransportAction<GenerationsAction.Request, RenderedResponse>
     implements TransportIndicesResolvingAction<GenerationsAction.Request> {
@@ -84,6 +86,7 @@ public final class TransportGenerationsAction extends HandledTransportAction<Gen
             g.put("generation", number.orElse(1));
             g.put("chunk_index", number.isPresent() ? name.substring(0, cut) : name);
             g.put("serving", true);
+            g.put(GenerationRecord.STATE, GenerationRecord.COMPLETE);
             generations.put(r.chunkIndex().getName(), g);
         }
         for (IndexMetadata index : metadata.indices().values()) {
@@ -102,6 +105,9 @@ public final class TransportGenerationsAction extends HandledTransportAction<Gen
             g.put("config", about.get("config"));
             g.put("pipeline", about.get("pipeline"));
             g.put("serving", registry.ofChunkIndex(name) != null);
+            // building and not the running build's (removed below): its build was interrupted
+            g.put(GenerationRecord.STATE, GenerationRecord.stateOf(about).equals(GenerationRecord.BUILDING) ? GenerationRecord.INTERRUPTED
+                : GenerationRecord.COMPLETE);
             generations.put(name, g);
         }
         String name = source.getIndex().getName();

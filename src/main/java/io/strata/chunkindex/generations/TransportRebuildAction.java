@@ -53,21 +53,32 @@ public final class TransportRebuildAction extends HandledTransportAction<Rebuild
 
     @Override
     protected void doExecute(Task task, RebuildRequest request, ActionListener<RenderedResponse> listener) {
-        IndexMetadata source;
-        String pipeline;
-        ChunkWriter writer;
+        Resolved resolved = resolve(registry, clusterService.state().metadata(), builder.writers(), request.index(), request.pipeline(),
+            "_rebuild", listener);
+        if (resolved != null) {
+            builder.build(resolved.source().getIndex(), resolved.writer(), resolved.pipeline(), request.requestsPerSecond(),
+                task instanceof CancellableTask c ? c : null, ActionListener.wrap(
+                    report -> listener.onResponse(RenderedResponse.of(report, org.opensearch.core.rest.RestStatus.OK)), listener::onFailure));
+        }
+    }
+
+    /** What a request names: the source index, the pipeline and its chunking processor. */
+    record Resolved(IndexMetadata source, String pipeline, ChunkWriter writer) {}
+
+    /**
+     * The source index {@code index} names, the pipeline ({@code pipeline}, else its default or final one) and that
+     * pipeline's chunking processor, for {@code action}; null after failing {@code listener} with the 400 that says which.
+     */
+    static Resolved resolve(ChunkIndexRegistry registry, Metadata metadata, ChunkWriters writers, String index, String pipeline,
+                            String action, ActionListener<?> listener) {
         try {
-            Metadata metadata = clusterService.state().metadata();
-            source = sourceIndex(registry, metadata, request.index(), "_rebuild");
-            pipeline = pipelineOf(source, request.pipeline(), "_rebuild");
-            writer = writerOf(builder.writers(), source, pipeline, "_rebuild");
+            IndexMetadata source = sourceIndex(registry, metadata, index, action);
+            String id = pipelineOf(source, pipeline, action);
+            return new Resolved(source, id, writerOf(writers, source, id, action));
         } catch (Exception e) {
             listener.onFailure(e);
-            return;
+            return null;
         }
-        builder.build(source.getIndex(), writer, pipeline, request.requestsPerSecond(), task instanceof CancellableTask c ? c : null,
-            ActionListener.wrap(report -> listener.onResponse(RenderedResponse.of(report, org.opensearch.core.rest.RestStatus.OK)),
-                listener::onFailure));
     }
 
     /** The source index {@code index} names, for {@code action}; a 400 for an alias, a data stream or a chunk index. */

@@ -7,7 +7,6 @@ import org.opensearch.action.support.ActionFilters;
 import org.opensearch.action.support.HandledTransportAction;
 import org.opensearch.action.support.TransportIndicesResolvingAction;
 import org.opensearch.cluster.metadata.IndexMetadata;
-import org.opensearch.cluster.metadata.Metadata;
 import org.opensearch.cluster.metadata.OptionallyResolvedIndices;
 import org.opensearch.cluster.metadata.ResolvedIndices;
 import org.opensearch.cluster.service.ClusterService;
@@ -44,18 +43,14 @@ public abstract class TransportSwapAction extends HandledTransportAction<SwapReq
 
     @Override
     protected void doExecute(Task task, SwapRequest request, ActionListener<RenderedResponse> listener) {
-        IndexMetadata source;
-        String pipeline;
-        ChunkWriter writer;
-        try {
-            Metadata metadata = clusterService.state().metadata();
-            source = TransportRebuildAction.sourceIndex(registry, metadata, request.index(), request.action());
-            pipeline = TransportRebuildAction.pipelineOf(source, request.pipeline(), request.action());
-            writer = TransportRebuildAction.writerOf(builder.writers(), source, pipeline, request.action());
-        } catch (Exception e) {
-            listener.onFailure(e);
+        TransportRebuildAction.Resolved resolved = TransportRebuildAction.resolve(registry, clusterService.state().metadata(),
+            builder.writers(), request.index(), request.pipeline(), request.action(), listener);
+        if (resolved == null) {
             return;
         }
+        IndexMetadata source = resolved.source();
+        String pipeline = resolved.pipeline();
+        ChunkWriter writer = resolved.writer();
         ActionListener<Map<String, Object>> rendered = ActionListener.wrap(
             report -> listener.onResponse(RenderedResponse.of((ToXContentObject) (b, p) -> b.map(report), RestStatus.OK)), listener::onFailure);
         if (request.generation() == null && "_rollback".equals(request.action())) {

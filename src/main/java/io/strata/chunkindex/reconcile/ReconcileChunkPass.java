@@ -3,6 +3,8 @@ package io.strata.chunkindex.reconcile;
 import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkKey;
 import io.strata.chunkindex.SourceSummary;
+import io.strata.chunkindex.ServingIndex;
+import io.strata.chunkindex.registry.ChunkIndexRegistry;
 import io.strata.chunkindex.setup.ChunkIndexSetup;
 
 import org.opensearch.action.bulk.BulkItemResponse;
@@ -11,6 +13,9 @@ import org.opensearch.action.delete.DeleteRequest;
 import org.opensearch.action.get.MultiGetItemResponse;
 import org.opensearch.action.get.MultiGetRequest;
 import org.opensearch.action.search.SearchRequest;
+import org.opensearch.cluster.metadata.IndexMetadata;
+import org.opensearch.cluster.metadata.Metadata;
+import org.opensearch.cluster.routing.OperationRouting;
 import org.opensearch.core.action.ActionListener;
 import org.opensearch.index.VersionType;
 import org.opensearch.index.engine.VersionConflictEngineException;
@@ -23,6 +28,7 @@ import org.opensearch.ExceptionsHelper;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -32,9 +38,10 @@ import java.util.Set;
 /**
  * The chunk side of {@code _reconcile}: every chunk document of one chunk index is an <b>orphan</b> when its source
  * document (its {@code source_id} on the shard its {@code source_routing} sends it to) is gone or no longer carries a
- * summary naming this chunk index (or the name a restore renamed it from), or when its id is not its document's
- * ({@link ChunkKey}), a
- * <b>duplicate</b> when its ordinal is at or beyond the summary's {@code parents}. A page's candidates (found with a
+ * summary naming this chunk index (or the name a restore renamed it from, or an alias it is the write index of: a served
+ * generation), or when its id is not its document's ({@link ChunkKey}), a
+ * <b>duplicate</b> when its ordinal is at or beyond the summary's {@code parents} — unless a served generation's build cut
+ * the document (its summary's count is then from before the build). A page's candidates (found with a
  * search of their sources) are confirmed with a realtime read of those sources, with their routing, and deleted with the
  * chunk's own version as read ({@code external_gte}): a chunk rewritten since by a newer write is not touched.
  */
@@ -53,7 +60,13 @@ final class ReconcileChunkPass {
 
     /** @param before the name the chunk index had before a restore renamed it (summaries restored with it name that), or null */
     void run(ReconcileReport report, String chunkIndex, String before, ActionListener<Void> listener) {
-        Set<String> names = before == null ? Set.of(chunkIndex) : Set.of(chunkIndex, before);
+        Set<String> names = new HashSet<>(before == null ? Set.of(chunkIndex) : Set.of(chunkIndex, before));
+        // a served generation: the summaries name the alias whose write index it is (the pipeline's target_index)
+        Metadata metadata = setup.clusterState().metadata();
+        IndexMetadata index = metadata.index(chunkIndex);
+        if (index != null) {
+            index.getAliases().keySet().stream().filter(a -> chunkIndex.equals(ServingIndex.of(metadata, a))).forEach(names::add);
+        }
         report.phase = "chunks of [" + chunkIndex + "]";
         pages.forEach(chunkIndex, QueryBuilders.matchAllQuery(),
             new String[] { ChunkDocuments.SOURCE_ID, ChunkDocuments.ORDINAL, ChunkDocuments.SOURCE_ROUTING }, Reconciler.CHUNK_PAGE,
@@ -131,6 +144,10 @@ final class ReconcileChunkPass {
             .fetchSourceContext(summaryOnly)));
         client.multiGet(mget, ActionListener.wrap(response -> {
             Map<String, Map<?, ?>> summaries = new HashMap<>();
+            Set<String> built = new HashSet<>();
+            Metadata metadata = setup.clusterState().metadata();
+            ChunkIndexRegistry.Served served = ChunkIndexRegistry.servedOf(metadata.index(chunkIndex));
+            IndexMetadata sourceIndex = metadata.index(report.sourceIndex);
             MultiGetItemResponse[] items = response.getResponses();
             for (int i = 0; i < items.length; i++) {
                 MultiGetItemResponse item = items[i];
@@ -142,11 +159,18 @@ final class ReconcileChunkPass {
                     if (s != null) {
                         summaries.put(keys.get(i), s); // the answers come in the order asked
                     }
+                    Chunk c = byKey.get(keys.get(i));
+                    if (cutByBuild(served, sourceIndex, c, item.getResponse().getSeqNo())) {
+                        built.add(keys.get(i));
+                    }
                 }
             }
             List<Chunk> delete = new ArrayList<>();
             for (Chunk c : candidates) {
                 String kind = drift(c, summaries.get(c.key()));
+                if ("duplicate".equals(kind) && built.contains(c.key())) {
+                    kind = null; // its summary's count is from before the build that cut its chunks here
+                }
                 if ("orphan".equals(kind)) {
                     report.orphans.incrementAndGet();
                     delete.add(c);
@@ -157,6 +181,19 @@ final class ReconcileChunkPass {
             }
             deleteChunks(report, chunkIndex, delete, listener);
         }, listener::onFailure));
+    }
+
+    /**
+     * Whether the chunks of {@code c}'s document in a served generation were cut by the generation's build, not by the write
+     * its summary records (a build does not rewrite summaries): the document, at {@code seqNo}, is at or below the per-shard
+     * checkpoints the swap recorded. The summary's {@code parents} then says nothing of how many chunks are here.
+     */
+    private static boolean cutByBuild(ChunkIndexRegistry.Served served, IndexMetadata source, Chunk c, long seqNo) {
+        if (served == null || served.checkpoints() == null || source == null || seqNo < 0) {
+            return false;
+        }
+        int shard = OperationRouting.generateShardId(source, c.sourceId(), c.routing());
+        return shard < served.checkpoints().length && seqNo <= served.checkpoints()[shard];
     }
 
     /** "orphan", "duplicate", or null when the chunk belongs to its source's summary. */

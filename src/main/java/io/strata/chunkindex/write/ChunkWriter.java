@@ -278,6 +278,19 @@ public final class ChunkWriter {
         })));
     }
 
+    /**
+     * {@code target} made ready for this processor's chunks of {@code sourceIndex} (created when absent) and the caller's
+     * right to write it checked, as {@link #prepare} does before its first write.
+     */
+    public void ready(String target, String sourceIndex, WriteChecks writable, ActionListener<Void> listener) {
+        if (model == null) {
+            ready(target, sourceIndex, null, writable, listener);
+            return;
+        }
+        services.inference().describe(model, callerContext(ActionListener.wrap(info -> ready(target, sourceIndex, info, writable,
+            listener), listener::onFailure)));
+    }
+
     /** The chunk index made ready for this model and source index, and the caller's right to write it checked. */
     private void ready(String target, String sourceIndex, ModelInfo info, WriteChecks writable, ActionListener<Void> listener) {
         services.setup().ensureIndex(target, sourceIndex, indexFields(), info, callerContext(ActionListener.wrap(
