@@ -21,6 +21,9 @@ import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.search.builder.SearchSourceBuilder;
 import org.opensearch.search.fetch.subphase.FetchSourceContext;
 import org.opensearch.transport.client.Client;
+import org.opensearch.cluster.routing.Preference;
+import org.opensearch.common.unit.TimeValue;
+import org.opensearch.threadpool.ThreadPool;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -67,7 +70,7 @@ public interface CallerView {
                     listener.onFailure(refusal(restricted, fields.keySet()));
                     return;
                 }
-                counts(client, fields, listener);
+                counts(client, fields, 1, listener);
             }, listener::onFailure));
         };
     }
@@ -118,17 +121,37 @@ public interface CallerView {
         }, listener::onFailure));
     }
 
-    private static void counts(Client client, Map<String, List<String>> fields, ActionListener<Void> listener) {
+    /**
+     * Count comparisons before a difference is taken for a restriction: a refresh that makes deletes visible between the
+     * node's count and the caller's lowers the caller's for an instant, on a cluster that restricts nobody; a restriction
+     * stays.
+     */
+    int COUNT_ATTEMPTS = 3;
+    TimeValue COUNT_RETRY_DELAY = TimeValue.timeValueMillis(300);
+
+    private static void counts(Client client, Map<String, List<String>> fields, int attempt, ActionListener<Void> listener) {
         ThreadContext threadContext = client.threadPool().getThreadContext();
         Supplier<ThreadContext.StoredContext> caller = threadContext.newRestorableContext(false);
+        ActionListener<Set<String>> compared = ActionListener.wrap(restricted -> {
+            if (restricted.isEmpty()) {
+                listener.onResponse(null);
+            } else if (attempt < COUNT_ATTEMPTS) { // the caller's context: the scheduled run keeps it
+                client.threadPool().schedule(() -> counts(client, fields, attempt + 1, listener), COUNT_RETRY_DELAY,
+                    ThreadPool.Names.GENERIC);
+            } else {
+                listener.onFailure(refusal(restricted, fields.keySet()));
+            }
+        }, listener::onFailure);
         ActionListener<DocCountsAction.Response> counted = new ContextPreservingActionListener<>(caller, ActionListener.wrap(
-            node -> compare(client, fields, node.totals(), listener), listener::onFailure));
+            node -> compare(client, fields, node.totals(), compared), listener::onFailure));
         try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
             client.execute(DocCountsAction.INSTANCE, new DocCountsAction.Request(fields), counted); // the node's view
         }
     }
 
-    private static void compare(Client client, Map<String, List<String>> fields, Map<String, Long> node, ActionListener<Void> listener) {
+    /** The indices whose counts the caller's searches see below the node's. */
+    private static void compare(Client client, Map<String, List<String>> fields, Map<String, Long> node,
+                                ActionListener<Set<String>> listener) {
         MultiSearchRequest searches = new MultiSearchRequest();
         List<String> keys = new ArrayList<>();
         List<String> indices = new ArrayList<>();
@@ -140,7 +163,9 @@ public interface CallerView {
                 keys.add(DocCountsAction.key(e.getKey(), field));
             }
             for (QueryBuilder q : queries) {
-                searches.add(new SearchRequest(e.getKey()).source(new SearchSourceBuilder().size(0).trackTotalHits(true).query(q)));
+                // the primaries, as the node counts them: a replica may be a refresh behind its primary
+                searches.add(new SearchRequest(e.getKey()).preference(Preference.PRIMARY.type())
+                    .source(new SearchSourceBuilder().size(0).trackTotalHits(true).query(q)));
                 indices.add(e.getKey());
             }
         }
@@ -156,11 +181,7 @@ public interface CallerView {
                     restricted.add(indices.get(i));
                 }
             }
-            if (restricted.isEmpty()) {
-                listener.onResponse(null);
-                return;
-            }
-            listener.onFailure(refusal(restricted, fields.keySet()));
+            listener.onResponse(restricted);
         }, listener::onFailure));
     }
 
