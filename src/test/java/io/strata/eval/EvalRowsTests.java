@@ -151,7 +151,7 @@ public class EvalRowsTests {
         try (var files = Files.list(Path.of("src/test/resources/eval"))) {
             List<Path> rowsFiles = files.filter(f -> f.getFileName().toString().matches("rows-.*\\.json")).toList();
             assertEquals("rows-analysis, -children, -chunking-rules, -context, -fusion, -granularity, -large-parents, -late, -models, "
-                + "-strategies", 10,
+                + "-strategies, -vectors", 11,
                 rowsFiles.size());
             for (Path file : rowsFiles) {
                 EvalRows.parse(Files.readString(file), file.getFileName().toString(), null, null);
