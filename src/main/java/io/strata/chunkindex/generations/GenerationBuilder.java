@@ -169,7 +169,9 @@ public final class GenerationBuilder {
         if (task instanceof ProgressTask progress) {
             progress.progress(report::progress);
         }
-        ActionListener<RebuildReport> done = ActionListener.runAfter(listener, () -> running.remove(source.getUUID()));
+        // released before the caller hears the result: a caller who lists generations right after a build's answer must
+        // not see it as still running (runAfter let a fast GET generations hide the finished generation)
+        ActionListener<RebuildReport> done = ActionListener.runBefore(listener, () -> running.remove(source.getUUID()));
         ActionListener<Void> end = ActionListener.wrap(v -> done.onResponse(report),
             e -> {
                 if (discardOnFailure) {
