@@ -219,6 +219,13 @@ public class ChunkVectorsIT extends StrataRestTestCase {
             nested.get("inner_hits")).get("children")).get("hits")).get("hits")).get(0);
         Map<String, Object> innerChild = (Map<String, Object>) inner.get("_source");
         assertEquals(sliced((Map<String, Object>) nested.get("_source"), innerChild), innerChild.get("text"));
+        assertFalse("an inner hit carries no vector (nor k-NN's stored placeholder): " + innerChild, innerChild.containsKey("embedding"));
+        // an inner hit that asks for its _source gets the child's vector (the request is then left as written)
+        Map<String, Object> asked = hits(search("/vx-chunks/_search", "{\"size\": 1, \"query\": {\"nested\": {\"path\": \"children\", "
+            + "\"query\": {\"match\": {\"children.text\": \"Taylor\"}}, \"inner_hits\": {\"size\": 1, \"_source\": true}}}}")).get(0);
+        Map<String, Object> askedChild = (Map<String, Object>) ((Map<String, Object>) ((List<Object>) ((Map<String, Object>) ((Map<String, Object>)
+            ((Map<String, Object>) asked.get("inner_hits")).get("children")).get("hits")).get("hits")).get(0)).get("_source");
+        assertEquals(askedChild.toString(), 384, ((List<Object>) askedChild.get("embedding")).size());
         // a scroll reads whole documents (as _reindex does): vectors and child texts stay
         for (Map<String, Object> hit : hits(search("/vx-chunks/_search?scroll=1m", "{\"size\": 3}"))) {
             assertEquals(stored("vx-chunks", hit.get("_id")), hit.get("_source"));
