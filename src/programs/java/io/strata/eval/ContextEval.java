@@ -85,7 +85,9 @@ final class ContextEval {
                     .get("strata_best_child")).get(0);
                 int s = (Integer) best.get("start");
                 int e = (Integer) best.get("end");
-                String text = ((String) src.get("text")).substring(s - (Integer) src.get("start"), e - (Integer) src.get("start"));
+                // the chunk's own text as explain_child quotes it: a table piece's parent text starts with its repeated
+                // header row, so offsets from the parent's start would slice the wrong characters (docs/query.md's rule)
+                String text = (String) best.get("text");
                 matched.add(new Stretch(doc, s, e, text));
             }
             for (int b = 0; b < budgets.length; b++) {
