@@ -30,7 +30,7 @@ import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
 /**
- * {@code bin/strata-bench vectors [parents=N] [queries=Q] [rescore=F,…] [URL]}: the chunk index's vector configurations (the processor's
+ * {@code bin/strata-bench vectors [parents=N] [queries=Q] [rescore=F,…] [candidates=C,…] [keep] [URL]}: the chunk index's vector configurations (the processor's
  * {@code vectors}) at N parents of 7 vectors each, on a running node, loaded without the embedder.
  *
  * <p>Vectors: a real corpus embedded once with the bundled model (e5-small-v2 int8, through the node's {@code _embed}):
@@ -51,7 +51,10 @@ import java.util.stream.IntStream;
  * measured twice: as its graph scores it ({@code sq7}, {@code rescore: false}) and with full-precision rescoring
  * ({@code sq7+rescore}, the default on a quantized field: {@code oversample_factor} 3, or each factor of
  * {@code rescore=F,…}), whose bytes are the sq index's (the float vectors it rescores with are read from disk, for the
- * candidates only). The rows' queries alternate, so they share the machine's load.
+ * candidates only). {@code candidates=C,…} adds, for each C, rows at {@code num_candidates} C (float, sq7+rescore, and
+ * the plain k-NN at k C): recall against cost at equal graph work. {@code keep} reuses the indices a previous run left
+ * when they hold N parents (the vectors derive from fixed seeds, so they are the same). The rows' queries alternate, so
+ * they share the machine's load.
  */
 public final class VectorBench {
     static final int PER_PARENT = 7;
@@ -64,6 +67,8 @@ public final class VectorBench {
         int parents = 5_000;
         int queries = 200;
         List<Double> factors = new ArrayList<>(List.of(3.0));
+        List<Integer> candidates = new ArrayList<>();
+        boolean keep = false;
         String url = null;
         for (String a : args) {
             String s = a.toLowerCase(Locale.ROOT);
@@ -76,12 +81,18 @@ public final class VectorBench {
                 for (String f : s.substring(8).split(",")) {
                     factors.add(Double.parseDouble(f));
                 }
+            } else if (s.startsWith("candidates=")) {
+                for (String c : s.substring(11).split(",")) {
+                    candidates.add(Integer.parseInt(c));
+                }
+            } else if (s.equals("keep")) {
+                keep = true;
             } else if (s.startsWith("queries=")) {
                 queries = Integer.parseInt(s.substring(8));
             } else if (s.startsWith("http://") || s.startsWith("https://")) {
                 url = a;
             } else if (!s.isBlank()) {
-                throw new IllegalArgumentException("unknown argument [" + a + "]; expected parents=N, queries=Q, rescore=F[,F…], a URL");
+                throw new IllegalArgumentException("unknown argument [" + a + "]; expected parents=N, queries=Q, rescore=F[,F…], candidates=C[,C…], keep, a URL");
             }
         }
         if (parents < 100 || parents > 1_000_000 || queries < 10 || queries > 10_000) {
@@ -91,7 +102,7 @@ public final class VectorBench {
         try (RestClient client = Connection.builder(url)
             .setRequestConfigCallback(c -> c.setResponseTimeout(Timeout.ofHours(6)).setConnectionRequestTimeout(Timeout.ofMinutes(1)))
             .build()) {
-            new VectorBench(client, parents, queries, factors).run();
+            new VectorBench(client, parents, queries, factors, candidates, keep).run();
         }
     }
 
@@ -100,20 +111,29 @@ public final class VectorBench {
     private final int queries;
     /** The oversample factors of the sq7+rescore rows. */
     private final List<Double> factors;
+    /** Extra {@code num_candidates} values, each measured on float, sq7+rescore and the plain k-NN. */
+    private final List<Integer> candidates;
+    private final boolean keep;
     private int dim;
 
-    private VectorBench(RestClient client, int parents, int queries, List<Double> factors) {
+    private VectorBench(RestClient client, int parents, int queries, List<Double> factors, List<Integer> candidates, boolean keep) {
         this.client = client;
         this.parents = parents;
         this.queries = queries;
         this.factors = factors;
+        this.candidates = candidates;
+        this.keep = keep;
     }
 
     /**
      * One measured row: {@code multi_granular} on a configuration's index with a {@code rescore} value (JSON; null: the
      * default, which is off on float and on with factor 3 on sq), or the plain k-NN (config -1).
      */
-    private record Method(String label, int config, String rescore) {}
+    private record Method(String label, int config, String rescore, int candidates) {
+        Method(String label, int config, String rescore) {
+            this(label, config, rescore, 0);
+        }
+    }
 
     private void run() throws Exception {
         long t0 = System.nanoTime();
@@ -148,8 +168,13 @@ public final class VectorBench {
             String index = "vbench-" + configs.get(c).label().replace(' ', '-');
             indices.add(index);
             long tb = System.nanoTime();
-            load(index, configs.get(c), vectors);
-            build[c] = secs(tb);
+            if (keep && parentsIn(index) == parents) {
+                build[c] = Double.NaN;
+                System.out.printf(Locale.ROOT, "  %s: kept (%,d parents)%n", index, parents);
+            } else {
+                load(index, configs.get(c), vectors);
+                build[c] = secs(tb);
+            }
         }
         // rows: float; sq7 as the graph scores it (rescore off); sq7 rescored with each factor; the plain k-NN
         List<Method> rows = new ArrayList<>();
@@ -160,6 +185,12 @@ public final class VectorBench {
                 "{\"oversample_factor\": " + f + "}"));
         }
         rows.add(new Method("plain k-NN", -1, null));
+        int defaults = rows.size();
+        for (int c : candidates) {
+            rows.add(new Method(configs.get(0).label() + "@" + c, 0, null, c));
+            rows.add(new Method(configs.get(1).label() + "+rescore@" + c, 1, null, c));
+            rows.add(new Method("plain k-NN@" + c, -1, null, c));
+        }
         // warm-up, then every query on every row, in rotating order
         int methods = rows.size();
         for (int w = 0; w < Math.min(50, queries); w++) {
@@ -181,7 +212,7 @@ public final class VectorBench {
             }
         }
         System.out.println();
-        int plain = methods - 1;
+        int plain = defaults - 1;
         for (int m = 0; m < plain; m++) {
             long[] bytes = fileBytes(indices.get(rows.get(m).config()));
             System.out.printf(Locale.ROOT, "vectors %s: %d B/parent, recall %.3f, p50 %.2f ms, p99 %.2f ms%n", rows.get(m).label(),
@@ -200,6 +231,16 @@ public final class VectorBench {
                 percentile(latency[m], 50) / percentile(latency[0], 50), percentile(latency[m], 99) / percentile(latency[0], 99),
                 percentile(latency[m], 50) / percentile(latency[plain], 50));
         }
+        // each extra num_candidates: its rows against float at the same candidates
+        for (int m = defaults; m < methods; m += 3) {
+            for (int j = 0; j < 3; j++) {
+                Method row = rows.get(m + j);
+                String bytes = row.config() < 0 ? "-" : String.valueOf(fileBytes(indices.get(row.config()))[0] / parents);
+                System.out.printf(Locale.ROOT, "vectors %s: %s B/parent, recall %.3f, p50 %.2f ms, p99 %.2f ms; p50 vs float@%d %.2f%n",
+                    row.label(), bytes, recall[m + j] / queries, percentile(latency[m + j], 50), percentile(latency[m + j], 99),
+                    row.candidates(), percentile(latency[m + j], 50) / percentile(latency[m], 50));
+            }
+        }
         System.out.printf(Locale.ROOT, "%s; total %.1f s%n", uptime(), secs(t0));
     }
 
@@ -208,9 +249,11 @@ public final class VectorBench {
         String vector = Arrays.toString(v);
         String body = m.config() >= 0
             ? "{\"size\": 10, \"_source\": false, \"query\": {\"multi_granular\": {\"vector\": " + vector + ", \"k\": 10"
-                + (m.rescore() == null ? "" : ", \"rescore\": " + m.rescore()) + "}}}"
+                + (m.rescore() == null ? "" : ", \"rescore\": " + m.rescore())
+                + (m.candidates() > 0 ? ", \"num_candidates\": " + m.candidates() : "") + "}}}"
             : "{\"size\": 10, \"_source\": false, \"query\": {\"nested\": {\"path\": \"children\", \"score_mode\": \"max\", \"query\": "
-                + "{\"knn\": {\"children.embedding\": {\"vector\": " + vector + ", \"k\": 20}}}}}}";
+                + "{\"knn\": {\"children.embedding\": {\"vector\": " + vector + ", \"k\": " + (m.candidates() > 0 ? m.candidates() : 20)
+                + "}}}}}}";
         Map<String, Object> r = JsonRest.call(client, "POST", "/" + indices.get(Math.max(0, m.config())) + "/_search", body);
         List<String> ids = new ArrayList<>();
         for (Object h : (List<?>) ((Map<?, ?>) r.get("hits")).get("hits")) {
@@ -250,6 +293,16 @@ public final class VectorBench {
         JsonRest.call(client, "PUT", "/" + index + "/_settings", "{\"index\": {\"refresh_interval\": null}}");
         JsonRest.call(client, "POST", "/" + index + "/_forcemerge?max_num_segments=1", null);
         JsonRest.call(client, "POST", "/" + index + "/_refresh", null);
+    }
+
+    /** Parents (root documents) in {@code index}, or -1 when it does not exist. */
+    private long parentsIn(String index) throws IOException {
+        try {
+            Map<String, Object> r = JsonRest.call(client, "GET", "/" + index + "/_count", "{\"query\": {\"exists\": {\"field\": \"ordinal\"}}}");
+            return ((Number) r.get("count")).longValue();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     private static String id(int p) {
