@@ -70,8 +70,13 @@ public final class GenerationBuilder {
     public static final String GENERATION_META = "strata_generation";
     /** The key, in {@link #GENERATION_META}, of the per-shard source checkpoints the generation was brought up to. */
     public static final String CHECKPOINTS = "checkpoints";
-    /** Catch-up passes after the first before a build gives up on a source that never stops being written. */
+    /**
+     * Catch-up passes, and the least time they span, before a build gives up on a source that never stops being written;
+     * passes at most one a second: a burst of writes (clients resending after a node left) can end before the count does.
+     */
     static final int MAX_PASSES = 20;
+    private static final long MIN_CATCH_UP_NANOS = 120_000_000_000L;
+    private static final long PASS_INTERVAL_NANOS = 1_000_000_000L;
 
     private final Client client;
     private final ClusterService clusterService;
@@ -177,8 +182,7 @@ public final class GenerationBuilder {
         if (task instanceof ProgressTask progress) {
             progress.progress(report::progress);
         }
-        // released before the caller hears the result: a caller who lists generations right after a build's answer must
-        // not see it as still running (runAfter let a fast GET generations hide the finished generation)
+        // released before the caller hears the result: who lists generations right after the answer sees it ended
         ActionListener<RebuildReport> done = resumes.endingFirst(report, source.getUUID(),
             ActionListener.runBefore(listener, () -> running.remove(source.getUUID())));
         ActionListener<Void> end = ActionListener.wrap(v -> done.onResponse(report),
@@ -269,6 +273,8 @@ public final class GenerationBuilder {
         private final WriteChecks checks = new WriteChecks(setup);
         private final PageWrites writes;
         private int found;
+        private long passStarted;
+        private long catchUpStarted;
         /** Whether the orphan pass ran since the last pass that found operations. */
         private boolean orphansChecked;
 
@@ -295,6 +301,8 @@ public final class GenerationBuilder {
          */
         void pass(ActionListener<Void> end) {
             report.passes++;
+            passStarted = System.nanoTime();
+            catchUpStarted = report.passes == 2 ? passStarted : catchUpStarted;
             report.phase = report.passes == 1 ? "source documents" : "catch-up";
             found = 0;
             client.admin().indices().prepareStats(source.getName()).clear().setDocs(true).execute(ActionListener.wrap(stats -> {
@@ -328,13 +336,15 @@ public final class GenerationBuilder {
             } else if (found == 0) {
                 orphansChecked = true;
                 orphans(ActionListener.wrap(o -> pass(end), end::onFailure));
-            } else if (report.passes >= MAX_PASSES) {
+            } else if (report.passes >= MAX_PASSES && System.nanoTime() - catchUpStarted >= MIN_CATCH_UP_NANOS) {
                 end.onFailure(new org.opensearch.OpenSearchStatusException(String.format(Locale.ROOT, "[_rebuild] of [%s] still "
-                    + "found new writes after %d passes; rebuild while the index is written less", source.getName(), MAX_PASSES),
-                    RestStatus.CONFLICT));
+                    + "found new writes after %d passes in %d s; rebuild while the index is written less", source.getName(),
+                    report.passes, (System.nanoTime() - catchUpStarted) / 1_000_000_000L), RestStatus.CONFLICT));
             } else {
                 orphansChecked = false;
-                pass(end);
+                long wait = PASS_INTERVAL_NANOS - (System.nanoTime() - passStarted);
+                client.threadPool().schedule(client.threadPool().getThreadContext().preserveContext(() -> pass(end)),
+                    TimeValue.timeValueNanos(Math.max(0, wait)), ThreadPool.Names.GENERIC);
             }
         }
 
