@@ -52,6 +52,8 @@ import io.strata.chunkindex.generations.GenerationsAction;
 import io.strata.chunkindex.generations.RestGenerationsAction;
 import io.strata.chunkindex.generations.TransportGenerationsAction;
 import io.strata.chunkindex.generations.RebuildAction;
+import io.strata.chunkindex.generations.RebuildResumeExecutor;
+import io.strata.chunkindex.generations.RebuildResumeParams;
 import io.strata.chunkindex.generations.RestRebuildAction;
 import io.strata.chunkindex.generations.TransportRebuildAction;
 import io.strata.ingest.ChunkPreviewAction;
@@ -74,6 +76,11 @@ import io.strata.query.QueryLimits;
 import io.strata.query.SearchTaskFilter;
 import io.strata.stats.StrataStats;
 import org.apache.lucene.util.SetOnce;
+import org.opensearch.common.settings.SettingsModule;
+import org.opensearch.core.ParseField;
+import org.opensearch.persistent.PersistentTaskParams;
+import org.opensearch.persistent.PersistentTasksExecutor;
+import org.opensearch.plugins.PersistentTaskPlugin;
 import org.opensearch.action.support.ActionFilter;
 import org.opensearch.cluster.metadata.IndexNameExpressionResolver;
 import org.opensearch.cluster.node.DiscoveryNodes;
@@ -117,7 +124,8 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /** Wiring only: components are built here and passed to the adapters that need them. */
-public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, SearchPlugin, SearchPipelinePlugin {
+public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, SearchPlugin, SearchPipelinePlugin,
+    PersistentTaskPlugin {
     private final Settings settings;
     private final SentenceSegmenter segmenter = SentenceSegmenter.forLocale(Locale.ENGLISH);
     /** This node's counters: everything that counts gets this one instance. */
@@ -131,6 +139,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
     private final SetOnce<InferenceService> inference = new SetOnce<>();
     private final SetOnce<IndexNameExpressionResolver> resolver = new SetOnce<>();
     private final SetOnce<IngestService> ingestService = new SetOnce<>();
+    private final SetOnce<GenerationBuilder> generations = new SetOnce<>();
     /** The dynamic {@link InferenceSettings#REMOTE_TIMEOUT}, read by every ml-commons call. */
     private volatile TimeValue remoteTimeout;
     private final QueryServices queryServices = new QueryServices(clusterService::get, resolver::get, inference::get, stats,
@@ -189,6 +198,7 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             () -> inference.embedded().truncations());
         GenerationBuilder builder = new GenerationBuilder(client, clusterService, chunks.setup(), chunks.commit(), this::chunkWriters,
             CallerView.of(client));
+        generations.set(builder);
         return List.of(chunks.store(), chunks.setup(), registry, inference, stats, gauges, new Chunkers(inference, segmenter),
             new Reconciler(client, clusterService, chunks.setup(), chunks.store(), chunks.rechunker(), this::chunkWriters,
                 CallerView.of(client)),
@@ -273,10 +283,29 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
             new TargetIndexChangeFilter(ingestService::get, clusterService::get, registry));
     }
 
-    /** The status of Strata's tasks, readable by a node that did not run them ({@code GET _tasks} of another node's task). */
+    /**
+     * The status of Strata's tasks, readable by a node that did not run them ({@code GET _tasks} of another node's task); the
+     * params of a rebuild's persistent task, in the cluster state.
+     */
     @Override
     public List<NamedWriteableRegistry.Entry> getNamedWriteables() {
-        return List.of(new NamedWriteableRegistry.Entry(Task.Status.class, ProgressStatus.NAME, ProgressStatus::new));
+        return List.of(new NamedWriteableRegistry.Entry(Task.Status.class, ProgressStatus.NAME, ProgressStatus::new),
+            new NamedWriteableRegistry.Entry(PersistentTaskParams.class, RebuildResumeParams.NAME, RebuildResumeParams::new));
+    }
+
+    /** The params of a rebuild's persistent task, in the cluster state on disk. */
+    @Override
+    public List<NamedXContentRegistry.Entry> getNamedXContent() {
+        return List.of(new NamedXContentRegistry.Entry(PersistentTaskParams.class, new ParseField(RebuildResumeParams.NAME),
+            RebuildResumeParams::fromXContent));
+    }
+
+    /** Resumes a rebuild whose node left, with its caller's stored roles. */
+    @Override
+    public List<PersistentTasksExecutor<?>> getPersistentTasksExecutor(ClusterService clusterService, ThreadPool threadPool,
+                                                                       Client client, SettingsModule settingsModule,
+                                                                       IndexNameExpressionResolver expressionResolver) {
+        return List.of(new RebuildResumeExecutor(generations::get, client, clusterService));
     }
 
     @Override

@@ -14,14 +14,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The rebuild-with-kill run ({@code bin/strata-chaos rebuild-kill}, a fresh 3-node cluster): {@code docs} documents ingested
  * through a chunking pipeline at θ {@value ChaosRun#THETA}; θ changes to {@value #NEW_THETA}; {@code _rebuild} runs as a task
  * throttled to {@code rps} documents a second while 2 writers index, rewrite and delete documents ({@value #OPS} each, also while a rebuild
  * starts: its check of the caller's view must not take their writes for a restriction); once a third of the
- * documents are done, the node running the task is killed with SIGKILL and restarted; the rebuild is re-issued (it must
- * resume the same generation and skip documents), the writers stop, {@code _swap} serves the generation. Then an independent
+ * documents are done, the node running the task is killed with SIGKILL and restarted; nobody re-issues the rebuild: another node
+ * resumes it by itself (the same generation, documents skipped), the writers stop, {@code _swap} serves the generation. Then an independent
  * check: every stored text's chunks in the served generation are the {@code _chunk} preview's under the new θ, and nothing
  * else is there; and {@code _reconcile?dry_run=true} finds nothing and no config drift.
  *
@@ -82,7 +83,11 @@ public final class RebuildChaosRun {
         // writers: index, rewrite and delete ids (some new) until the resumed rebuild ends, through each rebuild's start
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong writes = new AtomicLong();
-        ExecutorService pool = Executors.newFixedThreadPool(2);
+        ExecutorService pool = Executors.newFixedThreadPool(2, r -> { // daemons: a failure ends the run instead of waiting on them
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        });
         List<Future<?>> writers = List.of(writer(pool, stop, writes, docs, random.split()),
             writer(pool, stop, writes, docs, random.split()));
 
@@ -94,15 +99,22 @@ public final class RebuildChaosRun {
         long doneAtKill = done(status);
         System.out.printf(Locale.ROOT, "task %s on node-%d: %d of %d documents done at %.1f s; killing node-%d%n", task, victim, doneAtKill,
             ((Number) status.get("total")).longValue(), ChaosRun.secs(r0), victim);
+        // nobody re-issues: another node resumes the build by itself; its task is seen while it runs, from before the kill
+        AtomicReference<String> resumedTask = new AtomicReference<>();
+        Thread watch = new Thread(() -> watchResume(resumedTask), "resume-watch");
+        watch.start();
+        long r1 = System.nanoTime();
         double back = client.killAndRestart(victim, random);
         System.out.printf(Locale.ROOT, "node-%d back in %.1f s; generations: %s%n", victim, back,
             client.call("GET", "/_plugins/_strata/generations?index=" + SOURCE, null).get("generations"));
-
-        long r1 = System.nanoTime();
-        String again = (String) client.call("POST", "/_plugins/_strata/_rebuild?index=" + SOURCE + "&wait_for_completion=false", null)
-            .get("task");
-        Map<String, Object> resumed = awaitResponse(again);
-        System.out.printf(Locale.ROOT, "re-issued rebuild in %.1f s: %s%n", ChaosRun.secs(r1), resumed);
+        watch.join(300_000);
+        if (resumedTask.get() == null) {
+            watch.interrupt();
+            throw new IllegalStateException("no automatic resume of the rebuild within 300 s of the kill");
+        }
+        Map<String, Object> resumed = awaitResponse(resumedTask.get());
+        System.out.printf(Locale.ROOT, "automatic resume %s ended %.1f s after the kill: %s%n", resumedTask.get(), ChaosRun.secs(r1),
+            resumed);
         stop.set(true);
         for (Future<?> w : writers) {
             w.get();
@@ -130,6 +142,24 @@ public final class RebuildChaosRun {
             drift.duplicates, drift.stale, found, client.errors.get(), client.retries(), ChaosRun.secs(t0));
         return resumedSame && skipped > 0 && drift.orphans + drift.missing + drift.duplicates + drift.stale == 0 && found == 0
             && client.errors.get() == 0;
+    }
+
+    /** Polls {@code GET generations} until it names a running rebuild that resumed a generation: sets its task id. */
+    private void watchResume(AtomicReference<String> task) {
+        while (task.get() == null && !Thread.currentThread().isInterrupted()) {
+            try {
+                Map<String, Object> listed = client.call("GET", "/_plugins/_strata/generations?index=" + SOURCE, null);
+                if (listed.get("rebuild") instanceof Map<?, ?> r && Boolean.TRUE.equals(r.get("resumed"))) {
+                    task.set((String) r.get("task"));
+                    return;
+                }
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            } catch (java.io.IOException e) {
+                // every node refused for a while (the kill): poll again
+            }
+        }
     }
 
     /** The task's status once {@code n} documents are done; fails when it ended first or after 300 s. */

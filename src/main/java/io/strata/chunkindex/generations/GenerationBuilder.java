@@ -25,6 +25,7 @@ import org.opensearch.core.index.Index;
 import org.opensearch.core.rest.RestStatus;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.index.seqno.SeqNoStats;
+import org.opensearch.persistent.PersistentTasksService;
 import org.opensearch.search.SearchHit;
 import org.opensearch.search.builder.SearchSourceBuilder;
 import org.opensearch.search.sort.SortBuilders;
@@ -55,11 +56,11 @@ import java.util.function.Supplier;
  * pass finds nothing, every chunk set in the generation is that of its document's last stored operation: the same as
  * {@code _chunk} of each stored text under the config. Writes after the last pass are not in it.
  *
- * <p>A cancel or a failure deletes the generation (as the caller): it never serves half-built. A build whose node dies
- * leaves it, recorded {@code building} ({@link GenerationRecord}); the caller's re-issue of {@code _rebuild} under the same
- * config resumes it: a first pass over every document that skips those whose chunks are complete and current
- * ({@link ResumeCheck}), then the catch-up and orphan passes as a build's. Nothing resumes without a caller: a task the
- * node restarts by itself would read and write user data as the node, or need the caller's roles stored.
+ * <p>A cancel or a failure deletes the generation (as the caller): it never serves half-built; a failed resume leaves it
+ * {@code interrupted}. A build whose node dies leaves it, recorded {@code building} ({@link GenerationRecord}); a re-issue of
+ * {@code _rebuild} under the same config resumes it: a first pass over every document that skips those whose chunks are
+ * complete and current ({@link ResumeCheck}), then the catch-up and orphan passes as a build's. The build's persistent task
+ * ({@link RebuildResumes}) re-issues it on another node by itself, with the caller's stored roles only.
  */
 public final class GenerationBuilder {
     /** The longest single wait of the throttle: a cancel is noticed within it. */
@@ -69,8 +70,13 @@ public final class GenerationBuilder {
     public static final String GENERATION_META = "strata_generation";
     /** The key, in {@link #GENERATION_META}, of the per-shard source checkpoints the generation was brought up to. */
     public static final String CHECKPOINTS = "checkpoints";
-    /** Catch-up passes after the first before a build gives up on a source that never stops being written. */
+    /**
+     * Catch-up passes, and the least time they span, before a build gives up on a source that never stops being written;
+     * passes at most one a second: a burst of writes (clients resending after a node left) can end before the count does.
+     */
     static final int MAX_PASSES = 20;
+    private static final long MIN_CATCH_UP_NANOS = 120_000_000_000L;
+    private static final long PASS_INTERVAL_NANOS = 1_000_000_000L;
 
     private final Client client;
     private final ClusterService clusterService;
@@ -82,6 +88,7 @@ public final class GenerationBuilder {
     private final VectorReuse vectorReuse;
     private final GenerationRecord record;
     private final ResumeCheck resumeCheck;
+    private final RebuildResumes resumes;
     /** The builds running on this node, by source index UUID: one at a time per source. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
 
@@ -100,6 +107,11 @@ public final class GenerationBuilder {
         this.vectorReuse = new VectorReuse(client);
         this.record = new GenerationRecord(client);
         this.resumeCheck = new ResumeCheck(client);
+        this.resumes = new RebuildResumes(new PersistentTasksService(clusterService, client.threadPool(), client), clusterService);
+    }
+
+    public RebuildResumes resumes() {
+        return resumes;
     }
 
     public ChunkWriters writers() {
@@ -137,6 +149,7 @@ public final class GenerationBuilder {
             RebuildReport report = new RebuildReport(source.getName(), chunkIndex, target, generation, writer.configHash(), pipeline, rps,
                 task);
             report.resumed = unfinished != null;
+            report.caller = CallerIdentity.of(client.threadPool().getThreadContext());
             run(source, writer, target, report, null, true, rps, task, listener);
         }, listener::onFailure));
     }
@@ -169,12 +182,12 @@ public final class GenerationBuilder {
         if (task instanceof ProgressTask progress) {
             progress.progress(report::progress);
         }
-        // released before the caller hears the result: a caller who lists generations right after a build's answer must
-        // not see it as still running (runAfter let a fast GET generations hide the finished generation)
-        ActionListener<RebuildReport> done = ActionListener.runBefore(listener, () -> running.remove(source.getUUID()));
+        // released before the caller hears the result: who lists generations right after the answer sees it ended
+        ActionListener<RebuildReport> done = resumes.endingFirst(report, source.getUUID(),
+            ActionListener.runBefore(listener, () -> running.remove(source.getUUID())));
         ActionListener<Void> end = ActionListener.wrap(v -> done.onResponse(report),
             e -> {
-                if (discardOnFailure) {
+                if (discardOnFailure && (!report.resumed || report.cancelled())) {
                     discard(target, e, done);
                 } else {
                     done.onFailure(e);
@@ -206,9 +219,11 @@ public final class GenerationBuilder {
     /**
      * The generation ready for the passes: a build's created and recorded {@value GenerationRecord#BUILDING} (so that, should
      * its node die, a re-issue finds and resumes it), a resumed one refreshed (what the resume check searches is then
-     * everything the interrupted build wrote); a catch-up's as it is.
+     * everything the interrupted build wrote), then the build's persistent task registered; a catch-up's as it is.
      */
-    private void prepared(ChunkWriter writer, RebuildReport report, Run run, ActionListener<Void> listener) {
+    private void prepared(ChunkWriter writer, RebuildReport report, Run run, ActionListener<Void> next) {
+        ActionListener<Void> listener = report.task() == null ? next
+            : ActionListener.wrap(v -> resumes.started(report, run.source, next), next::onFailure); // resumable from here on
         if (report.resumed) {
             client.admin().indices().prepareRefresh(report.generationIndex).execute(ActionListener.map(listener, r -> null));
         } else if (report.task() != null) {
@@ -258,6 +273,8 @@ public final class GenerationBuilder {
         private final WriteChecks checks = new WriteChecks(setup);
         private final PageWrites writes;
         private int found;
+        private long passStarted;
+        private long catchUpStarted;
         /** Whether the orphan pass ran since the last pass that found operations. */
         private boolean orphansChecked;
 
@@ -284,6 +301,8 @@ public final class GenerationBuilder {
          */
         void pass(ActionListener<Void> end) {
             report.passes++;
+            passStarted = System.nanoTime();
+            catchUpStarted = report.passes == 2 ? passStarted : catchUpStarted;
             report.phase = report.passes == 1 ? "source documents" : "catch-up";
             found = 0;
             client.admin().indices().prepareStats(source.getName()).clear().setDocs(true).execute(ActionListener.wrap(stats -> {
@@ -317,13 +336,15 @@ public final class GenerationBuilder {
             } else if (found == 0) {
                 orphansChecked = true;
                 orphans(ActionListener.wrap(o -> pass(end), end::onFailure));
-            } else if (report.passes >= MAX_PASSES) {
+            } else if (report.passes >= MAX_PASSES && System.nanoTime() - catchUpStarted >= MIN_CATCH_UP_NANOS) {
                 end.onFailure(new org.opensearch.OpenSearchStatusException(String.format(Locale.ROOT, "[_rebuild] of [%s] still "
-                    + "found new writes after %d passes; rebuild while the index is written less", source.getName(), MAX_PASSES),
-                    RestStatus.CONFLICT));
+                    + "found new writes after %d passes in %d s; rebuild while the index is written less", source.getName(),
+                    report.passes, (System.nanoTime() - catchUpStarted) / 1_000_000_000L), RestStatus.CONFLICT));
             } else {
                 orphansChecked = false;
-                pass(end);
+                long wait = PASS_INTERVAL_NANOS - (System.nanoTime() - passStarted);
+                client.threadPool().schedule(client.threadPool().getThreadContext().preserveContext(() -> pass(end)),
+                    TimeValue.timeValueNanos(Math.max(0, wait)), ThreadPool.Names.GENERIC);
             }
         }
 

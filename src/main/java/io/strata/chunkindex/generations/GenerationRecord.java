@@ -16,7 +16,8 @@ import java.util.OptionalInt;
  * {@value #BUILDING} from the moment the build created the index, {@value #COMPLETE} once its last pass and the orphan pass
  * ended. A generation left {@value #BUILDING} with no rebuild task of its source alive is one whose build was interrupted
  * (its node died or restarted): {@code GET generations} lists it as {@value #INTERRUPTED}, {@code _swap} refuses it, and a
- * re-issued {@code _rebuild} under the same config resumes it ({@link ResumeCheck}).
+ * re-issued {@code _rebuild} under the same config resumes it ({@link ResumeCheck}), as the build's persistent task does by
+ * itself when the build's node left ({@link RebuildResumeExecutor}).
  */
 final class GenerationRecord {
     static final String STATE = "state";

@@ -29,6 +29,9 @@ public final class RebuildReport implements ToXContentObject {
     /** A resume of an interrupted generation: the documents found complete in it, counted in {@link #done} too. */
     volatile boolean resumed;
     final AtomicLong skipped = new AtomicLong();
+    /** Who started it (its automatic resume runs with these roles), and whether its persistent task is registered. */
+    volatile CallerIdentity caller;
+    volatile boolean registered;
     final AtomicLong parents = new AtomicLong();
     final AtomicLong orphans = new AtomicLong();
     /** Chunk vectors taken from stored chunks (the serving chunk index's, the generation's) / computed by the model. */
