@@ -82,6 +82,24 @@ public class RebuildKillIT extends StrataRestTestCase {
         return tasks == null ? List.of() : ((List<Map<String, Object>>) tasks.get("tasks")).stream().map(t -> (String) t.get("id")).toList();
     }
 
+    /** A node to kill: not the elected cluster manager; its index in bin/strata-node is its HTTP port's offset. */
+    public record Victim(String id, int port, int index) {}
+
+    @SuppressWarnings("unchecked")
+    public static Victim victim(Map<String, Object> nodes, List<HttpHost> hosts) throws IOException {
+        String manager = (String) ((List<Map<String, Object>>) (List<?>) entityAsList(client().performRequest(
+            new Request("GET", "/_cat/cluster_manager?format=json")))).get(0).get("id");
+        int base = hosts.stream().mapToInt(HttpHost::getPort).min().orElseThrow();
+        for (Map.Entry<String, Object> n : nodes.entrySet()) {
+            String address = (String) ((Map<String, Object>) ((Map<String, Object>) n.getValue()).get("http")).get("publish_address");
+            if (!n.getKey().startsWith(manager)) {
+                int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+                return new Victim(n.getKey(), port, port - base);
+            }
+        }
+        throw new AssertionError("no node but the cluster manager: " + nodes);
+    }
+
     public static String uuidOf(String index) throws IOException {
         Map<String, Object> settings = (Map<String, Object>) ((Map<String, Object>) call("GET", "/" + index + "/_settings")
             .get(index)).get("settings");
@@ -176,21 +194,10 @@ public class RebuildKillIT extends StrataRestTestCase {
         source(b, b, chunksB);
         String uuidB = uuidOf(b);
 
-        // the victim: a node that is not the elected cluster manager; its index in bin/strata-node is its HTTP port's offset
-        String manager = (String) ((List<Map<String, Object>>) (List<?>) entityAsList(client().performRequest(
-            new Request("GET", "/_cat/cluster_manager?format=json")))).get(0).get("id");
-        int base = getClusterHosts().stream().mapToInt(HttpHost::getPort).min().orElseThrow();
-        String victim = null;
-        int victimPort = -1;
-        for (Map.Entry<String, Object> n : nodes.entrySet()) {
-            String address = (String) ((Map<String, Object>) ((Map<String, Object>) n.getValue()).get("http")).get("publish_address");
-            if (victim == null && !n.getKey().startsWith(manager)) {
-                victim = n.getKey();
-                victimPort = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
-            }
-        }
-        assertNotNull(nodes.toString(), victim);
-        int victimIndex = victimPort - base;
+        Victim v = victim(nodes, getClusterHosts());
+        String victim = v.id();
+        int victimPort = v.port();
+        int victimIndex = v.index();
         boolean killed = false;
         try (RestClient onVictim = buildClient(restClientSettings(), new HttpHost[] { new HttpHost("http", "127.0.0.1", victimPort) })) {
             Map<String, String> tasks = new LinkedHashMap<>();

@@ -102,20 +102,10 @@ public class SecuredRebuildResumeIT extends SecuredRestTestCase {
         String b = sources.get(1);
         String uuidB = RebuildKillIT.uuidOf(b);
 
-        String manager = (String) ((List<Map<String, Object>>) (List<?>) entityAsList(client().performRequest(
-            new Request("GET", "/_cat/cluster_manager?format=json")))).get(0).get("id");
-        int base = getClusterHosts().stream().mapToInt(HttpHost::getPort).min().orElseThrow();
-        String victim = null;
-        int victimPort = -1;
-        for (Map.Entry<String, Object> n : nodes.entrySet()) {
-            String address = (String) ((Map<String, Object>) ((Map<String, Object>) n.getValue()).get("http")).get("publish_address");
-            if (victim == null && !n.getKey().startsWith(manager)) {
-                victim = n.getKey();
-                victimPort = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
-            }
-        }
-        assertNotNull(nodes.toString(), victim);
-        int victimIndex = victimPort - base;
+        RebuildKillIT.Victim v = RebuildKillIT.victim(nodes, getClusterHosts());
+        String victim = v.id();
+        int victimPort = v.port();
+        int victimIndex = v.index();
         boolean killed = false;
         try (RestClient onVictim = buildClient(restClientSettings(), new HttpHost[] { new HttpHost("https", "127.0.0.1", victimPort) })) {
             Map<String, String> tasks = new LinkedHashMap<>();
