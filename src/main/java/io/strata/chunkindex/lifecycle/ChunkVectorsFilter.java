@@ -63,8 +63,9 @@ public final class ChunkVectorsFilter implements ActionFilter {
                                                                                        ActionListener<Response> listener,
                                                                                        ActionFilterChain<Request, Response> chain) {
         List<InnerHitBuilder> innerHits;
+        // the query is walked for inner hits only once the search is known to read chunk indices alone
         if (SearchAction.NAME.equals(action) && request instanceof SearchRequest search && node.ready() && saysNothingOfSource(search)
-            && (innerHits = innerHitsSayingNothingOfSource(search)) != null && onlyChunkIndices(search)) {
+            && onlyChunkIndices(search) && (innerHits = innerHitsSayingNothingOfSource(search)) != null) {
             if (search.source() == null) {
                 search.source(new SearchSourceBuilder());
             }
