@@ -67,6 +67,7 @@ import io.strata.ingest.RestChunkPreviewAction;
 import org.opensearch.ingest.IngestService;
 import io.strata.query.BestChildFetchSubPhase;
 import io.strata.query.DenseParentsQueryBuilder;
+import io.strata.query.HybridShardQueryBuilder;
 import io.strata.query.MultiGranularQueryBuilder;
 import io.strata.query.PlannedParentsQueryBuilder;
 import io.strata.query.PreFilterPushdown;

@@ -102,41 +102,67 @@ public record Fusion(Method method, double denseWeight, Integer window, int rank
      * and tied scores are then stepped down by one float ulp each, so that every shard layout orders them the same way.
      */
     public List<Fused> fuse(List<SideHit> dense, List<SideHit> lexical, int k) {
-        Map<String, double[]> shares = new HashMap<>(); // key → {dense share, lexical share, dense score, lexical score}
-        Map<String, SideHit> any = new HashMap<>();
-        double w = denseWeight;
-        add(shares, any, dense, 0, w);
-        add(shares, any, lexical, 1, 1 - w);
-        List<Fused> fused = new ArrayList<>(shares.size());
-        for (Map.Entry<String, double[]> e : shares.entrySet()) {
-            double[] s = e.getValue();
-            SideHit hit = any.get(e.getKey());
-            fused.add(new Fused(hit.index(), hit.id(), (float) (s[0] + s[1]), (float) s[2], (float) s[3], s[0], s[1]));
+        Comparator<Parent> ties = Comparator.comparing(Parent::index).thenComparing(Parent::id);
+        List<Keyed<Parent>> fused = fuseKeyed(keyed(dense), keyed(lexical), k, ties);
+        List<Fused> out = new ArrayList<>(fused.size());
+        for (Keyed<Parent> f : fused) {
+            out.add(new Fused(f.key().index(), f.key().id(), f.score(), f.dense(), f.lexical(), f.denseShare(), f.lexicalShare()));
         }
-        fused.sort(Comparator.comparingDouble((Fused f) -> -f.score()).thenComparing(Fused::index).thenComparing(Fused::id));
-        List<Fused> top = new ArrayList<>(fused.subList(0, Math.min(k, fused.size())));
+        return out;
+    }
+
+    /** A side's hit or a fused parent under any key: a hit of a global list, or a document of one shard's reader. */
+    public record Keyed<K>(K key, float score, float dense, float lexical, double denseShare, double lexicalShare) {
+        static <K> Keyed<K> side(K key, float score) {
+            return new Keyed<>(key, score, Float.NaN, Float.NaN, 0, 0);
+        }
+    }
+
+    private record Parent(String index, String id) {}
+
+    private static List<Keyed<Parent>> keyed(List<SideHit> side) {
+        List<Keyed<Parent>> out = new ArrayList<>(side.size());
+        for (SideHit h : side) {
+            out.add(Keyed.side(new Parent(h.index(), h.id()), h.score()));
+        }
+        return out;
+    }
+
+    /**
+     * {@link #fuse} over keys that identify a parent ({@code equals}/{@code hashCode}); {@code ties} orders parents of equal
+     * fused score, and is asked only for those.
+     */
+    <K> List<Keyed<K>> fuseKeyed(List<Keyed<K>> dense, List<Keyed<K>> lexical, int k, Comparator<K> ties) {
+        Map<K, double[]> shares = new HashMap<>(); // key → {dense share, lexical share, dense score, lexical score}
+        double w = denseWeight;
+        add(shares, dense, 0, w);
+        add(shares, lexical, 1, 1 - w);
+        List<Keyed<K>> fused = new ArrayList<>(shares.size());
+        for (Map.Entry<K, double[]> e : shares.entrySet()) {
+            double[] s = e.getValue();
+            fused.add(new Keyed<>(e.getKey(), (float) (s[0] + s[1]), (float) s[2], (float) s[3], s[0], s[1]));
+        }
+        fused.sort(Comparator.comparingDouble((Keyed<K> f) -> -f.score()).thenComparing(Keyed::key, ties));
+        List<Keyed<K>> top = new ArrayList<>(fused.subList(0, Math.min(k, fused.size())));
         for (int i = 1; i < top.size(); i++) {
-            Fused prev = top.get(i - 1);
-            Fused f = top.get(i);
+            Keyed<K> prev = top.get(i - 1);
+            Keyed<K> f = top.get(i);
             if (f.score() >= prev.score()) {
-                top.set(i, new Fused(f.index(), f.id(), Math.nextDown(prev.score()), f.dense(), f.lexical(), f.denseShare(),
-                    f.lexicalShare()));
+                top.set(i, new Keyed<>(f.key(), Math.nextDown(prev.score()), f.dense(), f.lexical(), f.denseShare(), f.lexicalShare()));
             }
         }
         return top;
     }
 
-    private void add(Map<String, double[]> shares, Map<String, SideHit> any, List<SideHit> side, int which, double weight) {
+    private <K> void add(Map<K, double[]> shares, List<Keyed<K>> side, int which, double weight) {
         if (side.isEmpty()) {
             return;
         }
         float top = side.get(0).score();
         float floor = side.get(side.size() - 1).score();
         for (int rank = 0; rank < side.size(); rank++) {
-            SideHit hit = side.get(rank);
-            String key = hit.index() + '\u0000' + hit.id();
-            double[] s = shares.computeIfAbsent(key, x -> new double[] { 0, 0, Double.NaN, Double.NaN });
-            any.putIfAbsent(key, hit);
+            Keyed<K> hit = side.get(rank);
+            double[] s = shares.computeIfAbsent(hit.key(), x -> new double[] { 0, 0, Double.NaN, Double.NaN });
             s[2 + which] = hit.score();
             s[which] = weight * switch (method) {
                 // a one-parent window, or a flat one, carries no spread: every parent of it counts fully

@@ -132,21 +132,39 @@ final class MultiGranularQuery extends Query {
             return searched;
         }
         graphSearches++;
-        // the graph searches run in the delegate's rewrite (Lucene's loop, not the searcher's, whose profiler does not nest)
-        Query result = delegate;
-        for (Query next = result.rewrite(searcher); next != result; next = result.rewrite(searcher)) {
-            result = next;
-        }
+        Query result = graphSearch(searcher);
         if (candidates > k) {
-            result = best(searcher, result);
+            result = new ScoredDocsQuery(best(searcher, result).toArray(ScoreDoc[]::new), searcher.getIndexReader(),
+                "multi_granular: MAX over the parent and its children at the counted levels");
         }
         searchedReader = reader;
         searched = result;
         return result;
     }
 
+    /**
+     * The k best parents of the searcher's reader with their scores, best first (ties: by doc): the graph search, run
+     * here, not kept — for a caller that uses them once ({@link HybridShardQuery}).
+     */
+    List<ScoreDoc> topDocs(IndexSearcher searcher) throws IOException {
+        synchronized (this) {
+            graphSearches++;
+        }
+        return best(searcher, graphSearch(searcher));
+    }
+
+    /** The delegate rewritten: the graph searches run in its rewrite. */
+    private Query graphSearch(IndexSearcher searcher) throws IOException {
+        // Lucene's rewrite loop, not the searcher's, whose profiler does not nest
+        Query result = delegate;
+        for (Query next = result.rewrite(searcher); next != result; next = result.rewrite(searcher)) {
+            result = next;
+        }
+        return result;
+    }
+
     /** The k best parents of what the graph search found: at most a few times {@code candidates} parents, one pass. */
-    private ScoredDocsQuery best(IndexSearcher searcher, Query found) throws IOException {
+    private List<ScoreDoc> best(IndexSearcher searcher, Query found) throws IOException {
         Weight weight = found.createWeight(searcher, ScoreMode.COMPLETE, 1f);
         List<ScoreDoc> hits = new ArrayList<>();
         for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
@@ -164,8 +182,7 @@ final class MultiGranularQuery extends Query {
             }
         }
         hits.sort((a, b) -> a.score != b.score ? Float.compare(b.score, a.score) : Integer.compare(a.doc, b.doc));
-        return new ScoredDocsQuery(hits.subList(0, Math.min(k, hits.size())).toArray(ScoreDoc[]::new), searcher.getIndexReader(),
-            "multi_granular: MAX over the parent and its children at the counted levels");
+        return hits.subList(0, Math.min(k, hits.size()));
     }
 
     @Override

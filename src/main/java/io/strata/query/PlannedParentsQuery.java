@@ -98,7 +98,8 @@ final class PlannedParentsQuery extends Query {
                 for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
                     if (roots.get(doc) && (live == null || live.get(doc))) {
                         Fusion.Fused fused = e.getValue().fused();
-                        hits.add(new ScoredDocsQuery.Explained(leaf.docBase + doc, fused.score(), sides(fused)));
+                        hits.add(new ScoredDocsQuery.Explained(leaf.docBase + doc, fused.score(), sides(mode, fused.dense(), fused.lexical(),
+                            fused.score(), fused.denseShare(), fused.lexicalShare())));
                     }
                 }
             }
@@ -114,12 +115,13 @@ final class PlannedParentsQuery extends Query {
      * (dense) or of BM25 (lexical). A side that did not find the parent in its window adds nothing. In the dense or lexical
      * mode the one side is the whole score.
      */
-    private Explanation[] sides(Fusion.Fused f) {
+    static Explanation[] sides(MultiGranularQueryBuilder.Mode mode, float dense, float lexical, float score, double denseShare,
+                               double lexicalShare) {
         return switch (mode) {
-            case DENSE -> new Explanation[] { side("dense", "k-NN score", f.dense(), f.score()) };
-            case LEXICAL -> new Explanation[] { side("lexical", "BM25", f.lexical(), f.score()) };
-            case HYBRID -> new Explanation[] { side("dense", "k-NN score", f.dense(), (float) f.denseShare()),
-                side("lexical", "BM25", f.lexical(), (float) f.lexicalShare()) };
+            case DENSE -> new Explanation[] { side("dense", "k-NN score", dense, score) };
+            case LEXICAL -> new Explanation[] { side("lexical", "BM25", lexical, score) };
+            case HYBRID -> new Explanation[] { side("dense", "k-NN score", dense, (float) denseShare),
+                side("lexical", "BM25", lexical, (float) lexicalShare) };
         };
     }
 

@@ -20,7 +20,9 @@ import org.opensearch.cluster.metadata.IndexMetadata;
 import org.opensearch.cluster.service.ClusterService;
 import org.opensearch.common.util.concurrent.ThreadContext;
 import org.opensearch.core.action.ActionListener;
+import org.opensearch.common.document.DocumentField;
 import org.opensearch.core.index.Index;
+import org.opensearch.index.mapper.SeqNoFieldMapper;
 import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.index.query.QueryCoordinatorContext;
@@ -55,6 +57,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>hybrid: the lexical sub-search ({@code dfs_query_then_fetch}: global statistics) starts at once, overlapping the
  *   embedding; then the dense one; each side's global top {@code window} is fused by {@link Fusion} into {@code k}.</li>
  * </ul>
+ * A request of one local shard that nothing restricts skips the planning's graph search: the dense query runs in the
+ * request ({@link #directDense}); the hybrid one keeps its lexical sub-search and that shard fuses ({@link #hybridShard}).
  * Every input is global, so a 1-shard and a 3-shard index give the same parents with the same scores (up to float
  * rounding). The dense side is an approximate (HNSW) search: exact are the MAX over what it found, the merge and the fusion.
  */
@@ -144,6 +148,17 @@ final class QueryPlanner {
             }
             context.registerAsyncAction((client, listener) -> direct.embed(ActionListener.wrap(vector -> {
                 done.set(direct.directDense(vector));
+                listener.onResponse(null);
+            }, listener::onFailure)));
+            return query.pending(done::get);
+        }
+        if (mode == MultiGranularQueryBuilder.Mode.HYBRID && restriction == null && !query.explains()
+            && oneLocalShard(request, cluster.state(), services)) {
+            // one shard, nothing restricting the query: its windows are the global ones, so the shard fuses them itself with
+            // the lexical window searched while the question is embedded (no dense sub-search, no lookup by _id)
+            QueryPlanner direct = new QueryPlanner(query, services, mode, model, sideFilter, searches, null);
+            context.registerAsyncAction((client, listener) -> direct.hybridShard(client, ActionListener.wrap(shardQuery -> {
+                done.set(shardQuery.boost(query.boost()).queryName(query.queryName()));
                 listener.onResponse(null);
             }, listener::onFailure)));
             return query.pending(done::get);
@@ -310,12 +325,75 @@ final class QueryPlanner {
      * #lexicalChunksOf}): inner hits for the whole lexical window (100 parents by default) made an {@code explain_child}
      * search ~4× the cost of the same search without it (bin/strata-bench query).
      */
-    private void hybrid(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
-        Fusion fusion = query.fusion() == null ? Fusion.DEFAULT : query.fusion();
+    /**
+     * The hybrid form for the request's single shard ({@link HybridShardQueryBuilder}): the lexical window's search starts
+     * at once, overlapping the embedding (that shard's statistics are the global ones: no dfs); the shard runs the dense
+     * window and the fusion.
+     */
+    private void hybridShard(Client client, ActionListener<HybridShardQueryBuilder> listener) {
+        ActionListener<HybridShardQueryBuilder> once = ActionListener.notifyOnce(listener);
+        Fusion fusion = fusion();
         int window = fusion.windowFor(query.k());
-        // the dense side asks each shard for `window` parents; its graph search is widened as the dense mode's default is
-        int denseCandidates = Math.min(MultiGranularQueryBuilder.MAX_K, Math.max(query.numCandidates() == null ? 0 : query.numCandidates(),
+        AtomicReference<SearchHit[]> lexical = new AtomicReference<>();
+        AtomicReference<float[]> vector = new AtomicReference<>();
+        AtomicInteger pending = new AtomicInteger(2);
+        long start = System.nanoTime();
+        long[] at = new long[2]; // lexical done, embedded
+        Runnable done = () -> {
+            if (pending.decrementAndGet() != 0) {
+                return;
+            }
+            if (logger.isDebugEnabled()) {
+                logger.debug("hybrid planning on the shard: lexical window {} ms, embedded {} ms", ms(at[0], start), ms(at[1], start));
+            }
+            SearchHit[] hits = lexical.get();
+            long[] seqNos = new long[hits.length];
+            float[] scores = new float[hits.length];
+            for (int i = 0; i < hits.length; i++) {
+                DocumentField seqNo = hits[i].field(SeqNoFieldMapper.NAME);
+                if (seqNo == null || !(seqNo.getValue() instanceof Number n)) {
+                    once.onFailure(new IllegalStateException("[" + MultiGranularQueryBuilder.NAME + "] its [lexical] search answered a "
+                        + "hit without [" + SeqNoFieldMapper.NAME + "]"));
+                    return;
+                }
+                seqNos[i] = n.longValue();
+                scores[i] = hits[i].getScore();
+            }
+            DenseParentsQueryBuilder perShard = query.perShardDense(vector.get(), window, denseCandidates(window), sideFilter, false);
+            once.onResponse(new HybridShardQueryBuilder(perShard, seqNos, scores, fusion, query.k(), query.queryText()));
+        };
+        try {
+            QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, 0);
+            SubSearches.run(client, "lexical", searches.requestBySeqNo(lexicalQuery, window, SearchType.QUERY_THEN_FETCH),
+                ActionListener.wrap(response -> {
+                    at[0] = System.nanoTime();
+                    lexical.set(response.getHits().getHits());
+                    done.run();
+                }, once::onFailure));
+            embed(ActionListener.wrap(v -> {
+                at[1] = System.nanoTime();
+                vector.set(v);
+                done.run();
+            }, once::onFailure));
+        } catch (RuntimeException e) {
+            once.onFailure(e);
+        }
+    }
+
+    private Fusion fusion() {
+        return query.fusion() == null ? Fusion.DEFAULT : query.fusion();
+    }
+
+    /** The dense side asks each shard for {@code window} parents; its graph search is widened as the dense mode's default is. */
+    private int denseCandidates(int window) {
+        return Math.min(MultiGranularQueryBuilder.MAX_K, Math.max(query.numCandidates() == null ? 0 : query.numCandidates(),
             MultiGranularQueryBuilder.defaultCandidates(window)));
+    }
+
+    private void hybrid(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
+        Fusion fusion = fusion();
+        int window = fusion.windowFor(query.k());
+        int denseCandidates = denseCandidates(window);
         AtomicReference<List<Fusion.SideHit>> dense = new AtomicReference<>();
         AtomicReference<List<Fusion.SideHit>> lexical = new AtomicReference<>();
         AtomicReference<float[]> vector = new AtomicReference<>();

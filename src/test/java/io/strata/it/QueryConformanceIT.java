@@ -617,6 +617,64 @@ public class QueryConformanceIT extends StrataRestTestCase {
         assertEquals("the planned form: its sub-search, then the request", 2, plannedQueries);
     }
 
+    /**
+     * On one shard a hybrid query that nothing restricts fuses its windows in the request itself: its lexical sub-search, then
+     * the request (the planned form adds a dense sub-search), with the planned parents, scores and explanations, whatever
+     * the fusion, window, levels, k and the query's own filter.
+     */
+    public void testOneShard_anUnrestrictedHybridQuery_fusesInTheRequest_withThePlannedParentsScoresAndExplanations() throws Exception {
+        ingestOnce();
+        List<String> variants = List.of("", ", \"fusion\": {\"method\": \"rrf\", \"dense_weight\": 0.3}", ", \"fusion\": {\"window\": 5}",
+            ", \"levels\": [1, 2]", ", \"k\": 10", ", \"filter\": {\"term\": {\"topic\": \"a\"}}", ", \"num_candidates\": 10000");
+        for (String variant : variants) {
+            String mg = "{\"multi_granular\": {\"query_text\": " + quote(QUESTION) + (variant.contains("\"k\"") ? "" : ", \"k\": 4")
+                + variant + "}}";
+            long before = queryTotal("qc1-chunks");
+            Map<String, Object> directAnswer = search("/qc1-chunks/_search", "{\"explain\": true, \"query\": " + mg + "}");
+            long directQueries = queryTotal("qc1-chunks") - before;
+            before = queryTotal("qc1-chunks");
+            Map<String, Object> plannedAnswer = search("/qc1-chunks/_search",
+                "{\"explain\": true, \"query\": {\"bool\": {\"must\": " + mg + ", \"filter\": {\"match_all\": {}}}}}");
+            long plannedQueries = queryTotal("qc1-chunks") - before;
+            List<Map<String, Object>> direct = hits(directAnswer);
+            List<Map<String, Object>> planned = hits(plannedAnswer);
+            assertEquals(variant, ids(planned), ids(direct));
+            assertFalse(variant, direct.isEmpty());
+            for (int i = 0; i < direct.size(); i++) {
+                assertSameAnswer(variant + " #" + i, score(planned.get(i)), score(direct.get(i)));
+                assertEquals(variant + " #" + i + ": both sides explained", 2, sides(direct.get(i)).size());
+                assertSameAnswer(variant + " #" + i, sides(planned.get(i)), sides(direct.get(i)));
+            }
+            assertEquals(variant + ": the lexical sub-search, then the request", 2, directQueries);
+            assertEquals(variant + ": the planned form: two sub-searches, then the request", 3, plannedQueries);
+        }
+    }
+
+    /**
+     * What a hit's explanation says of each side of the fusion: the side, its raw score (null outside its window) and what
+     * it added (the planned form's match_all filter adds a clause of its own, not listed).
+     */
+    private static List<Object> sides(Map<String, Object> hit) {
+        List<Object> out = new ArrayList<>();
+        collectSides((Map<String, Object>) hit.get("_explanation"), out);
+        return out;
+    }
+
+    private static void collectSides(Map<String, Object> explanation, List<Object> out) {
+        Matcher side = Pattern.compile("^(dense|lexical) side: (?:the parent's best chunk's (?:k-NN score|BM25) (\\S+)|the parent is "
+            + "not in its window)$").matcher(String.valueOf(explanation.get("description")));
+        if (side.matches()) {
+            Map<String, Object> s = new HashMap<>();
+            s.put("side", side.group(1));
+            s.put("raw", side.group(2) == null ? null : Double.parseDouble(side.group(2)));
+            s.put("added", ((Number) explanation.get("value")).doubleValue());
+            out.add(s);
+        }
+        for (Object d : (List<Object>) explanation.getOrDefault("details", List.of())) {
+            collectSides((Map<String, Object>) d, out);
+        }
+    }
+
     public void testVector_ofZerosOrNonFinite_is400NamingTheVector() throws Exception {
         ingestOnce();
         float[] zeros = new float[questionVector.length];

@@ -89,4 +89,30 @@ public class FusionTests {
         assertEquals(300, Fusion.DEFAULT.windowFor(300));
         assertEquals(40, new Fusion(Fusion.Method.MIN_MAX, 0.5, 40, 0).windowFor(10));
     }
+
+    /**
+     * One shard's fusion keys parents by document and orders ties by {@code _id}, which it reads only for tied parents: the
+     * same ranking and scores as the fusion of the same lists keyed by id.
+     */
+    @Test
+    public void testFuseKeyed_ordersTiesByTheGivenOrder_asksItOnlyForTies_andAgreesWithTheIdKeyedFusion() {
+        Fusion f = new Fusion(Fusion.Method.RRF, 0.5, null, 60);
+        java.util.Map<Integer, String> idOf = java.util.Map.of(1, "b", 2, "a", 3, "y", 4, "x", 5, "c");
+        java.util.Set<Integer> asked = new java.util.HashSet<>();
+        java.util.Comparator<Integer> byId = java.util.Comparator.comparing(doc -> {
+            asked.add(doc);
+            return idOf.get(doc);
+        });
+        List<Fusion.Keyed<Integer>> dense = List.of(Fusion.Keyed.side(1, 0.9f), Fusion.Keyed.side(2, 0.8f), Fusion.Keyed.side(5, 0.7f));
+        List<Fusion.Keyed<Integer>> lexical = List.of(Fusion.Keyed.side(3, 5f), Fusion.Keyed.side(4, 3f), Fusion.Keyed.side(5, 1f));
+        List<Fusion.Keyed<Integer>> keyed = f.fuseKeyed(dense, lexical, 4, byId);
+        List<Fusion.Fused> byIds = f.fuse(List.of(hit("b", 0.9f), hit("a", 0.8f), hit("c", 0.7f)),
+            List.of(hit("y", 5f), hit("x", 3f), hit("c", 1f)), 4);
+        assertEquals(ids(byIds), keyed.stream().map(k -> idOf.get(k.key())).toList());
+        for (int i = 0; i < keyed.size(); i++) {
+            assertEquals(byIds.get(i).score(), keyed.get(i).score(), 0f);
+            assertEquals(byIds.get(i).denseShare(), keyed.get(i).denseShare(), 0);
+        }
+        assertEquals("c (in both windows) ties with no one: its id is never read", java.util.Set.of(1, 2, 3, 4), asked);
+    }
 }

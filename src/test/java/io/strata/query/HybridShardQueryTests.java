@@ -1,0 +1,127 @@
+package io.strata.query;
+
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.LongPoint;
+import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.BoostQuery;
+import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.join.QueryBitSetProducer;
+import org.apache.lucene.store.ByteBuffersDirectory;
+import org.junit.Test;
+import org.opensearch.common.io.stream.BytesStreamOutput;
+import org.opensearch.index.mapper.IdFieldMapper;
+import org.opensearch.index.mapper.SeqNoFieldMapper;
+import org.opensearch.index.mapper.Uid;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.Assert.assertEquals;
+
+/**
+ * The one-shard hybrid fusion on a real Lucene index laid out as OpenSearch lays out a chunk index: blocks of nested
+ * children (placeholder {@code _seq_no} 1, the parent's {@code _id}) followed by their parent.
+ */
+public class HybridShardQueryTests {
+    private static final String ROOT = "root";
+
+    private static void block(IndexWriter w, String id, long seqNo) throws Exception {
+        List<Document> docs = new ArrayList<>();
+        for (int c = 0; c < 2; c++) {
+            docs.add(doc(id, 1, false));
+        }
+        docs.add(doc(id, seqNo, true));
+        w.addDocuments(docs);
+    }
+
+    private static Document doc(String id, long seqNo, boolean root) {
+        Document d = new Document();
+        d.add(new Field(IdFieldMapper.NAME, Uid.encodeId(id), StringField.TYPE_NOT_STORED));
+        if (root) {
+            d.add(new StoredField(IdFieldMapper.NAME, Uid.encodeId(id)));
+            d.add(new StringField(ROOT, "y", Field.Store.NO));
+            d.add(new StringField("pid", id, Field.Store.NO));
+        }
+        d.add(new LongPoint(SeqNoFieldMapper.NAME, seqNo));
+        d.add(new NumericDocValuesField(SeqNoFieldMapper.NAME, seqNo));
+        return d;
+    }
+
+    /** A parent-only "graph search" scoring parent {@code ids[i]} with {@code scores[i]}. */
+    private static MultiGranularQuery dense(int k, String[] ids, float[] scores) {
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        for (int i = 0; i < ids.length; i++) {
+            b.add(new BoostQuery(new ConstantScoreQuery(new TermQuery(new Term("pid", ids[i]))), scores[i]), BooleanClause.Occur.SHOULD);
+        }
+        return new MultiGranularQuery(b.build(), k, 2 * k, new float[] { 1f }, List.of(0, 1, 2), false);
+    }
+
+    @Test
+    public void testFusion_onTheShard_isTheFusionOfTheSameWindowsById_aParentGoneFromTheReaderShapesItsWindowButIsNoHit()
+        throws Exception {
+        try (ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
+            try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
+                block(w, "a", 10);
+                block(w, "b", 11);
+                block(w, "c", 12);
+                block(w, "d", 13);
+                w.commit();
+                w.deleteDocuments(new Term("pid", "d")); // gone since the lexical window was searched
+            }
+            try (DirectoryReader reader = DirectoryReader.open(dir)) {
+                IndexSearcher searcher = new IndexSearcher(reader);
+                QueryBitSetProducer roots = new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y")));
+                // the lexical window: d (gone), c, and a seq_no that only nested children carry (never a parent); a gone parent
+                // follows those it ties with (here "d" and "~" do so by id, as the planned path orders them)
+                long[] seqNos = { 13, 12, 1 };
+                float[] lexical = { 9f, 5f, 1f };
+                for (Fusion fusion : List.of(Fusion.DEFAULT, new Fusion(Fusion.Method.RRF, 0.3, null, 60))) {
+                    HybridShardQuery q = new HybridShardQuery(dense(3, new String[] { "a", "b", "c" }, new float[] { 0.9f, 0.8f, 0.8f }),
+                        seqNos, lexical, fusion, 4, roots, new TermQuery(new Term("text", "x")));
+                    TopDocs top = searcher.search(q, 10);
+                    List<Fusion.Fused> expected = new ArrayList<>();
+                    for (Fusion.Fused f : fusion.fuse(List.of(new Fusion.SideHit("i", "a", 0.9f), new Fusion.SideHit("i", "b", 0.8f),
+                        new Fusion.SideHit("i", "c", 0.8f)), List.of(new Fusion.SideHit("i", "d", 9f), new Fusion.SideHit("i", "c", 5f),
+                        new Fusion.SideHit("i", "~", 1f)), 4)) {
+                        if (!f.id().equals("d") && !f.id().equals("~")) {
+                            expected.add(f);
+                        }
+                    }
+                    assertEquals(fusion.toString(), expected.size(), top.scoreDocs.length);
+                    for (int i = 0; i < expected.size(); i++) {
+                        ScoreDoc hit = top.scoreDocs[i];
+                        String id = Uid.decodeId(searcher.storedFields().document(hit.doc).getBinaryValue(IdFieldMapper.NAME).bytes);
+                        assertEquals(fusion + " #" + i, expected.get(i).id(), id);
+                        assertEquals(fusion + " #" + i, expected.get(i).score(), hit.score, 0f);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    public void testBuilder_roundTripsOverTheWire() throws Exception {
+        HybridShardQueryBuilder b = new HybridShardQueryBuilder(new DenseParentsQueryBuilder(new float[] { 0.25f, -1f }, 100, 200,
+            List.of(0, 2), null, false), new long[] { 7, 3 }, new float[] { 12.5f, 3f }, new Fusion(Fusion.Method.RRF, 0.3, 50, 20), 10,
+            "who wrote it");
+        try (BytesStreamOutput out = new BytesStreamOutput()) {
+            b.writeTo(out);
+            HybridShardQueryBuilder read = new HybridShardQueryBuilder(out.bytes().streamInput());
+            assertEquals(b, read);
+            assertEquals(b.hashCode(), read.hashCode());
+        }
+    }
+}
