@@ -5,7 +5,6 @@ import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.DocIdSetIterator;
-import org.apache.lucene.search.FilterWeight;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MatchNoDocsQuery;
 import org.apache.lucene.search.Query;
@@ -72,13 +71,7 @@ final class HybridShardQuery extends Query {
 
     @Override
     public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
-        Weight top = fused(searcher).createWeight(searcher, scoreMode, boost);
-        return new FilterWeight(this, top) {
-            @Override
-            public boolean isCacheable(LeafReaderContext ctx) {
-                return false;
-            }
-        };
+        return MultiGranularQuery.uncached(this, fused(searcher).createWeight(searcher, scoreMode, boost));
     }
 
     private synchronized Query fused(IndexSearcher searcher) throws IOException {

@@ -108,8 +108,12 @@ final class MultiGranularQuery extends Query {
 
     @Override
     public Weight createWeight(IndexSearcher searcher, ScoreMode scoreMode, float boost) throws IOException {
-        Weight top = topParents(searcher).createWeight(searcher, scoreMode, boost);
-        return new FilterWeight(this, top) {
+        return uncached(this, topParents(searcher).createWeight(searcher, scoreMode, boost));
+    }
+
+    /** {@code top} as {@code owner}'s weight, never cached: a top-k set depends on the whole reader, not on one segment. */
+    static Weight uncached(Query owner, Weight top) {
+        return new FilterWeight(owner, top) {
             @Override
             public boolean isCacheable(LeafReaderContext ctx) {
                 return false;
