@@ -20,8 +20,8 @@ import java.util.Objects;
  * (full-precision floats). A chunk index created with the encoder unset quantizes: {@code sq} 7 bits, which
  * {@code multi_granular} rescores with the floats the field keeps (at 150,000 parents, docs/measurements.md: recall@10 0.895
  * against float's 0.734 at the default candidates, 0.27× the bytes the graph search holds, the same hits as float on the
- * three evaluation sets; p50 1.23×). An option left unset accepts what an existing chunk index has (a float index made
- * before the default changed keeps working); m and ef_construction are k-NN's defaults (16, 100) when unset.
+ * three evaluation sets; p50 1.23×). An option left unset accepts what an existing chunk index has (a pipeline without
+ * {@code vectors} keeps writing into a float chunk index); m and ef_construction are k-NN's defaults (16, 100) when unset.
  */
 public record VectorOptions(String spaceType, Integer m, Integer efConstruction, Integer sqBits) {
     public static final String FIELD = "vectors";
@@ -39,6 +39,8 @@ public record VectorOptions(String spaceType, Integer m, Integer efConstruction,
 
     /** Nothing configured: an existing chunk index is taken as it is, a new one gets the defaults. */
     public static final VectorOptions DEFAULT = new VectorOptions(null, null, null, null);
+    /** {@code "encoder": {"name": "none"}} alone: full-precision floats and k-NN's graph defaults. */
+    public static final VectorOptions FLOATS = new VectorOptions(null, null, null, FLOAT);
 
     /** Parses the processor's {@code vectors} (null: {@link #DEFAULT}). */
     public static VectorOptions parse(Object value) {
