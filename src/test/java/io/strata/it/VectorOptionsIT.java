@@ -243,6 +243,21 @@ public class VectorOptionsIT extends StrataRestTestCase {
             assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters", Map.of()),
                 vectorField("vo-shared-chunks", child).get("method"));
         }
+        // a rebuild under that pipeline creates its generation with the pipeline's options: sq 7 bits; swapped in, the name
+        // answers multi_granular rescored, as the exact MAX oracle over the generation's stored vectors
+        Map<String, Object> report = call("POST", "/_plugins/_strata/_rebuild?index=vo-shared&pipeline=vo-e");
+        String generation = (String) report.get("generation_index");
+        assertEquals(report.toString(), "vo-shared-chunks-g2", generation);
+        for (boolean child : new boolean[] { false, true }) {
+            assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters",
+                Map.of("encoder", Map.of("name", "sq", "parameters", Map.of("bits", 7)))), vectorField(generation, child).get("method"));
+        }
+        call("POST", "/_plugins/_strata/_swap?index=vo-shared&pipeline=vo-e&generation=2");
+        QueryOracle exact = QueryOracle.load(generation);
+        List<Number> v = ((List<List<Number>>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(QUESTIONS.get(0)),
+            "purpose", "query"))).get("vectors")).get(0);
+        assertScores("served generation", QueryOracle.top(exact.dense(QueryOracle.floats(v), exact.parents().keySet(), null), 10),
+            hits("vo-shared-chunks", v, null));
     }
 
     /**
