@@ -247,7 +247,7 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
      * Whether the shard's vector field {@code field} is quantized ({@code method.parameters.encoder} in its mapping), read
      * from the field's mapper as {@code GET _mapping} shows it.
      */
-    private static boolean quantized(QueryShardContext context, String field) throws IOException {
+    static boolean quantized(QueryShardContext context, String field) throws IOException {
         Mapper mapper = context.getMapperService().documentMapper().mappers().getMapper(field);
         if (mapper == null) {
             return false;

@@ -281,6 +281,16 @@ public class VectorOptionsIT extends StrataRestTestCase {
                 "purpose", "query"))).get("vectors")).get(0);
             assertScores(question + " (default)", QueryOracle.top(exact.dense(QueryOracle.floats(v), all, null), 10),
                 hits("vd-chunks", v, null));
+            // explain_child scores its chunk from the floats too: the rescored _score, not the quantized one
+            Map<String, Object> r = call("POST", "/vd-chunks/_search", json(Map.of("size", 10, "_source", false, "query",
+                Map.of("multi_granular", Map.of("vector", v, "k", 10, "explain_child", true)))));
+            for (Object h : QueryOracle.hits(r)) {
+                Map<String, Object> hit = (Map<String, Object>) h;
+                Map<String, Object> best = ((List<Map<String, Object>>) ((Map<String, Object>) hit.get("fields")).get("strata_best_child"))
+                    .get(0);
+                assertEquals(question + " " + hit.get("_id") + " " + best, ((Number) hit.get("_score")).doubleValue(),
+                    ((Number) best.get("score")).doubleValue(), 1e-6);
+            }
         }
         int before = count("vd-chunks");
         putPipeline("vd-none", pipeline("vd-chunks", FLOAT));
