@@ -4,10 +4,12 @@ import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.FloatVectorValues;
+import org.apache.lucene.index.KnnVectorValues;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedNumericDocValues;
 import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.VectorScorer;
@@ -38,7 +40,11 @@ import java.util.Map;
  * <p>Dense side: the best chunk is found from the vectors the shard holds (the parent's block), scored by the vector
  * format's own scorer in float; its {@code score} is the one the planned search computed for the parent (its MAX, so that
  * chunk's score), equal to the dense {@code _score} bit for bit. (Recomputed, a score differed from the graph search's by
- * one ulp in MultiGranularQueryIT: Lucene's HNSW search scores candidates through its bulk-scoring path.) Lexical side: the chunk the coordinator's lexical search found (its best inner hit, or the
+ * one ulp in MultiGranularQueryIT: Lucene's HNSW search scores candidates through its bulk-scoring path.) On a quantized
+ * vector field the chunks are scored from the raw floats the field keeps, with its similarity, as rescoring scores them
+ * (the format's scorer would give the quantized scores, not the {@code _score} of a rescored search; with
+ * {@code rescore: false} a hit's {@code _score} is the quantized graph's and its chunks' scores the floats').
+ * Lexical side: the chunk the coordinator's lexical search found (its best inner hit, or the
  * parent's own text when that scored higher). Dense and lexical modes: that side's chunk, {@code score} = {@code _score}.
  * Hybrid mode: the chunk of the side that added more to the fused score ({@code side}), with {@code score} the fused score
  * (= {@code _score}), and under {@code dense} and {@code lexical} each side's own best chunk, raw score and share of the
@@ -53,6 +59,17 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         Query parsed = context.parsedQuery() == null ? null : context.parsedQuery().query();
         BitSetProducer roots = context.getQueryShardContext().bitsetFilter(Queries.newNonNestedFilter());
         PlannedParentsQuery planned = QueryTrees.find(parsed, PlannedParentsQuery.class);
+        MultiGranularQuery query = planned != null ? null : QueryTrees.find(parsed, MultiGranularQuery.class);
+        if (planned == null && (query == null || !query.explainChild())) {
+            return null;
+        }
+        boolean fullPrecision;
+        try {
+            fullPrecision = DenseParentsQueryBuilder.quantized(context.getQueryShardContext(),
+                ChunkDocuments.CHILDREN + "." + ChunkDocuments.EMBEDDING);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         if (planned != null) {
             if (!planned.explainChild() && planned.evidence() == null) {
                 return null;
@@ -69,16 +86,13 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                     }
                 }
             }
-            return plannedProcessor(planned, roots, sentences);
-        }
-        MultiGranularQuery query = QueryTrees.find(parsed, MultiGranularQuery.class);
-        if (query == null || !query.explainChild()) {
-            return null;
+            return plannedProcessor(planned, roots, sentences, fullPrecision);
         }
         return new Processor(roots) {
             @Override
             Map<String, Object> explain(HitContext hit, String id, Map<String, Object> source, BitSet blockStarts) throws IOException {
-                return onSide("dense", bestChunk(hit.reader(), hit.docId(), blockStarts, source, query.vector(), query.levels()));
+                return onSide("dense", bestChunk(hit.reader(), hit.docId(), blockStarts, source, query.vector(), query.levels(),
+                    fullPrecision));
             }
         };
     }
@@ -135,7 +149,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         }
     }
 
-    private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots, EvidenceSentences sentences) {
+    private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots, EvidenceSentences sentences,
+                                                           boolean fullPrecision) {
         return new Processor(roots) {
             @Override
             Map<String, Object> explain(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException {
@@ -146,7 +161,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                 return switch (query.mode()) {
                     case DENSE -> {
                         Map<String, Object> out = onSide("dense",
-                            bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels()));
+                            bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels(), fullPrecision));
                         if (out != null) {
                             out.put("score", parent.fused().dense()); // the search's own score of that chunk: see the class comment
                         }
@@ -157,8 +172,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                         yield onSide("lexical",
                             chunk == null ? null : chunkAt(source, chunk.level(), chunk.ordinal(), parent.fused().score()));
                     }
-                    case HYBRID -> explainFused(bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels()),
-                        source, parent);
+                    case HYBRID -> explainFused(bestChunk(hit.reader(), hit.docId(), parents, source, query.vector(), query.levels(),
+                        fullPrecision), source, parent);
                 };
             }
 
@@ -169,7 +184,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
                 if (parent == null || spec == null) {
                     return null;
                 }
-                return evidencePack(hit, source, parents, query, parent, spec, sentences);
+                return evidencePack(hit, source, parents, query, parent, spec, sentences, fullPrecision);
             }
         };
     }
@@ -180,12 +195,12 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
      */
     private static Map<String, Object> evidencePack(FetchSubPhase.HitContext hit, Map<String, Object> source, BitSet parents,
                                                     PlannedParentsQuery query, PlannedParentsQueryBuilder.Parent parent,
-                                                    PlannedParentsQueryBuilder.EvidenceSpec spec, EvidenceSentences sentences)
-        throws IOException {
+                                                    PlannedParentsQueryBuilder.EvidenceSpec spec, EvidenceSentences sentences,
+                                                    boolean fullPrecision) throws IOException {
         int n = spec.evidence().chunks();
         List<Map<String, Object>> dense = new ArrayList<>();
         if (query.mode() != MultiGranularQueryBuilder.Mode.LEXICAL) {
-            List<float[]> scored = scoredChunks(hit.reader(), hit.docId(), parents, query.vector(), query.levels(), n);
+            List<float[]> scored = scoredChunks(hit.reader(), hit.docId(), parents, query.vector(), query.levels(), n, fullPrecision);
             for (int i = 0; i < scored.size(); i++) {
                 float[] c = scored.get(i);
                 // the best one's score is the one the planned search computed for the parent (see the class comment)
@@ -292,12 +307,13 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
 
     /**
      * The best-scoring chunk of the parent document {@code parentDoc} (segment-relative) among {@code levels}, scored from
-     * the segment's vectors with the field's similarity, as the graph search scores them; null without vectors. The block
-     * of a parent is its nested children, then itself: the documents after the previous parent.
+     * the segment's vectors with the field's similarity, as the graph search scores them ({@code fullPrecision}: from the raw
+     * floats of a quantized field, as rescoring does); null without vectors. The block of a parent is its nested children,
+     * then itself: the documents after the previous parent.
      */
     static Map<String, Object> bestChunk(LeafReader reader, int parentDoc, BitSet parents, Map<String, Object> source, float[] vector,
-                                         List<Integer> levels) throws IOException {
-        List<float[]> best = scoredChunks(reader, parentDoc, parents, vector, levels, 1);
+                                         List<Integer> levels, boolean fullPrecision) throws IOException {
+        List<float[]> best = scoredChunks(reader, parentDoc, parents, vector, levels, 1, fullPrecision);
         return best.isEmpty() ? null : chunkAt(source, (int) best.get(0)[0], (int) best.get(0)[1], best.get(0)[2]);
     }
 
@@ -305,8 +321,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
      * The {@code n} best-scoring chunks of the parent document {@code parentDoc} as {@code {level, ordinal, score}}, best
      * first (ties: the earlier document in the block); empty without vectors.
      */
-    static List<float[]> scoredChunks(LeafReader reader, int parentDoc, BitSet parents, float[] vector, List<Integer> levels, int n)
-        throws IOException {
+    static List<float[]> scoredChunks(LeafReader reader, int parentDoc, BitSet parents, float[] vector, List<Integer> levels, int n,
+                                      boolean fullPrecision) throws IOException {
         if (vector == null || parents == null) {
             return List.of();
         }
@@ -318,7 +334,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             SortedNumericDocValues level = DocValues.getSortedNumeric(reader, ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
             SortedNumericDocValues ordinal = DocValues.getSortedNumeric(reader, ChunkDocuments.CHILDREN + "." + ChunkDocuments.ORDINAL);
             // the format's own scorer, the one the graph search and its exact fallback score with: the same float arithmetic
-            VectorScorer scorer = childVectors.scorer(vector);
+            // (of a quantized field, the quantized score: then the raw floats, as rescoring scores them)
+            ChunkScorer scorer = ChunkScorer.of(childField, childVectors, vector, fullPrecision);
             DocIdSetIterator it = scorer == null ? DocIdSetIterator.empty() : scorer.iterator();
             int first = parentDoc == 0 ? 0 : parents.prevSetBit(parentDoc - 1) + 1;
             for (int doc = first; doc < parentDoc; doc++) {
@@ -339,7 +356,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             // format 1: the parent's own vector lives only in [embedding]
             FieldInfo parentField = reader.getFieldInfos().fieldInfo(ChunkDocuments.EMBEDDING);
             FloatVectorValues parentVectors = parentField == null ? null : reader.getFloatVectorValues(parentField.name);
-            VectorScorer scorer = parentVectors == null ? null : parentVectors.scorer(vector);
+            ChunkScorer scorer = parentVectors == null ? null : ChunkScorer.of(parentField, parentVectors, vector, fullPrecision);
             if (scorer != null) {
                 DocIdSetIterator it = scorer.iterator();
                 if (it.advance(parentDoc) == parentDoc) {
@@ -350,6 +367,23 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         // stable sort: among equal scores the earlier chunk stays first, as the strict > of a single scan kept it
         all.sort((a, b) -> Float.compare(b[2], a[2]));
         return all.size() > n ? List.copyOf(all.subList(0, n)) : all;
+    }
+
+    /** A vector field's documents with their score against the query: the format's scorer, or the raw floats' similarity. */
+    private record ChunkScorer(DocIdSetIterator iterator, VectorScorer format, KnnVectorValues.DocIndexIterator raw,
+                               FloatVectorValues values, VectorSimilarityFunction similarity, float[] vector) {
+        static ChunkScorer of(FieldInfo field, FloatVectorValues values, float[] vector, boolean fullPrecision) throws IOException {
+            if (fullPrecision) {
+                KnnVectorValues.DocIndexIterator raw = values.iterator();
+                return new ChunkScorer(raw, null, raw, values, field.getVectorSimilarityFunction(), vector);
+            }
+            VectorScorer format = values.scorer(vector);
+            return format == null ? null : new ChunkScorer(format.iterator(), format, null, null, null, vector);
+        }
+
+        float score() throws IOException {
+            return format != null ? format.score() : similarity.compare(vector, values.vectorValue(raw.index()));
+        }
     }
 
     private static Map<String, Object> describe(Map<String, Object> chunk, int level, float score) {

@@ -4,13 +4,20 @@ import io.strata.chunkindex.ChunkDocuments;
 import io.strata.chunkindex.ChunkIndexMeta;
 import io.strata.chunkindex.VectorOptions;
 import org.apache.lucene.document.IntPoint;
+import org.apache.lucene.index.FieldInfo;
+import org.apache.lucene.index.FilterLeafReader;
+import org.apache.lucene.index.FloatVectorValues;
+import org.apache.lucene.index.KnnVectorValues;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.index.PointValues;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.queries.function.FunctionScoreQuery;
 import org.apache.lucene.search.DisjunctionMaxQuery;
-import org.apache.lucene.search.FullPrecisionFloatVectorSimilarityValuesSource;
+import org.apache.lucene.search.DoubleValues;
+import org.apache.lucene.search.DoubleValuesSource;
+import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.join.BitSetProducer;
@@ -239,15 +246,83 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
     }
 
     /** The field's own similarity on its raw float vectors (a quantized field keeps them), the score a float graph gives. */
-    private FullPrecisionFloatVectorSimilarityValuesSource fullPrecision(String field) {
-        return new FullPrecisionFloatVectorSimilarityValuesSource(vector, field);
+    private DoubleValuesSource fullPrecision(String field) {
+        return new FullPrecision(vector, field);
+    }
+
+    /**
+     * Lucene's {@code FullPrecisionFloatVectorSimilarityValuesSource}, except where field-level security hides the field's
+     * {@code FieldInfo} but not its vectors (the security plugin filters field infos, not {@code getFloatVectorValues}, so
+     * k-NN's graph search still runs on them): Lucene's then fails on the missing field info (500); here the similarity is
+     * read from the segment's own field infos, so the caller's rescored ranking is the graph search's, as on a float field.
+     */
+    private static final class FullPrecision extends DoubleValuesSource {
+        private final float[] query;
+        private final String field;
+
+        FullPrecision(float[] query, String field) {
+            this.query = query;
+            this.field = field;
+        }
+
+        @Override
+        public DoubleValues getValues(LeafReaderContext ctx, DoubleValues scores) throws IOException {
+            FloatVectorValues values = ctx.reader().getFloatVectorValues(field);
+            FieldInfo info = values == null ? null : FilterLeafReader.unwrap(ctx.reader()).getFieldInfos().fieldInfo(field);
+            if (info == null) {
+                return DoubleValues.EMPTY;
+            }
+            VectorSimilarityFunction similarity = info.getVectorSimilarityFunction();
+            KnnVectorValues.DocIndexIterator it = values.iterator();
+            return new DoubleValues() {
+                @Override
+                public double doubleValue() throws IOException {
+                    return similarity.compare(query, values.vectorValue(it.index()));
+                }
+
+                @Override
+                public boolean advanceExact(int doc) throws IOException {
+                    return (it.docID() < doc ? it.advance(doc) : it.docID()) == doc;
+                }
+            };
+        }
+
+        @Override
+        public boolean needsScores() {
+            return false;
+        }
+
+        @Override
+        public DoubleValuesSource rewrite(IndexSearcher searcher) {
+            return this;
+        }
+
+        @Override
+        public boolean isCacheable(LeafReaderContext ctx) {
+            return true;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(field, Arrays.hashCode(query));
+        }
+
+        @Override
+        public boolean equals(Object obj) {
+            return obj instanceof FullPrecision o && field.equals(o.field) && Arrays.equals(query, o.query);
+        }
+
+        @Override
+        public String toString() {
+            return "FullPrecision(" + field + ")";
+        }
     }
 
     /**
      * Whether the shard's vector field {@code field} is quantized ({@code method.parameters.encoder} in its mapping), read
      * from the field's mapper as {@code GET _mapping} shows it.
      */
-    private static boolean quantized(QueryShardContext context, String field) throws IOException {
+    static boolean quantized(QueryShardContext context, String field) throws IOException {
         Mapper mapper = context.getMapperService().documentMapper().mappers().getMapper(field);
         if (mapper == null) {
             return false;

@@ -10,6 +10,7 @@ import io.strata.chunking.Chunk;
 import io.strata.chunking.ChunkedParent;
 import io.strata.chunking.Span;
 import io.strata.chunkindex.ChunkDocuments;
+import io.strata.chunkindex.VectorOptions;
 import org.apache.hc.core5.util.Timeout;
 import org.opensearch.client.Request;
 import org.opensearch.client.RestClient;
@@ -48,7 +49,9 @@ import java.util.stream.IntStream;
  * level-1 children → level-2 children, each a Gaussian step away, the same cosines in any dimension) so that the HNSW
  * graphs face realistic neighbourhoods. Queries are noisy copies of random chunk vectors. Everything derives from
  * fixed seeds. The chunk index is written by {@link ChunkDocuments#toSource}, so it has the current format (the
- * parent also as its own level-0 child).
+ * parent also as its own level-0 child). Its vectors are full-precision floats ({@code "encoder": {"name": "none"}}), not the
+ * processor's default sq 7 bits: the methods are compared at equal work against the float flat index, so both indices hold
+ * the same float graphs ({@code bin/strata-bench vectors} measures sq against float).
  *
  * <p>Texts: every chunk also gets a synthetic text (words drawn from a Zipf law over a {@value #VOCABULARY}-word vocabulary,
  * plus words of its topic; a child's text is its share of its parent's words), so that the lexical and hybrid modes have
@@ -518,8 +521,9 @@ public final class QueryBench {
     // ----------------------------------------------------------------------------------------------
 
     private String chunkIndexBody() throws IOException {
+        // floats, like the flat index: the methods are compared at equal work on the same full-precision graphs
         Map<String, Object> mapping = ChunkDocuments.mapping(
-            new ModelInfo(ModelRef.embedded("e5-small-v2-q"), "e5-small-v2-q", dim));
+            new ModelInfo(ModelRef.embedded("e5-small-v2-q"), "e5-small-v2-q", dim), VectorOptions.FLOATS);
         return json(Map.of("settings", indexSettings(), "mappings", mapping));
     }
 

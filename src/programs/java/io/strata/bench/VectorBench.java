@@ -40,7 +40,8 @@ import java.util.stream.IntStream;
  * L2-normalised, so neighbourhoods are those of real text, not of random vectors. Queries: the base chunks' vectors with
  * the same noise, drawn at random. Everything derives from fixed seeds.
  *
- * <p>Per configuration (float, and each quantized form the processor accepts): one index of 1 shard, 0 replicas, written as
+ * <p>Per configuration (float, the processor's {@code "encoder": {"name": "none"}}, and each quantized form it accepts, sq 7
+ * bits being its default): one index of 1 shard, 0 replicas, written as
  * the processor writes (the parent and its own level-0 entry, 2 level-1 and 4 level-2 children), force-merged to one
  * segment. Printed: {@code vectors <config>: <bytes> B/parent, recall <r>, p50 <ms> ms, p99 <ms> ms} — bytes
  * per parent of what the graph search holds in memory (the shard's files: the HNSW graphs {@code .vex} and the vectors they
@@ -161,7 +162,8 @@ public final class VectorBench {
         List<Set<String>> exact = exact(vectors, query);
         System.out.printf(Locale.ROOT, "exact top-%d parents by MAX over 7 vectors, brute force: %.1f s%n", K, secs(te));
 
-        List<VectorOptions> configs = List.of(VectorOptions.DEFAULT, new VectorOptions(null, null, null, 7));
+        // both spelled out: float is an option (encoder none), sq 7 bits the default a pipeline without vectors gets
+        List<VectorOptions> configs = List.of(VectorOptions.FLOATS, new VectorOptions(null, null, null, 7));
         List<String> indices = new ArrayList<>();
         double[] build = new double[configs.size()];
         for (int c = 0; c < configs.size(); c++) {

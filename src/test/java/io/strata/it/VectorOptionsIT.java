@@ -18,6 +18,7 @@ import java.util.Set;
 @SuppressWarnings("unchecked")
 public class VectorOptionsIT extends StrataRestTestCase {
     private static final String SQ = "{\"encoder\": {\"name\": \"sq\", \"bits\": 7}, \"m\": 24, \"ef_construction\": 128}";
+    private static final String FLOAT = "{\"encoder\": {\"name\": \"none\"}}";
     private static final List<String> QUESTIONS = List.of("Who married Miss Taylor?", "What did Mr. Woodhouse think of marriage?",
         "Who is Harriet Smith?", "What happened at the Westons' dinner?", "Why did Emma want Harriet to refuse Mr. Martin?",
         "Who is Mr. Knightley?", "What is Highbury?", "Who painted Harriet's portrait?");
@@ -54,7 +55,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
     }
 
     public void testSqOptions_indexBothVectorFields_andSearchLikeFloatWithinRecall() throws Exception {
-        putPipeline("vo-float", pipeline("vo-float-chunks", null));
+        putPipeline("vo-float", pipeline("vo-float-chunks", FLOAT));
         putPipeline("vo-sq", pipeline("vo-sq-chunks", SQ));
         Map<String, Map<String, Object>> docs = chapters(4);
         assertEquals(false, bulk("vo-float", "vo-float", docs).get("errors"));
@@ -67,7 +68,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
             assertEquals(24, parameters.get("m"));
             assertEquals(128, parameters.get("ef_construction"));
             assertEquals(Map.of("name", "sq", "parameters", Map.of("bits", 7)), parameters.get("encoder"));
-            // without options: the mapping as it always was
+            // encoder none: full-precision floats, k-NN's defaults
             assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters", Map.of()),
                 vectorField("vo-float-chunks", child).get("method"));
         }
@@ -113,7 +114,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
      * an explicit {@code rescore} on the float index gives the oracle's too.
      */
     public void testSqChunkIndex_rescoresByDefault_toTheExactMaxOracle() throws Exception {
-        putPipeline("vr-float", pipeline("vr-float-chunks", null));
+        putPipeline("vr-float", pipeline("vr-float-chunks", FLOAT));
         putPipeline("vr-sq", pipeline("vr-sq-chunks", "{\"encoder\": {\"name\": \"sq\", \"bits\": 7}}"));
         Map<String, Map<String, Object>> docs = chapters(4);
         assertEquals(false, bulk("vr-float", "vr-float", docs).get("errors"));
@@ -191,7 +192,8 @@ public class VectorOptionsIT extends StrataRestTestCase {
     public void testOptionsTheEngineRefuses_are400sNamingTheOptionAndWhatIsAllowed() throws Exception {
         Map<String, List<String>> bad = new LinkedHashMap<>();
         bad.put("{\"encoder\": {\"name\": \"sq\", \"bits\": 4}}", List.of("[vectors.encoder.bits]", "[7]", "[4]"));
-        bad.put("{\"encoder\": {\"name\": \"binary\"}}", List.of("[vectors.encoder.name]", "[sq]", "[binary]"));
+        bad.put("{\"encoder\": {\"name\": \"binary\"}}", List.of("[vectors.encoder.name]", "[sq, none]", "[binary]"));
+        bad.put("{\"encoder\": {\"name\": \"none\", \"bits\": 7}}", List.of("[vectors.encoder.bits]", "[sq]", "[none]"));
         bad.put("{\"m\": 1000}", List.of("[vectors.m]", "[2, 512]", "[1000]"));
         bad.put("{\"ef_construction\": 5000}", List.of("[vectors.ef_construction]", "[2, 3200]"));
         bad.put("{\"space_type\": \"l1\"}", List.of("[vectors.space_type]", "[cosinesimil, l2, innerproduct]", "[l1]"));
@@ -212,7 +214,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
     }
 
     public void testAnExistingChunkIndexIndexedOtherwise_isA400NamingTheOption_andNothingIsWritten() throws Exception {
-        putPipeline("vo-a", pipeline("vo-shared-chunks", null));
+        putPipeline("vo-a", pipeline("vo-shared-chunks", FLOAT));
         Map<String, Map<String, Object>> docs = chapters(1);
         assertEquals(false, bulk("vo-shared", "vo-a", docs).get("errors"));
         int before = count("vo-shared-chunks");
@@ -232,5 +234,72 @@ public class VectorOptionsIT extends StrataRestTestCase {
         putPipeline("vo-d", pipeline("vo-shared-chunks", "{\"m\": 16, \"ef_construction\": 100, \"space_type\": \"cosinesimil\"}"));
         call("PUT", "/vo-shared/_doc/other?pipeline=vo-d&refresh=true", json(Map.of("body", "Emma Woodhouse, handsome.")));
         assertEquals(2, count("vo-shared"));
+        // a pipeline without vectors (as before sq became the default) keeps writing into the float chunk index, unchanged
+        putPipeline("vo-e", pipeline("vo-shared-chunks", null));
+        call("PUT", "/vo-shared/_doc/third?pipeline=vo-e&refresh=true", json(Map.of("body", "Mr. Knightley, a sensible man.")));
+        assertEquals(3, count("vo-shared"));
+        assertTrue(count("vo-shared-chunks") > before);
+        for (boolean child : new boolean[] { false, true }) {
+            assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters", Map.of()),
+                vectorField("vo-shared-chunks", child).get("method"));
+        }
+        // a rebuild under that pipeline creates its generation with the pipeline's options: sq 7 bits; swapped in, the name
+        // answers multi_granular rescored, as the exact MAX oracle over the generation's stored vectors
+        Map<String, Object> report = call("POST", "/_plugins/_strata/_rebuild?index=vo-shared&pipeline=vo-e");
+        String generation = (String) report.get("generation_index");
+        assertEquals(report.toString(), "vo-shared-chunks-g2", generation);
+        for (boolean child : new boolean[] { false, true }) {
+            assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters",
+                Map.of("encoder", Map.of("name", "sq", "parameters", Map.of("bits", 7)))), vectorField(generation, child).get("method"));
+        }
+        call("POST", "/_plugins/_strata/_swap?index=vo-shared&pipeline=vo-e&generation=2");
+        QueryOracle exact = QueryOracle.load(generation);
+        List<Number> v = ((List<List<Number>>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(QUESTIONS.get(0)),
+            "purpose", "query"))).get("vectors")).get(0);
+        assertScores("served generation", QueryOracle.top(exact.dense(QueryOracle.floats(v), exact.parents().keySet(), null), 10),
+            hits("vo-shared-chunks", v, null));
+    }
+
+    /**
+     * A pipeline without {@code vectors} creates an sq 7-bit chunk index (both vector fields), whose {@code multi_granular}
+     * hits are the brute-force exact MAX oracle's top 10 with its scores (rescored by default); a pipeline asking floats of
+     * it is a 400 naming {@code [vectors.encoder]}, before anything is written.
+     */
+    public void testNoVectorOptions_createsSq7Bits_searchedAsTheExactMaxOracle_andNoneOnItIsA400() throws Exception {
+        putPipeline("vd", pipeline("vd-chunks", null));
+        Map<String, Map<String, Object>> docs = chapters(4);
+        assertEquals(false, bulk("vd", "vd", docs).get("errors"));
+        for (boolean child : new boolean[] { false, true }) {
+            assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters",
+                Map.of("encoder", Map.of("name", "sq", "parameters", Map.of("bits", 7)))), vectorField("vd-chunks", child).get("method"));
+        }
+        QueryOracle exact = QueryOracle.load("vd-chunks");
+        Set<String> all = exact.parents().keySet();
+        assertTrue("parents: " + all.size(), all.size() > 10);
+        for (String question : QUESTIONS) {
+            List<Number> v = ((List<List<Number>>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(question),
+                "purpose", "query"))).get("vectors")).get(0);
+            assertScores(question + " (default)", QueryOracle.top(exact.dense(QueryOracle.floats(v), all, null), 10),
+                hits("vd-chunks", v, null));
+            // explain_child scores its chunk from the floats too: the rescored _score, not the quantized one
+            Map<String, Object> r = call("POST", "/vd-chunks/_search", json(Map.of("size", 10, "_source", false, "query",
+                Map.of("multi_granular", Map.of("vector", v, "k", 10, "explain_child", true)))));
+            for (Object h : QueryOracle.hits(r)) {
+                Map<String, Object> hit = (Map<String, Object>) h;
+                Map<String, Object> best = ((List<Map<String, Object>>) ((Map<String, Object>) hit.get("fields")).get("strata_best_child"))
+                    .get(0);
+                assertEquals(question + " " + hit.get("_id") + " " + best, ((Number) hit.get("_score")).doubleValue(),
+                    ((Number) best.get("score")).doubleValue(), 1e-6);
+            }
+        }
+        int before = count("vd-chunks");
+        putPipeline("vd-none", pipeline("vd-chunks", FLOAT));
+        ResponseException e = callFailing("PUT", "/vd/_doc/other?pipeline=vd-none&refresh=true", json(Map.of("body",
+            "Emma Woodhouse, handsome, clever, and rich, with a comfortable home.")));
+        assertEquals(400, e.getResponse().getStatusLine().getStatusCode());
+        assertTrue(e.getMessage(), e.getMessage().contains("[vectors.encoder] is [none (full-precision floats)] but chunk index [vd-chunks] "
+            + "exists with [sq 7 bits]"));
+        assertEquals(before, count("vd-chunks"));
+        assertEquals(docs.size(), count("vd"));
     }
 }
