@@ -17,11 +17,12 @@ import java.util.Objects;
  * {@code innerproduct}; HNSW {@code m} and {@code ef_construction} within Lucene's own bounds (k-NN takes any number in the
  * mapping and fails the first write beyond them); the encoder {@code sq} (scalar quantization) with {@code bits} 7 only
  * (1, 4 and 8 are refused by this engine; {@code binary} and {@code flat} are not Lucene encoders), or {@code none}
- * (full-precision floats). A chunk index created with the encoder unset quantizes: {@code sq} 7 bits, which
- * {@code multi_granular} rescores with the floats the field keeps (at 150,000 parents, docs/measurements.md: recall@10 0.895
- * against float's 0.734 at the default candidates, 0.27× the bytes the graph search holds, the same hits as float on the
- * three evaluation sets; p50 1.23×). An option left unset accepts what an existing chunk index has (a pipeline without
- * {@code vectors} keeps writing into a float chunk index); m and ef_construction are k-NN's defaults (16, 100) when unset.
+ * (full-precision floats, the default). {@code sq} 7 bits, which {@code multi_granular} rescores with the floats the field
+ * keeps, holds recall and retrieval for 0.27× the bytes the graph search holds, but costs latency: at 150,000 parents the
+ * dense k 10 p50 is 1.23× float's, and at 100,000 chunks the default hybrid query's 1.48× (docs/measurements.md), so floats
+ * stay the default and sq is the option for corpora whose vectors outgrow memory. An option left unset accepts what an
+ * existing chunk index has (a pipeline without {@code vectors} keeps writing into an sq chunk index); m and
+ * ef_construction are k-NN's defaults (16, 100) when unset.
  */
 public record VectorOptions(String spaceType, Integer m, Integer efConstruction, Integer sqBits) {
     public static final String FIELD = "vectors";
@@ -32,10 +33,10 @@ public record VectorOptions(String spaceType, Integer m, Integer efConstruction,
     static final int DEFAULT_EF_CONSTRUCTION = 100;
     public static final List<String> ENCODERS = List.of("sq", "none");
     public static final List<Integer> SQ_BITS = List.of(7);
-    /** The encoder a chunk index created with none set gets: sq 7 bits. */
-    static final int DEFAULT_SQ_BITS = 7;
     /** {@link #sqBits} of {@code "encoder": {"name": "none"}}: full-precision floats asked for (null: unset). */
     public static final int FLOAT = 0;
+    /** The encoder a chunk index created with none set gets: floats. */
+    static final int DEFAULT_SQ_BITS = FLOAT;
 
     /** Nothing configured: an existing chunk index is taken as it is, a new one gets the defaults. */
     public static final VectorOptions DEFAULT = new VectorOptions(null, null, null, null);

@@ -1,6 +1,5 @@
 package io.strata.eval;
 
-import io.strata.chunkindex.VectorOptions;
 import io.strata.quality.PairedBootstrap;
 import io.strata.quality.RetrievalMetrics;
 import io.strata.quality.SpanRelevance;
@@ -288,12 +287,8 @@ public final class RetrievalEval {
         Map<String, Object> strategy = row.strategyAt(theta);
         String key = String.join("|", dataset.name(), fingerprint(dataset), JsonRest.json(strategy), String.valueOf(row.granularities()),
             String.valueOf(row.model()));
-        if (!row.processor().isEmpty()) {
+        if (!row.processor().isEmpty()) { // rows without options keep their former keys (and reusable indices)
             key += "|" + JsonRest.json(new java.util.TreeMap<>(row.processor()));
-        }
-        if (!row.processor().containsKey(VectorOptions.FIELD)) {
-            // the processor's default encoder, named: --reuse takes no chunk index whose vectors another default indexed
-            key += "|vectors=" + VectorOptions.DEFAULT.label();
         }
         if (!row.sourceIndex().isEmpty()) {
             key += "|source_index=" + JsonRest.json(row.sourceIndex());

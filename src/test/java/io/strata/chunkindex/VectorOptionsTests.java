@@ -12,8 +12,8 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 /**
- * The processor's {@code vectors} as parsed: the mapping a new chunk index gets (sq 7 bits when the encoder is unset,
- * floats with {@code none}), the bench's labels, and which existing vector fields an option accepts.
+ * The processor's {@code vectors} as parsed: the mapping a new chunk index gets (floats when the encoder is unset or
+ * {@code none}, sq 7 bits when asked for), the bench's labels, and which existing vector fields an option accepts.
  */
 public class VectorOptionsTests {
     /** A field as {@code GET _mapping} shows one made without an encoder (k-NN writes {@code parameters} empty). */
@@ -30,26 +30,28 @@ public class VectorOptionsTests {
     }
 
     @Test
-    public void testUnset_createsSq7Bits_andNone_createsFloats() {
-        for (Object unset : new Object[] { null, Map.of(), Map.of("m", 24) }) {
-            VectorOptions options = VectorOptions.parse(unset);
-            assertEquals(String.valueOf(unset), Map.of("name", "sq", "parameters", Map.of("bits", 7)), parameters(options).get("encoder"));
-            assertTrue(String.valueOf(unset), VectorOptions.quantized(options.vectorField(384)));
-        }
-        assertEquals("sq7", VectorOptions.parse(null).label());
-        assertEquals("sq7 m24", VectorOptions.parse(Map.of("m", 24)).label());
-
+    public void testUnset_createsFloats_asNoneDoes_andSqIsAskedFor() {
         VectorOptions none = VectorOptions.parse(Map.of("encoder", Map.of("name", "none")));
+        for (Object unset : new Object[] { null, Map.of() }) {
+            VectorOptions options = VectorOptions.parse(unset);
+            assertNull(String.valueOf(unset), parameters(options).get("encoder"));
+            assertFalse(String.valueOf(unset), VectorOptions.quantized(options.vectorField(384)));
+            assertEquals(String.valueOf(unset), none.vectorField(384), options.vectorField(384));
+        }
+        assertEquals("float", VectorOptions.parse(null).label());
+        assertEquals("float m24", VectorOptions.parse(Map.of("m", 24)).label());
+
         assertNull(parameters(none).get("encoder"));
-        assertFalse(VectorOptions.quantized(none.vectorField(384)));
         assertEquals("float", none.label());
         assertEquals(Map.of("type", "knn_vector", "dimension", 384, "method", Map.of("name", "hnsw", "engine", "lucene", "space_type",
             "cosinesimil")), none.vectorField(384));
         assertEquals(none, VectorOptions.FLOATS);
         assertEquals("float m32", VectorOptions.parse(Map.of("encoder", Map.of("name", "none"), "m", 32)).label());
-        // sq written out is the default's mapping
-        assertEquals(VectorOptions.parse(null).vectorField(384),
-            VectorOptions.parse(Map.of("encoder", Map.of("name", "sq", "bits", 7))).vectorField(384));
+
+        VectorOptions sq = VectorOptions.parse(Map.of("encoder", Map.of("name", "sq", "bits", 7)));
+        assertEquals(Map.of("name", "sq", "parameters", Map.of("bits", 7)), parameters(sq).get("encoder"));
+        assertTrue(VectorOptions.quantized(sq.vectorField(384)));
+        assertEquals("sq7 m24", VectorOptions.parse(Map.of("encoder", Map.of("name", "sq"), "m", 24)).label());
     }
 
     @Test

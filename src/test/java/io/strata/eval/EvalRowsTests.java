@@ -173,21 +173,6 @@ public class EvalRowsTests {
         assertTrue(m, m.contains("[processor] must not set [model]"));
     }
 
-    /**
-     * The key names the encoder the row's chunk index gets: a row without {@code vectors} the processor's default (sq 7
-     * bits), so that {@code --reuse} never takes a float chunk index ingested for the same row under another default.
-     */
-    @Test
-    public void testIngestKey_namesTheDefaultEncoder_ofARowWithoutVectors() throws Exception {
-        List<EvalRows.Row> rows = parse("{\"rows\": [{\"name\": \"a\", " + STRATEGY + "}, {\"name\": \"b\", " + STRATEGY
-            + ", \"processor\": {\"vectors\": {\"encoder\": {\"name\": \"none\"}}}}]}");
-        EvalDataset d = new EvalDataset("d", EvalDataset.Kind.SPANS, "x", List.of(new EvalDataset.Document("a.txt", "text", "a")), List.of());
-        String plain = RetrievalEval.ingestFor(d, rows.get(0), 200).key();
-        String floats = RetrievalEval.ingestFor(d, rows.get(1), 200).key();
-        assertTrue(plain, plain.endsWith("|vectors=sq7"));
-        assertTrue(floats, floats.endsWith("|{\"vectors\":{\"encoder\":{\"name\":\"none\"}}}"));
-    }
-
     @Test
     public void testIngestKey_differsByModelDatasetAndTheta() throws Exception {
         List<EvalRows.Row> rows = parse("{\"rows\": [{\"name\": \"a\", " + STRATEGY + "}, {\"name\": \"b\", " + STRATEGY

@@ -55,7 +55,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
     }
 
     public void testSqOptions_indexBothVectorFields_andSearchLikeFloatWithinRecall() throws Exception {
-        putPipeline("vo-float", pipeline("vo-float-chunks", FLOAT));
+        putPipeline("vo-float", pipeline("vo-float-chunks", null));
         putPipeline("vo-sq", pipeline("vo-sq-chunks", SQ));
         Map<String, Map<String, Object>> docs = chapters(4);
         assertEquals(false, bulk("vo-float", "vo-float", docs).get("errors"));
@@ -68,7 +68,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
             assertEquals(24, parameters.get("m"));
             assertEquals(128, parameters.get("ef_construction"));
             assertEquals(Map.of("name", "sq", "parameters", Map.of("bits", 7)), parameters.get("encoder"));
-            // encoder none: full-precision floats, k-NN's defaults
+            // without options: full-precision floats, k-NN's defaults (as encoder none gives)
             assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters", Map.of()),
                 vectorField("vo-float-chunks", child).get("method"));
         }
@@ -234,7 +234,7 @@ public class VectorOptionsIT extends StrataRestTestCase {
         putPipeline("vo-d", pipeline("vo-shared-chunks", "{\"m\": 16, \"ef_construction\": 100, \"space_type\": \"cosinesimil\"}"));
         call("PUT", "/vo-shared/_doc/other?pipeline=vo-d&refresh=true", json(Map.of("body", "Emma Woodhouse, handsome.")));
         assertEquals(2, count("vo-shared"));
-        // a pipeline without vectors (as before sq became the default) keeps writing into the float chunk index, unchanged
+        // a pipeline without vectors keeps writing into the float chunk index, unchanged
         putPipeline("vo-e", pipeline("vo-shared-chunks", null));
         call("PUT", "/vo-shared/_doc/third?pipeline=vo-e&refresh=true", json(Map.of("body", "Mr. Knightley, a sensible man.")));
         assertEquals(3, count("vo-shared"));
@@ -243,16 +243,18 @@ public class VectorOptionsIT extends StrataRestTestCase {
             assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters", Map.of()),
                 vectorField("vo-shared-chunks", child).get("method"));
         }
-        // a rebuild under that pipeline creates its generation with the pipeline's options: sq 7 bits; swapped in, the name
-        // answers multi_granular rescored, as the exact MAX oracle over the generation's stored vectors
-        Map<String, Object> report = call("POST", "/_plugins/_strata/_rebuild?index=vo-shared&pipeline=vo-e");
+        // a rebuild under a pipeline asking sq creates its generation with the pipeline's options: sq 7 bits (the way to
+        // quantize an existing chunk index); swapped in, the name answers multi_granular rescored, as the exact MAX oracle
+        // over the generation's stored vectors
+        putPipeline("vo-f", pipeline("vo-shared-chunks", "{\"encoder\": {\"name\": \"sq\"}}"));
+        Map<String, Object> report = call("POST", "/_plugins/_strata/_rebuild?index=vo-shared&pipeline=vo-f");
         String generation = (String) report.get("generation_index");
         assertEquals(report.toString(), "vo-shared-chunks-g2", generation);
         for (boolean child : new boolean[] { false, true }) {
             assertEquals(Map.of("engine", "lucene", "space_type", "cosinesimil", "name", "hnsw", "parameters",
                 Map.of("encoder", Map.of("name", "sq", "parameters", Map.of("bits", 7)))), vectorField(generation, child).get("method"));
         }
-        call("POST", "/_plugins/_strata/_swap?index=vo-shared&pipeline=vo-e&generation=2");
+        call("POST", "/_plugins/_strata/_swap?index=vo-shared&pipeline=vo-f&generation=2");
         QueryOracle exact = QueryOracle.load(generation);
         List<Number> v = ((List<List<Number>>) call("POST", "/_plugins/_strata/_embed", json(Map.of("texts", List.of(QUESTIONS.get(0)),
             "purpose", "query"))).get("vectors")).get(0);
@@ -261,12 +263,13 @@ public class VectorOptionsIT extends StrataRestTestCase {
     }
 
     /**
-     * A pipeline without {@code vectors} creates an sq 7-bit chunk index (both vector fields), whose {@code multi_granular}
-     * hits are the brute-force exact MAX oracle's top 10 with its scores (rescored by default); a pipeline asking floats of
-     * it is a 400 naming {@code [vectors.encoder]}, before anything is written.
+     * {@code "encoder": {"name": "sq"}} creates an sq 7-bit chunk index (both vector fields), whose {@code multi_granular}
+     * hits are the brute-force exact MAX oracle's top 10 with its scores (rescored by default), and whose {@code explain_child}
+     * scores are those floats too; a pipeline asking floats of it is a 400 naming {@code [vectors.encoder]}, before anything
+     * is written, and one without {@code vectors} writes into it.
      */
-    public void testNoVectorOptions_createsSq7Bits_searchedAsTheExactMaxOracle_andNoneOnItIsA400() throws Exception {
-        putPipeline("vd", pipeline("vd-chunks", null));
+    public void testSqByName_searchedAsTheExactMaxOracle_explainChildFromTheFloats_andNoneOnItIsA400() throws Exception {
+        putPipeline("vd", pipeline("vd-chunks", "{\"encoder\": {\"name\": \"sq\"}}"));
         Map<String, Map<String, Object>> docs = chapters(4);
         assertEquals(false, bulk("vd", "vd", docs).get("errors"));
         for (boolean child : new boolean[] { false, true }) {
@@ -301,5 +304,8 @@ public class VectorOptionsIT extends StrataRestTestCase {
             + "exists with [sq 7 bits]"));
         assertEquals(before, count("vd-chunks"));
         assertEquals(docs.size(), count("vd"));
+        putPipeline("vd-unset", pipeline("vd-chunks", null));
+        call("PUT", "/vd/_doc/other?pipeline=vd-unset&refresh=true", json(Map.of("body", "Emma Woodhouse, handsome, clever, and rich.")));
+        assertTrue(count("vd-chunks") > before);
     }
 }
