@@ -75,6 +75,8 @@ public final class QueryBench {
     static final long SEED = 20240611L;
     static final String CHUNKS = "qbench-chunks";
     static final String FLAT = "qbench-flat";
+    /** The chunk index again, its vectors sq 7 bits (rescored by default): the quantized option's cost on the same data. */
+    static final String SQ = "qbench-sq";
     static final String SOURCE = "qbench-source";
     static final int PARENTS_PER_SOURCE = 10;
     static final int VOCABULARY = 20_000;
@@ -82,6 +84,9 @@ public final class QueryBench {
     static final int PARENT_WORDS = 240;
     /** Methods whose requests carry a question text ({@code query_text}): no recall, their vectors are the model's. */
     static final int FIRST_TEXT_METHOD = 8;
+    /** The rows on {@link #SQ}, and the float rows they repeat (vector, query_text dense, hybrid). */
+    static final int FIRST_SQ_METHOD = 18;
+    static final int[] SQ_BASE = { 3, FIRST_TEXT_METHOD, FIRST_TEXT_METHOD + 1 };
     static final int CONTEXT_BUDGET = 512;
     static final String CONTEXT_PIPELINE = "strata-bench-context";
 
@@ -187,6 +192,9 @@ public final class QueryBench {
         } else {
             System.out.println("reusing the existing indices");
         }
+        if (!(reuse && holds(SQ, parents))) {
+            sqCopy();
+        }
         System.out.printf(Locale.ROOT, "exact top-%d parents (brute force MAX over %,d vectors, %d queries) in %.1f s%n", K, n, queries,
             exactSecs);
         call("PUT", "/_search/pipeline/" + CONTEXT_PIPELINE, "{\"response_processors\": [{\"strata_context\": {}}]}");
@@ -218,7 +226,11 @@ public final class QueryBench {
             new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext),
             // rows 16-17: evidence with the parents' best 3 sentences too, which the best hit's seed falls back on
             new Method("query_text hybrid, explain_child + evidence, sentences", this::multiGranular),
-            new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext) };
+            new Method("  + strata_context budget " + CONTEXT_BUDGET + " tokens", this::withContext),
+            // rows 18-20: rows 3, 8 and 9 on the sq 7-bit copy of the chunk index (rescored by default)
+            new Method("sq: multi_granular k=10, no _source", body -> search(SQ, body)),
+            new Method("sq: query_text mode dense, no _source", body -> search(SQ, body)),
+            new Method("sq: query_text hybrid (default), no _source", body -> search(SQ, body)) };
         String[][] warmBodies = bodies(warm, questions(warmup, SEED + 4));
         String[][] bodies = bodies(measured, questions(queries, SEED + 3));
         for (int i = 0; i < warm.length; i++) {
@@ -252,12 +264,13 @@ public final class QueryBench {
         System.out.printf(Locale.ROOT, "%-10s %-42s %8s %8s %10s %10s %10s %12s %8s%n", "N", "method", "p50 ms", "p99 ms", "p50 ratio",
             "p99 ratio", "took p50", "recall@10", "<10 par.");
         for (int m = 0; m < methods.length; m++) {
-            int base = m <= 2 ? 0 : m < FIRST_TEXT_METHOD ? 3 : FIRST_TEXT_METHOD; // the multi_granular row of the same kind
+            // the multi_granular row of the same kind; an sq row, the float row it repeats
+            int base = m >= FIRST_SQ_METHOD ? SQ_BASE[m - FIRST_SQ_METHOD] : m <= 2 ? 0 : m < FIRST_TEXT_METHOD ? 3 : FIRST_TEXT_METHOD;
             double p50 = percentile(latency[m], 50);
             double p99 = percentile(latency[m], 99);
             System.out.printf(Locale.ROOT, "%-10s %-42s %8.2f %8.2f %10.2f %10.2f %10.1f %12.3f %8d%n", String.format(Locale.ROOT, "%,d", n),
                 methods[m].name, p50, p99, p50 / percentile(latency[base], 50), p99 / percentile(latency[base], 99),
-                (double) rank(took[m], 50), m < FIRST_TEXT_METHOD ? recall[m] / queries : Double.NaN, fewer[m]);
+                (double) rank(took[m], 50), m < FIRST_TEXT_METHOD || m == FIRST_SQ_METHOD ? recall[m] / queries : Double.NaN, fewer[m]);
         }
         System.out.println("(p50/p99 ratio = this row / the multi_granular row of the same fetch, > 1: multi_granular is faster; took = server-side ms of the search request; recall@10 = distinct parents returned that are in the"
             + " exact top-10 parents; <10 par. = queries answered with fewer than 10 distinct parents)");
@@ -282,6 +295,11 @@ public final class QueryBench {
                 : row == FIRST_TEXT_METHOD + 6 ? "explain_child + evidence" : "explain_child + evidence with sentences", c50,
                 c50 <= 1.5 ? "holds" : "does not hold", percentile(latency[row + 1], 99) / percentile(latency[row], 99));
         }
+        System.out.printf(Locale.ROOT, "sq 7 bits (rescored) / float p50: vector %.2f, query_text dense %.2f, hybrid %.2f; recall@10 (vector) %.3f"
+            + " / %.3f%n", percentile(latency[FIRST_SQ_METHOD], 50) / percentile(latency[3], 50),
+            percentile(latency[FIRST_SQ_METHOD + 1], 50) / percentile(latency[FIRST_TEXT_METHOD], 50),
+            percentile(latency[FIRST_SQ_METHOD + 2], 50) / percentile(latency[FIRST_TEXT_METHOD + 1], 50), recall[FIRST_SQ_METHOD] / queries,
+            recall[3] / queries);
         double g50 = percentile(latency[2], 50) / percentile(latency[0], 50);
         double g99 = percentile(latency[2], 99) / percentile(latency[0], 99);
         System.out.printf(Locale.ROOT, "target k'=%d grouping + mget / multi_granular >= 5: p50 %.2f, p99 %.2f -> %s%n", K_GROUP, g50, g99,
@@ -299,7 +317,7 @@ public final class QueryBench {
                 + " force-merge to 1 segment %7.1f s, store %s%n", FLAT, n, flatIngest[0], n / flatIngest[0], flatIngest[1], storeSize(FLAT));
         }
         if (!keep) {
-            call("DELETE", "/" + CHUNKS + "," + FLAT + "?ignore_unavailable=true", null);
+            call("DELETE", "/" + CHUNKS + "," + FLAT + "," + SQ + "?ignore_unavailable=true", null);
         }
         call("PUT", "/_cluster/settings", "{\"transient\": {\"knn.algo_param.index_thread_qty\": null}}");
         System.out.printf(Locale.ROOT, "total run time %.1f s%n", secs(t0));
@@ -520,6 +538,22 @@ public final class QueryBench {
     // indices
     // ----------------------------------------------------------------------------------------------
 
+    /** {@link #SQ}: the chunk index's documents reindexed into an sq 7-bit mapping, force-merged to one segment as it is. */
+    private void sqCopy() throws IOException {
+        call("DELETE", "/" + SQ + "?ignore_unavailable=true", null);
+        Map<String, Object> mapping = ChunkDocuments.mapping(new ModelInfo(ModelRef.embedded("e5-small-v2-q"), "e5-small-v2-q", dim),
+            VectorOptions.parse(Map.of("encoder", Map.of("name", "sq", "bits", 7))));
+        call("PUT", "/" + SQ, json(Map.of("settings", indexSettings(), "mappings", mapping)));
+        long t = System.nanoTime();
+        call("POST", "/_reindex?wait_for_completion=true&timeout=1h", "{\"source\": {\"index\": \"" + CHUNKS + "\", \"size\": 500}, "
+            + "\"dest\": {\"index\": \"" + SQ + "\"}}");
+        call("PUT", "/" + SQ + "/_settings", "{\"index\": {\"refresh_interval\": null}}");
+        call("POST", "/" + SQ + "/_forcemerge?max_num_segments=1", null);
+        call("POST", "/" + SQ + "/_refresh", null);
+        System.out.printf(Locale.ROOT, "  %s: reindexed from %s with sq 7 bits and force-merged in %.1f s; %s%n", SQ, CHUNKS, secs(t),
+            segments(SQ));
+    }
+
     private String chunkIndexBody() throws IOException {
         // floats, like the flat index: the methods are compared at equal work on the same full-precision graphs
         Map<String, Object> mapping = ChunkDocuments.mapping(
@@ -680,7 +714,7 @@ public final class QueryBench {
 
     /** Request bodies per method and query, built before timing (the same vector text in every method). */
     private String[][] bodies(float[][] qs, String[] questions) throws IOException {
-        String[][] out = new String[18][qs.length];
+        String[][] out = new String[FIRST_SQ_METHOD + SQ_BASE.length][qs.length];
         // naming the vector fields in excludes is what lets the k-NN plugin skip rebuilding them from its derived source
         // (["text"] alone costs a chunk document's 8 vectors per hit); both indices fetched alike
         String texts = "\"_source\": {\"includes\": [\"text\"], \"excludes\": [\"embedding\", \"children.embedding\"]}";
@@ -727,13 +761,20 @@ public final class QueryBench {
             out[FIRST_TEXT_METHOD + 8][i] = "{\"size\": " + K + ", " + none + ", " + withSentences + "}";
             out[FIRST_TEXT_METHOD + 9][i] = "{\"size\": " + K + ", " + none + ", " + withSentences + ", \"ext\": {\"strata_context\": "
                 + "{\"budget\": " + CONTEXT_BUDGET + "}}}";
+            for (int r = 0; r < SQ_BASE.length; r++) {
+                out[FIRST_SQ_METHOD + r][i] = out[SQ_BASE[r]][i];
+            }
         }
         return out;
     }
 
     /** Top-10 parents in one request on the chunk index: the hits are the parents (with their texts when asked). */
     private Result multiGranular(String body) throws IOException {
-        Map<String, Object> r = call("POST", "/" + CHUNKS + "/_search", body);
+        return search(CHUNKS, body);
+    }
+
+    private Result search(String index, String body) throws IOException {
+        Map<String, Object> r = call("POST", "/" + index + "/_search", body);
         List<String> ids = new ArrayList<>();
         for (Object h : (List<?>) get(r, "hits").get("hits")) {
             ids.add((String) cast(h).get("_id"));
