@@ -247,6 +247,11 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
 
     /** The field's own similarity on its raw float vectors (a quantized field keeps them), the score a float graph gives. */
     private DoubleValuesSource fullPrecision(String field) {
+        return fullPrecision(vector, field);
+    }
+
+    /** {@code vector}'s similarity to {@code field}'s raw float vectors, by the field's own similarity function. */
+    static DoubleValuesSource fullPrecision(float[] vector, String field) {
         return new FullPrecision(vector, field);
     }
 

@@ -11,7 +11,6 @@ import org.apache.lucene.queries.function.FunctionScoreQuery;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.DisjunctionMaxQuery;
-import org.apache.lucene.search.FullPrecisionFloatVectorSimilarityValuesSource;
 import org.apache.lucene.search.KnnFloatVectorQuery;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
@@ -224,7 +223,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
             Query found = mg.delegate();
             if (rescored) {
                 assertThat(found, instanceOf(FunctionScoreQuery.class));
-                assertEquals(new FullPrecisionFloatVectorSimilarityValuesSource(vector, ChunkDocuments.EMBEDDING),
+                assertEquals(DenseParentsQueryBuilder.fullPrecision(vector, ChunkDocuments.EMBEDDING),
                     ((FunctionScoreQuery) found).getSource());
                 found = ((FunctionScoreQuery) found).getWrappedQuery();
             }
@@ -245,7 +244,7 @@ public class MultiGranularQueryBuilderRandomTests extends AbstractQueryTestCase<
         if (rescored) {
             // the counted children of the parents found, scored by their float vectors, under the MAX join
             assertThat(best, instanceOf(FunctionScoreQuery.class));
-            assertEquals(new FullPrecisionFloatVectorSimilarityValuesSource(vector, CHILD_EMBEDDING), ((FunctionScoreQuery) best).getSource());
+            assertEquals(DenseParentsQueryBuilder.fullPrecision(vector, CHILD_EMBEDDING), ((FunctionScoreQuery) best).getSource());
             Query children = ((FunctionScoreQuery) best).getWrappedQuery();
             if (children instanceof BooleanQuery b) {
                 children = b.clauses().stream().filter(c -> c.occur() == BooleanClause.Occur.MUST).map(BooleanClause::query).findFirst()
