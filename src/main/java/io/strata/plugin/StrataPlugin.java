@@ -247,7 +247,8 @@ public class StrataPlugin extends Plugin implements IngestPlugin, ActionPlugin, 
         return List.of(new QuerySpec<>(MultiGranularQueryBuilder.NAME, in -> new MultiGranularQueryBuilder(in, queryServices),
             parser -> MultiGranularQueryBuilder.fromXContent(parser, queryServices)),
             new QuerySpec<>(PlannedParentsQueryBuilder.NAME, PlannedParentsQueryBuilder::new, PlannedParentsQueryBuilder::fromXContent),
-            new QuerySpec<>(DenseParentsQueryBuilder.NAME, DenseParentsQueryBuilder::new, DenseParentsQueryBuilder::fromXContent));
+            new QuerySpec<>(DenseParentsQueryBuilder.NAME, DenseParentsQueryBuilder::new, DenseParentsQueryBuilder::fromXContent),
+            new QuerySpec<>(HybridShardQueryBuilder.NAME, HybridShardQueryBuilder::new, HybridShardQueryBuilder::fromXContent));
     }
 
     @Override

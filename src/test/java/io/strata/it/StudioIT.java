@@ -451,14 +451,14 @@ public class StudioIT extends StrataRestTestCase {
     public void testCompareView_listsTheGenerations_andARunningRebuildsProgress() throws Exception {
         String pipeline = "{\"field\": \"body\", \"target_index\": \"studio-gen-chunks\", \"embed\": false, "
             + "\"strategy\": {\"type\": \"recursive\", \"max_words\": %d}}";
-        putPipeline("studio-gen", pipeline.formatted(40));
+        putPipeline("studio-gen", String.format(java.util.Locale.ROOT, pipeline, 40));
         Map<String, Map<String, Object>> docs = new java.util.LinkedHashMap<>();
         for (int i = 0; i < 250; i++) {
             docs.put("d" + i, Map.of("body", "Note " + i + ". Emma walked from Hartfield to Highbury and spoke of the weather. "
                 .repeat(4 + i % 5).strip()));
         }
         assertEquals(false, bulk("studio-gen-src", "studio-gen", docs).get("errors"));
-        putPipeline("studio-gen", pipeline.formatted(20));
+        putPipeline("studio-gen", String.format(java.util.Locale.ROOT, pipeline, 20));
         call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src&pipeline=studio-gen");
         // a second rebuild held back by its rate: running while the page lists
         String task = (String) call("POST", "/_plugins/_strata/_rebuild?index=studio-gen-src&pipeline=studio-gen&requests_per_second=1"
