@@ -18,7 +18,7 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * The hybrid form of {@code multi_granular} for a request whose one shard is on the coordinating node and that nothing
+ * The hybrid form of {@code multi_granular} for a request of one shard in all (on any node) that nothing
  * restricts ({@link QueryPlanner#oneLocalShard}): the lexical window, searched while the question was embedded, comes with
  * the query; the shard runs the dense window's graph search itself and fuses both ({@link HybridShardQuery}). One shard's
  * windows are the global ones, so the parents and scores are the planned path's (a dense sub-search and a lookup by

@@ -57,7 +57,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>hybrid: the lexical sub-search ({@code dfs_query_then_fetch}: global statistics) starts at once, overlapping the
  *   embedding; then the dense one; each side's global top {@code window} is fused by {@link Fusion} into {@code k}.</li>
  * </ul>
- * A request of one local shard that nothing restricts skips the planning's graph search: the dense query runs in the
+ * A request of one shard that nothing restricts skips the planning's graph search: the dense query runs in the
  * request ({@link #directDense}); the hybrid one keeps its lexical sub-search and that shard fuses ({@link #hybridShard}).
  * Every input is global, so a 1-shard and a 3-shard index give the same parents with the same scores (up to float
  * rounding). The dense side is an approximate (HNSW) search: exact are the MAX over what it found, the merge and the fusion.
