@@ -60,8 +60,8 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         BitSetProducer roots = context.getQueryShardContext().bitsetFilter(Queries.newNonNestedFilter());
         PlannedParentsQuery planned = QueryTrees.find(parsed, PlannedParentsQuery.class);
         MultiGranularQuery query = planned != null ? null : QueryTrees.find(parsed, MultiGranularQuery.class);
-        if (planned == null && (query == null || !query.explainChild())) {
-            return null;
+        if (planned == null ? query == null || !query.explainChild() : !planned.explainChild() && planned.evidence() == null) {
+            return null; // nothing to explain: read no mapping
         }
         boolean fullPrecision;
         try {
@@ -71,9 +71,6 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
             throw new UncheckedIOException(e);
         }
         if (planned != null) {
-            if (!planned.explainChild() && planned.evidence() == null) {
-                return null;
-            }
             EvidenceSentences sentences = null;
             if (planned.evidence() != null && planned.evidence().evidence().sentences() > 0) {
                 MappedFieldType text = context.getQueryShardContext().getFieldType(ChunkDocuments.TEXT);
