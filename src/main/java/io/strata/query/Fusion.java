@@ -142,8 +142,20 @@ public record Fusion(Method method, double denseWeight, Integer window, int rank
             double[] s = e.getValue();
             fused.add(new Keyed<>(e.getKey(), (float) (s[0] + s[1]), (float) s[2], (float) s[3], s[0], s[1]));
         }
-        fused.sort(Comparator.comparingDouble((Keyed<K> f) -> -f.score()).thenComparing(Keyed::key, ties));
-        List<Keyed<K>> top = new ArrayList<>(fused.subList(0, Math.min(k, fused.size())));
+        fused.sort(Comparator.comparingDouble((Keyed<K> f) -> -f.score()));
+        // ties are ordered only where they decide the k best (a run of equal scores that starts among them): on a shard the
+        // comparator reads stored ids, and a window's tail is full of ties no hit depends on (both floors fuse to 0)
+        int n = Math.min(k, fused.size());
+        for (int start = 0, end; start < n; start = end) {
+            end = start + 1;
+            while (end < fused.size() && Float.compare(fused.get(end).score(), fused.get(start).score()) == 0) {
+                end++;
+            }
+            if (end - start > 1) {
+                fused.subList(start, end).sort(Comparator.comparing(Keyed::key, ties));
+            }
+        }
+        List<Keyed<K>> top = new ArrayList<>(fused.subList(0, n));
         for (int i = 1; i < top.size(); i++) {
             Keyed<K> prev = top.get(i - 1);
             Keyed<K> f = top.get(i);

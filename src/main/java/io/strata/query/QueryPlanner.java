@@ -386,8 +386,10 @@ final class QueryPlanner {
 
     /** The dense side asks each shard for {@code window} parents; its graph search is widened as the dense mode's default is. */
     private int denseCandidates(int window) {
-        return Math.min(MultiGranularQueryBuilder.MAX_K, Math.max(query.numCandidates() == null ? 0 : query.numCandidates(),
-            MultiGranularQueryBuilder.defaultCandidates(window)));
+        if (query.numCandidates() != null) {
+            return Math.min(MultiGranularQueryBuilder.MAX_K, Math.max(query.numCandidates(), window));
+        }
+        return MultiGranularQueryBuilder.defaultCandidates(window);
     }
 
     private void hybrid(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {

@@ -115,4 +115,29 @@ public class FusionTests {
         }
         assertEquals("c (in both windows) ties with no one: its id is never read", java.util.Set.of(1, 2, 3, 4), asked);
     }
+
+    /**
+     * On a shard the tie order reads stored ids: it is asked only for runs of equal scores that start among the k best (a
+     * run that crosses the k-th place is ordered whole), never for the windows' tails, where both floors fuse to 0.
+     */
+    @Test
+    public void testFuseKeyed_asksTheTieOrderOnlyForTiesThatDecideTheKBest() {
+        Fusion f = new Fusion(Fusion.Method.MIN_MAX, 0.5, null, 60);
+        java.util.Map<Integer, String> idOf = java.util.Map.of(1, "d", 2, "c", 3, "b", 4, "a");
+        java.util.Set<Integer> asked = new java.util.HashSet<>();
+        java.util.Comparator<Integer> byId = java.util.Comparator.comparing(doc -> {
+            asked.add(doc);
+            return idOf.get(doc);
+        });
+        // fused: 1 and 3 tie at 0.5 (each its window's top), 2 and 4 tie at 0 (each its window's floor)
+        List<Fusion.Keyed<Integer>> dense = List.of(Fusion.Keyed.side(1, 0.9f), Fusion.Keyed.side(2, 0.5f));
+        List<Fusion.Keyed<Integer>> lexical = List.of(Fusion.Keyed.side(3, 5f), Fusion.Keyed.side(4, 1f));
+        List<Fusion.Fused> byIds = f.fuse(List.of(hit("d", 0.9f), hit("c", 0.5f)), List.of(hit("b", 5f), hit("a", 1f)), 4);
+        for (int k = 1; k <= 4; k++) {
+            asked.clear();
+            List<Fusion.Keyed<Integer>> keyed = f.fuseKeyed(dense, lexical, k, byId);
+            assertEquals("k " + k, ids(byIds).subList(0, k), keyed.stream().map(x -> idOf.get(x.key())).toList());
+            assertEquals("k " + k, k <= 2 ? java.util.Set.of(1, 3) : java.util.Set.of(1, 2, 3, 4), asked);
+        }
+    }
 }
