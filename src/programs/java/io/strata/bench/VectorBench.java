@@ -52,7 +52,7 @@ import java.util.stream.IntStream;
  * measured twice: as its graph scores it ({@code sq7}, {@code rescore: false}) and with full-precision rescoring
  * ({@code sq7+rescore}, the default on a quantized field: {@code oversample_factor} 3, or each factor of
  * {@code rescore=F,…}), whose bytes are the sq index's (the float vectors it rescores with are read from disk, for the
- * candidates only). {@code candidates=C,…} adds, for each C, rows at {@code num_candidates} C (float, sq7+rescore, and
+ * candidates only). {@code candidates=C,…} adds, for each C, rows at {@code num_candidates} C (float, sq7+rescore with each factor, and
  * the plain k-NN at k C): recall against cost at equal graph work. {@code keep} reuses the indices a previous run left
  * when they hold N parents (the vectors derive from fixed seeds, so they are the same). The rows' queries alternate, so
  * they share the machine's load.
@@ -188,9 +188,14 @@ public final class VectorBench {
         }
         rows.add(new Method("plain k-NN", -1, null));
         int defaults = rows.size();
+        // per extra num_candidates: float, sq7 rescored with each factor, the plain k-NN
+        int group = factors.size() + 2;
         for (int c : candidates) {
             rows.add(new Method(configs.get(0).label() + "@" + c, 0, null, c));
-            rows.add(new Method(configs.get(1).label() + "+rescore@" + c, 1, null, c));
+            for (double f : factors) {
+                rows.add(new Method(configs.get(1).label() + "+rescore" + (factors.size() == 1 ? "" : " x" + f) + "@" + c, 1,
+                    "{\"oversample_factor\": " + f + "}", c));
+            }
             rows.add(new Method("plain k-NN@" + c, -1, null, c));
         }
         // warm-up, then every query on every row, in rotating order
@@ -234,8 +239,8 @@ public final class VectorBench {
                 percentile(latency[m], 50) / percentile(latency[plain], 50));
         }
         // each extra num_candidates: its rows against float at the same candidates
-        for (int m = defaults; m < methods; m += 3) {
-            for (int j = 0; j < 3; j++) {
+        for (int m = defaults; m < methods; m += group) {
+            for (int j = 0; j < group; j++) {
                 Method row = rows.get(m + j);
                 String bytes = row.config() < 0 ? "-" : String.valueOf(fileBytes(indices.get(row.config()))[0] / parents);
                 System.out.printf(Locale.ROOT, "vectors %s: %s B/parent, recall %.3f, p50 %.2f ms, p99 %.2f ms; p50 vs float@%d %.2f%n",
