@@ -384,7 +384,7 @@ final class QueryPlanner {
         return query.fusion() == null ? Fusion.DEFAULT : query.fusion();
     }
 
-    /** The dense side asks each shard for {@code window} parents; its graph search is widened as the dense mode's default is. */
+    /** The dense side's beam for its {@code window} parents a shard: {@code num_candidates} (at least the window), else twice the window. */
     private int denseCandidates(int window) {
         if (query.numCandidates() != null) {
             return Math.min(MultiGranularQueryBuilder.MAX_K, Math.max(query.numCandidates(), window));
