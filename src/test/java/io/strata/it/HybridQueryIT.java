@@ -130,6 +130,51 @@ public class HybridQueryIT extends StrataRestTestCase {
         }
     }
 
+    /**
+     * {@code num_candidates} in the hybrid mode is the dense window's beam, at least the window: the shard's profile names
+     * the graph search's candidates, and the hits are the fusion of the dense mode asked for the window at that beam.
+     */
+    public void testHybrid_numCandidates_isTheDenseWindowsBeam_atLeastTheWindow() throws Exception {
+        ingest("hn", 1);
+        String question = QUESTIONS.get(1);
+        String hybrid = "{\"multi_granular\": {\"query_text\": " + quote(question) + ", \"k\": 10";
+        Map<String, Integer> beams = new LinkedHashMap<>();
+        beams.put("", 200); // unset: twice the window
+        beams.put(", \"num_candidates\": 120", 120);
+        beams.put(", \"num_candidates\": 50", 100); // under the window: the window
+        beams.put(", \"num_candidates\": 300", 300);
+        for (Map.Entry<String, Integer> beam : beams.entrySet()) {
+            Map<String, Object> profiled = call("POST", "/hn-chunks/_search", "{\"size\": 10, \"profile\": true, \"query\": "
+                + hybrid + beam.getKey() + "}}}");
+            List<String> described = new ArrayList<>();
+            for (Object shard : (List<Object>) ((Map<String, Object>) profiled.get("profile")).get("shards")) {
+                for (Object search : (List<Object>) ((Map<String, Object>) shard).get("searches")) {
+                    descriptions((List<Object>) ((Map<String, Object>) search).get("query"), described);
+                }
+            }
+            String graphSearch = described.stream().filter(d -> d.contains("multi_granular(k=100, candidates=")).findFirst()
+                .orElseThrow(() -> new AssertionError(beam.getKey() + ": no dense window in the profile: " + described));
+            assertTrue(beam.getKey() + ": " + graphSearch, graphSearch.contains("multi_granular(k=100, candidates=" + beam.getValue() + ","));
+        }
+        List<Map<String, Object>> dense = search("hn-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"dense\", \"k\": 100, \"num_candidates\": 120}}", 100);
+        List<Map<String, Object>> lexical = search("hn-chunks", "{\"multi_granular\": {\"query_text\": " + quote(question)
+            + ", \"mode\": \"lexical\", \"k\": 100}}", 100);
+        List<Map.Entry<String, Double>> expected = minMax(dense, lexical, 0.5);
+        List<Map<String, Object>> fused = search("hn-chunks", hybrid + ", \"num_candidates\": 120}}", 10);
+        assertEquals(10, fused.size());
+        for (int i = 0; i < 10; i++) {
+            assertEquals("rank " + i, expected.get(i).getValue(), ((Number) fused.get(i).get("_score")).doubleValue(), 1e-5);
+        }
+    }
+
+    private static void descriptions(List<Object> profiled, List<String> out) {
+        for (Object node : profiled == null ? List.of() : profiled) {
+            out.add(String.valueOf(((Map<String, Object>) node).get("description")));
+            descriptions((List<Object>) ((Map<String, Object>) node).get("children"), out);
+        }
+    }
+
     public void testHybrid_rrfAndWeights_areTheDocumentedFormulas() throws Exception {
         ingest("hr", 2);
         String question = QUESTIONS.get(0);
