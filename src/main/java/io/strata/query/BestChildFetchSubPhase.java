@@ -45,7 +45,8 @@ import java.util.Map;
  * (the format's scorer would give the quantized scores, not the {@code _score} of a rescored search; with
  * {@code rescore: false} a hit's {@code _score} is the quantized graph's and its chunks' scores the floats').
  * Lexical side: the chunk the coordinator's lexical search found (its best inner hit, or the
- * parent's own text when that scored higher). Dense and lexical modes: that side's chunk, {@code score} = {@code _score}.
+ * parent's own text when that scored higher); on one shard fused there ({@link HybridShardQuery}), the same chunk scored
+ * by that shard. Dense and lexical modes: that side's chunk, {@code score} = {@code _score}.
  * Hybrid mode: the chunk of the side that added more to the fused score ({@code side}), with {@code score} the fused score
  * (= {@code _score}), and under {@code dense} and {@code lexical} each side's own best chunk, raw score and share of the
  * fused score (a side that did not have the parent in its window has a share of 0; the lexical side then has no chunk).
@@ -58,7 +59,10 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
     public FetchSubPhaseProcessor getProcessor(FetchContext context) {
         Query parsed = context.parsedQuery() == null ? null : context.parsedQuery().query();
         BitSetProducer roots = context.getQueryShardContext().bitsetFilter(Queries.newNonNestedFilter());
-        PlannedParentsQuery planned = QueryTrees.find(parsed, PlannedParentsQuery.class);
+        ExplainedParents planned = QueryTrees.find(parsed, PlannedParentsQuery.class);
+        if (planned == null) {
+            planned = QueryTrees.find(parsed, HybridShardQuery.class);
+        }
         MultiGranularQuery query = planned != null ? null : QueryTrees.find(parsed, MultiGranularQuery.class);
         if (planned == null ? query == null || !query.explainChild() : !planned.explainChild() && planned.evidence() == null) {
             return null; // nothing to explain: read no mapping
@@ -146,12 +150,12 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
         }
     }
 
-    private static FetchSubPhaseProcessor plannedProcessor(PlannedParentsQuery query, BitSetProducer roots, EvidenceSentences sentences,
+    private static FetchSubPhaseProcessor plannedProcessor(ExplainedParents query, BitSetProducer roots, EvidenceSentences sentences,
                                                            boolean fullPrecision) {
         return new Processor(roots) {
             @Override
             Map<String, Object> explain(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException {
-                PlannedParentsQueryBuilder.Parent parent = query.parent(id);
+                PlannedParentsQueryBuilder.Parent parent = query.parent(id, hit.readerContext().docBase + hit.docId());
                 if (parent == null || !query.explainChild()) {
                     return null;
                 }
@@ -176,7 +180,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
 
             @Override
             Map<String, Object> evidence(HitContext hit, String id, Map<String, Object> source, BitSet parents) throws IOException {
-                PlannedParentsQueryBuilder.Parent parent = query.parent(id);
+                PlannedParentsQueryBuilder.Parent parent = query.parent(id, hit.readerContext().docBase + hit.docId());
                 PlannedParentsQueryBuilder.EvidenceSpec spec = query.evidence();
                 if (parent == null || spec == null) {
                     return null;
@@ -191,7 +195,7 @@ public final class BestChildFetchSubPhase implements FetchSubPhase {
      * {@code min_max}) normalised scores, and the parent's best sentences for the query's words.
      */
     private static Map<String, Object> evidencePack(FetchSubPhase.HitContext hit, Map<String, Object> source, BitSet parents,
-                                                    PlannedParentsQuery query, PlannedParentsQueryBuilder.Parent parent,
+                                                    ExplainedParents query, PlannedParentsQueryBuilder.Parent parent,
                                                     PlannedParentsQueryBuilder.EvidenceSpec spec, EvidenceSentences sentences,
                                                     boolean fullPrecision) throws IOException {
         int n = spec.evidence().chunks();

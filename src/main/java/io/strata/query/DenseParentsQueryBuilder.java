@@ -97,6 +97,11 @@ public final class DenseParentsQueryBuilder extends AbstractQueryBuilder<DensePa
         this.rescore = rescore;
     }
 
+    /** The levels the query counts (null: every level). */
+    List<Integer> levels() {
+        return levels;
+    }
+
     public DenseParentsQueryBuilder(StreamInput in) throws IOException {
         super(in);
         this.vector = in.readFloatArray();

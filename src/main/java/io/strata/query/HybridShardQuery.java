@@ -1,8 +1,14 @@
 package io.strata.query;
 
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import io.strata.chunkindex.ChunkDocuments;
+import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.SortedNumericDocValues;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.index.NumericDocValues;
+import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
@@ -38,30 +44,59 @@ import java.util.Set;
  * lexical sub-search read no stored field), fused by {@link Fusion} into the {@code k} best parents. Parents are keyed by document;
  * fused ties are ordered by {@code _id}, as the planned path orders them, reading the ids of tied parents only. A lexical
  * parent that is gone from this reader keeps its place in its window (its score shaped the window's spread, as on the
- * planned path) and is left out of the hits. Like {@link MultiGranularQuery}: computed once per reader when the search
- * creates the weight, never cached.
+ * planned path) and is left out of the hits. Explaining ({@code explain_child}, {@code evidence}), it also scores the
+ * lexical chunks of its k parents, which {@link BestChildFetchSubPhase} quotes as it quotes planned parents. Like
+ * {@link MultiGranularQuery}: computed once per reader when the search creates the weight, never cached.
  */
-final class HybridShardQuery extends Query {
+final class HybridShardQuery extends Query implements ExplainedParents {
+    /** At debug: how many lexical parents each search looked up by seq_no ({@code logger.io.strata.query.HybridShardQuery}). */
+    private static final Logger logger = LogManager.getLogger(HybridShardQuery.class);
+
     private final MultiGranularQuery dense;
     private final long[] lexicalSeqNos;
+    /** Where the lexical search found each parent (-1: unknown): kept only where that doc still holds the seq_no. */
+    private final int[] lexicalDocHints;
     private final float[] lexicalScores;
     private final Fusion fusion;
     private final int k;
     private final BitSetProducer rootDocs;
     /** The lexical side's words, for visitors (highlighting) only. */
     private final Query words;
+    /** What the hits explain ({@code explain_child}, {@code evidence}); null: nothing. */
+    private final Explaining explaining;
     private Object searchedReader;
     private Query searched;
+    /** The explained hits of {@link #searchedReader}, by document, and the evidence's window bounds. */
+    private Map<Integer, PlannedParentsQueryBuilder.Parent> explained = Map.of();
+    private PlannedParentsQueryBuilder.EvidenceSpec evidenceSpec;
+    /** Lexical parents looked up by {@code _seq_no} (their hint did not hold); tests count them. */
+    private int seqNoLookups;
 
-    HybridShardQuery(MultiGranularQuery dense, long[] lexicalSeqNos, float[] lexicalScores, Fusion fusion, int k,
-                     BitSetProducer rootDocs, Query words) {
+    /**
+     * What the hits explain: {@code explain_child} and {@code evidence} (null: none) of the {@code text}, the lexical chunks
+     * scored by {@code children} (null: no child level counted), {@code chunks} a parent.
+     */
+    record Explaining(boolean explainChild, Evidence evidence, String text, Query children, int chunks) {}
+
+    HybridShardQuery(MultiGranularQuery dense, long[] lexicalSeqNos, int[] lexicalDocHints, float[] lexicalScores, Fusion fusion,
+                     int k, BitSetProducer rootDocs, Query words) {
+        this(dense, lexicalSeqNos, lexicalDocHints, lexicalScores, fusion, k, rootDocs, words, null);
+    }
+
+    HybridShardQuery(MultiGranularQuery dense, long[] lexicalSeqNos, int[] lexicalDocHints, float[] lexicalScores, Fusion fusion,
+                     int k, BitSetProducer rootDocs, Query words, Explaining explaining) {
+        if (lexicalDocHints.length != lexicalSeqNos.length) {
+            throw new IllegalArgumentException("one doc hint per lexical parent");
+        }
         this.dense = dense;
         this.lexicalSeqNos = lexicalSeqNos.clone();
+        this.lexicalDocHints = lexicalDocHints.clone();
         this.lexicalScores = lexicalScores.clone();
         this.fusion = fusion;
         this.k = k;
         this.rootDocs = rootDocs;
         this.words = words;
+        this.explaining = explaining;
     }
 
     @Override
@@ -100,11 +135,30 @@ final class HybridShardQuery extends Query {
             return ids.computeIfAbsent(x, d -> idOf(searcher, d)).compareTo(ids.computeIfAbsent(y, d -> idOf(searcher, d)));
         };
         List<ScoreDoc> hits = new ArrayList<>(k);
+        Map<Integer, PlannedParentsQueryBuilder.Parent> parents = new HashMap<>();
+        Weight children = explaining == null || explaining.children() == null ? null
+            : searcher.createWeight(searcher.rewrite(explaining.children()), ScoreMode.COMPLETE, 1f);
         for (Fusion.Keyed<Integer> f : fusion.fuseKeyed(denseSide, lexicalSide, k, byId)) {
             if (f.key() >= 0) {
                 hits.add(new ScoredDocsQuery.Explained(f.key(), f.score(), PlannedParentsQuery.sides(MultiGranularQueryBuilder.Mode.HYBRID,
                     f.dense(), f.lexical(), f.score(), f.denseShare(), f.lexicalShare())));
+                if (explaining != null) {
+                    // the fetch phase quotes these as it quotes a planned parent (its index and id are not needed there)
+                    Fusion.Fused fused = new Fusion.Fused(null, null, f.score(), f.dense(), f.lexical(), f.denseShare(), f.lexicalShare());
+                    parents.put(f.key(), new PlannedParentsQueryBuilder.Parent(fused,
+                        Float.isNaN(f.lexical()) ? null : lexicalChunks(searcher, children, f.key(), f.lexical())));
+                }
             }
+        }
+        explained = parents;
+        if (explaining != null && explaining.evidence() != null) {
+            // min_max normalises each side by its window's top and last score: evidence chunks are scaled alike
+            boolean minMax = fusion.method() == Fusion.Method.MIN_MAX;
+            evidenceSpec = new PlannedParentsQueryBuilder.EvidenceSpec(explaining.evidence(), explaining.text(),
+                minMax && !denseSide.isEmpty() ? denseSide.get(0).score() : Float.NaN,
+                minMax && !denseSide.isEmpty() ? denseSide.get(denseSide.size() - 1).score() : Float.NaN,
+                minMax && lexicalScores.length > 0 ? lexicalScores[0] : Float.NaN,
+                minMax && lexicalScores.length > 0 ? lexicalScores[lexicalScores.length - 1] : Float.NaN);
         }
         searched = hits.isEmpty() ? new MatchNoDocsQuery("no parent in either window on this shard")
             : new ScoredDocsQuery(hits.toArray(ScoreDoc[]::new), searcher.getIndexReader(),
@@ -114,8 +168,76 @@ final class HybridShardQuery extends Query {
     }
 
     /**
+     * The lexical side's best chunks of the parent {@code doc} (top-level), as the planned path's inner hits give them: its
+     * children at the counted levels scored by BM25 with this shard's statistics (the window's), best first (ties: the
+     * earlier child), after the parent's own text when that scored its MAX ({@link LexicalForm#bestChunks}).
+     */
+    private List<PlannedParentsQueryBuilder.SideChunk> lexicalChunks(IndexSearcher searcher, Weight weight, int doc, float parentScore)
+        throws IOException {
+        List<PlannedParentsQueryBuilder.SideChunk> children = new ArrayList<>();
+        if (weight != null) {
+            List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+            LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(doc, leaves));
+            int parent = doc - leaf.docBase;
+            BitSet roots = rootDocs.getBitSet(leaf);
+            Scorer scorer = roots == null ? null : weight.scorer(leaf);
+            if (scorer != null) {
+                SortedNumericDocValues level = DocValues.getSortedNumeric(leaf.reader(), ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
+                SortedNumericDocValues ordinal = DocValues.getSortedNumeric(leaf.reader(), ChunkDocuments.CHILDREN + "." + ChunkDocuments.ORDINAL);
+                int first = parent == 0 ? 0 : roots.prevSetBit(parent - 1) + 1;
+                DocIdSetIterator it = scorer.iterator();
+                for (int child = it.advance(first); child < parent; child = it.nextDoc()) {
+                    if (level.advanceExact(child) && ordinal.advanceExact(child)) {
+                        children.add(new PlannedParentsQueryBuilder.SideChunk((int) level.nextValue(), (int) ordinal.nextValue(),
+                            scorer.score()));
+                    }
+                }
+            }
+        }
+        // stable: among equal scores the earlier child first, as the inner hits order them
+        children.sort((a, b) -> Float.compare(b.score(), a.score()));
+        return LexicalForm.bestChunks(parentScore, children, explaining.chunks());
+    }
+
+    @Override
+    public MultiGranularQueryBuilder.Mode mode() {
+        return MultiGranularQueryBuilder.Mode.HYBRID;
+    }
+
+    @Override
+    public synchronized PlannedParentsQueryBuilder.Parent parent(String id, int doc) {
+        return explained.get(doc);
+    }
+
+    @Override
+    public float[] vector() {
+        return dense.vector();
+    }
+
+    @Override
+    public List<Integer> levels() {
+        return dense.levels();
+    }
+
+    @Override
+    public boolean explainChild() {
+        return explaining != null && explaining.explainChild();
+    }
+
+    @Override
+    public synchronized PlannedParentsQueryBuilder.EvidenceSpec evidence() {
+        return evidenceSpec;
+    }
+
+    synchronized int seqNoLookups() {
+        return seqNoLookups;
+    }
+
+    /**
      * The live root document of each lexical parent, by rank; -1 where the reader no longer holds it (deleted, or updated:
-     * a new {@code _seq_no}). Nested children carry a placeholder seq_no, so only root documents count.
+     * a new {@code _seq_no}). Nested children carry a placeholder seq_no, so only root documents count. A doc hint that is
+     * a live root holding the parent's seq_no is that parent (a shard's seq_nos are unique to one version of one document);
+     * the others are looked up in the seq_no points (~0.7 ms for 100 parents at 100k chunks, bin/strata-bench query).
      */
     private int[] docsOf(IndexSearcher searcher) throws IOException {
         int[] docs = new int[lexicalSeqNos.length];
@@ -123,11 +245,22 @@ final class HybridShardQuery extends Query {
         if (docs.length == 0) {
             return docs;
         }
+        boolean[] hinted = verifiedHints(searcher, docs);
         Map<Long, Integer> rank = new HashMap<>();
         for (int i = 0; i < lexicalSeqNos.length; i++) {
-            rank.putIfAbsent(lexicalSeqNos[i], i);
+            if (!hinted[i]) {
+                rank.putIfAbsent(lexicalSeqNos[i], i);
+            }
         }
-        Weight matching = searcher.createWeight(searcher.rewrite(LongPoint.newSetQuery(SeqNoFieldMapper.NAME, lexicalSeqNos)),
+        if (rank.isEmpty()) {
+            return docs;
+        }
+        synchronized (this) {
+            seqNoLookups += rank.size();
+        }
+        logger.debug("{} of {} lexical parents looked up by seq_no (their doc hint did not hold)", rank.size(), docs.length);
+        long[] unresolved = rank.keySet().stream().mapToLong(Long::longValue).toArray();
+        Weight matching = searcher.createWeight(searcher.rewrite(LongPoint.newSetQuery(SeqNoFieldMapper.NAME, unresolved)),
             ScoreMode.COMPLETE_NO_SCORES, 1f);
         for (LeafReaderContext leaf : searcher.getIndexReader().leaves()) {
             Scorer scorer = matching.scorer(leaf);
@@ -148,6 +281,48 @@ final class HybridShardQuery extends Query {
             }
         }
         return docs;
+    }
+
+    /** Sets {@code docs[i]} where hint i is a live root holding seq_no i on this reader; which ranks it set. */
+    private boolean[] verifiedHints(IndexSearcher searcher, int[] docs) throws IOException {
+        boolean[] hinted = new boolean[docs.length];
+        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+        int maxDoc = searcher.getIndexReader().maxDoc();
+        // doc values only move forward: visit the hints in doc order, a leaf at a time
+        Integer[] order = new Integer[docs.length];
+        int n = 0;
+        for (int i = 0; i < docs.length; i++) {
+            if (lexicalDocHints[i] >= 0 && lexicalDocHints[i] < maxDoc) {
+                order[n++] = i;
+            }
+        }
+        Arrays.sort(order, 0, n, Comparator.comparingInt(i -> lexicalDocHints[i]));
+        LeafReaderContext leaf = null;
+        NumericDocValues seqNos = null;
+        BitSet roots = null;
+        Bits live = null;
+        int last = -1;
+        for (int j = 0; j < n; j++) {
+            int rank = order[j];
+            int doc = lexicalDocHints[rank];
+            if (leaf == null || doc >= leaf.docBase + leaf.reader().maxDoc()) {
+                leaf = leaves.get(ReaderUtil.subIndex(doc, leaves));
+                seqNos = leaf.reader().getNumericDocValues(SeqNoFieldMapper.NAME);
+                roots = rootDocs.getBitSet(leaf);
+                live = leaf.reader().getLiveDocs();
+                last = -1;
+            }
+            int local = doc - leaf.docBase;
+            if (seqNos == null || roots == null || !roots.get(local) || (live != null && !live.get(local)) || local == last) {
+                continue;
+            }
+            last = local;
+            if (seqNos.advanceExact(local) && seqNos.longValue() == lexicalSeqNos[rank]) {
+                docs[rank] = doc;
+                hinted[rank] = true;
+            }
+        }
+        return hinted;
     }
 
     private static String idOf(IndexSearcher searcher, int doc) {
@@ -173,8 +348,10 @@ final class HybridShardQuery extends Query {
     @Override
     public boolean equals(Object o) {
         return sameClassAs(o) && dense.equals(((HybridShardQuery) o).dense) && Arrays.equals(lexicalSeqNos, ((HybridShardQuery) o).lexicalSeqNos)
+            && Arrays.equals(lexicalDocHints, ((HybridShardQuery) o).lexicalDocHints)
             && Arrays.equals(lexicalScores, ((HybridShardQuery) o).lexicalScores) && fusion.equals(((HybridShardQuery) o).fusion)
-            && k == ((HybridShardQuery) o).k && rootDocs.equals(((HybridShardQuery) o).rootDocs);
+            && k == ((HybridShardQuery) o).k && rootDocs.equals(((HybridShardQuery) o).rootDocs)
+            && Objects.equals(explaining, ((HybridShardQuery) o).explaining);
     }
 
     @Override

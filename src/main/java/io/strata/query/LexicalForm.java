@@ -9,6 +9,7 @@ import org.opensearch.index.query.QueryBuilder;
 import org.opensearch.index.query.QueryBuilders;
 import org.opensearch.search.fetch.subphase.FetchSourceContext;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -28,15 +29,8 @@ final class LexicalForm {
         if (Levels.counts(levels, 0)) {
             max.add(textAndHeader("", text));
         }
-        List<Integer> childLevels = Levels.children(levels);
-        if (!childLevels.isEmpty()) {
-            QueryBuilder child = textAndHeader(ChunkDocuments.CHILDREN + ".", text);
-            if (childLevels.size() < MultiGranularQueryBuilder.MAX_LEVEL) {
-                // with every child level counted the filter is left out: it would hold for every child with a text (the
-                // parent's own level-0 entry has none), and it cost a conjunction on each child the text matched
-                child = QueryBuilders.boolQuery().must(child)
-                    .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
-            }
+        QueryBuilder child = childQuery(text, levels);
+        if (child != null) {
             NestedQueryBuilder nested = QueryBuilders.nestedQuery(ChunkDocuments.CHILDREN, child, ScoreMode.Max);
             if (innerHits > 0) {
                 nested.innerHit(new InnerHitBuilder(BestChildFetchSubPhase.FIELD).setSize(innerHits)
@@ -46,6 +40,45 @@ final class LexicalForm {
             max.add(nested);
         }
         return filter == null ? max : QueryBuilders.boolQuery().must(max).filter(filter);
+    }
+
+    /**
+     * The query a child chunk is scored with (its BM25 is the parent's lexical score when it is the best); null when no
+     * child level is counted.
+     */
+    static QueryBuilder childQuery(String text, List<Integer> levels) {
+        List<Integer> childLevels = Levels.children(levels);
+        if (childLevels.isEmpty()) {
+            return null;
+        }
+        QueryBuilder child = textAndHeader(ChunkDocuments.CHILDREN + ".", text);
+        if (childLevels.size() < MultiGranularQueryBuilder.MAX_LEVEL) {
+            // with every child level counted the filter is left out: it would hold for every child with a text (the
+            // parent's own level-0 entry has none), and it cost a conjunction on each child the text matched
+            child = QueryBuilders.boolQuery().must(child)
+                .filter(QueryBuilders.termsQuery(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, childLevels));
+        }
+        return child;
+    }
+
+    /**
+     * The lexical side's best chunks of one parent, best first, at most {@code n}, given its best children (best first) and
+     * its lexical score (the MAX of its own text's and its best child's): the parent's own text first when it scored the MAX
+     * (below it, the parent's own score is not known, so it is not listed), then the children.
+     */
+    static List<PlannedParentsQueryBuilder.SideChunk> bestChunks(float parentScore, List<PlannedParentsQueryBuilder.SideChunk> children,
+                                                                 int n) {
+        List<PlannedParentsQueryBuilder.SideChunk> out = new ArrayList<>();
+        if (children.isEmpty() || parentScore > children.get(0).score()) {
+            out.add(new PlannedParentsQueryBuilder.SideChunk(0, 0, parentScore));
+        }
+        for (PlannedParentsQueryBuilder.SideChunk c : children) {
+            if (out.size() >= n) {
+                break;
+            }
+            out.add(c);
+        }
+        return out;
     }
 
     /** BM25 of a chunk's text plus that of its header: either matching is a match; the scores add up. */

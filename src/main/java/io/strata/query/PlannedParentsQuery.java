@@ -29,7 +29,7 @@ import java.util.Objects;
  * scored with the score the coordinator planned. Nested children carry their parent's {@code _id} too, so only the parent
  * (root) document of each block is taken. Keeps what {@link BestChildFetchSubPhase} needs.
  */
-final class PlannedParentsQuery extends Query {
+final class PlannedParentsQuery extends Query implements ExplainedParents {
     private final MultiGranularQueryBuilder.Mode mode;
     private final Map<String, PlannedParentsQueryBuilder.Parent> parents;
     private final BitSetProducer rootDocs;
@@ -54,27 +54,33 @@ final class PlannedParentsQuery extends Query {
         this.words = words;
     }
 
-    MultiGranularQueryBuilder.Mode mode() {
+    @Override
+    public MultiGranularQueryBuilder.Mode mode() {
         return mode;
     }
 
-    PlannedParentsQueryBuilder.Parent parent(String id) {
-        return parents.get(id);
+    @Override
+    public PlannedParentsQueryBuilder.Parent parent(String id, int doc) {
+        return id == null ? null : parents.get(id);
     }
 
-    float[] vector() {
+    @Override
+    public float[] vector() {
         return vector;
     }
 
-    List<Integer> levels() {
+    @Override
+    public List<Integer> levels() {
         return levels;
     }
 
-    boolean explainChild() {
+    @Override
+    public boolean explainChild() {
         return explainChild;
     }
 
-    PlannedParentsQueryBuilder.EvidenceSpec evidence() {
+    @Override
+    public PlannedParentsQueryBuilder.EvidenceSpec evidence() {
         return evidence;
     }
 

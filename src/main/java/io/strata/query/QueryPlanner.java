@@ -152,10 +152,10 @@ final class QueryPlanner {
             }, listener::onFailure)));
             return query.pending(done::get);
         }
-        if (mode == MultiGranularQueryBuilder.Mode.HYBRID && restriction == null && !query.explains()
-            && oneLocalShard(request, cluster.state(), services)) {
+        if (mode == MultiGranularQueryBuilder.Mode.HYBRID && restriction == null && oneLocalShard(request, cluster.state(), services)) {
             // one shard, nothing restricting the query: its windows are the global ones, so the shard fuses them itself with
-            // the lexical window searched while the question is embedded (no dense sub-search, no lookup by _id)
+            // the lexical window searched while the question is embedded, and explains its parents (no dense sub-search, no
+            // lookup by _id, no second lexical search for the chunks)
             QueryPlanner direct = new QueryPlanner(query, services, mode, model, sideFilter, searches, null);
             context.registerAsyncAction((client, listener) -> direct.hybridShard(client, ActionListener.wrap(shardQuery -> {
                 done.set(shardQuery.boost(query.boost()).queryName(query.queryName()));
@@ -320,12 +320,6 @@ final class QueryPlanner {
     }
 
     /**
-     * Both sides' global windows, fused into the k best; the lexical side starts at once, overlapping the embedding. When
-     * the parents are explained, the lexical best chunks of the k fused parents are asked for afterwards ({@link
-     * #lexicalChunksOf}): inner hits for the whole lexical window (100 parents by default) made an {@code explain_child}
-     * search ~4× the cost of the same search without it (bin/strata-bench query).
-     */
-    /**
      * The hybrid form for the request's single shard ({@link HybridShardQueryBuilder}): the lexical window's search starts
      * at once, overlapping the embedding (that shard's statistics are the global ones: no dfs); the shard runs the dense
      * window and the fusion.
@@ -348,6 +342,8 @@ final class QueryPlanner {
             }
             SearchHit[] hits = lexical.get();
             long[] seqNos = new long[hits.length];
+            // the docs where the search found them: kept when it ran here (a search of another node's copy gives -1)
+            int[] docs = new int[hits.length];
             float[] scores = new float[hits.length];
             for (int i = 0; i < hits.length; i++) {
                 DocumentField seqNo = hits[i].field(SeqNoFieldMapper.NAME);
@@ -357,10 +353,12 @@ final class QueryPlanner {
                     return;
                 }
                 seqNos[i] = n.longValue();
+                docs[i] = hits[i].docId();
                 scores[i] = hits[i].getScore();
             }
             DenseParentsQueryBuilder perShard = query.perShardDense(vector.get(), window, denseCandidates(window), sideFilter, false);
-            once.onResponse(new HybridShardQueryBuilder(perShard, seqNos, scores, fusion, query.k(), query.queryText()));
+            once.onResponse(new HybridShardQueryBuilder(perShard, seqNos, docs, scores, fusion, query.k(), query.queryText(),
+                query.explainChild(), query.evidence()));
         };
         try {
             QueryBuilder lexicalQuery = LexicalForm.of(query.queryText(), query.levels(), sideFilter, 0);
@@ -392,6 +390,12 @@ final class QueryPlanner {
         return MultiGranularQueryBuilder.defaultCandidates(window);
     }
 
+    /**
+     * Both sides' global windows, fused into the k best; the lexical side starts at once, overlapping the embedding. When
+     * the parents are explained, the lexical best chunks of the k fused parents are asked for afterwards ({@link
+     * #lexicalChunksOf}): inner hits for the whole lexical window (100 parents by default) made an {@code explain_child}
+     * search ~4× the cost of the same search without it (bin/strata-bench query).
+     */
     private void hybrid(Client client, ActionListener<PlannedParentsQueryBuilder> listener) {
         Fusion fusion = fusion();
         int window = fusion.windowFor(query.k());
@@ -508,21 +512,16 @@ final class QueryPlanner {
      * not known, so it is not listed).
      */
     static List<PlannedParentsQueryBuilder.SideChunk> lexicalChunks(SearchHit hit, int n) {
-        List<PlannedParentsQueryBuilder.SideChunk> out = new ArrayList<>();
+        List<PlannedParentsQueryBuilder.SideChunk> children = new ArrayList<>();
         SearchHits inner = hit.getInnerHits() == null ? null : hit.getInnerHits().get(BestChildFetchSubPhase.FIELD);
-        SearchHit[] children = inner == null ? new SearchHit[0] : inner.getHits();
-        if (children.length == 0 || hit.getScore() > children[0].getScore()) {
-            out.add(new PlannedParentsQueryBuilder.SideChunk(0, 0, hit.getScore()));
-        }
-        for (SearchHit child : children) {
+        for (SearchHit child : inner == null ? new SearchHit[0] : inner.getHits()) {
             // a nested inner hit's _source is the child object itself
             Map<String, Object> c = child.getSourceAsMap();
-            if (out.size() < n && c != null && c.get(ChunkDocuments.LEVEL) instanceof Number level
-                && c.get(ChunkDocuments.ORDINAL) instanceof Number ordinal) {
-                out.add(new PlannedParentsQueryBuilder.SideChunk(level.intValue(), ordinal.intValue(), child.getScore()));
+            if (c != null && c.get(ChunkDocuments.LEVEL) instanceof Number level && c.get(ChunkDocuments.ORDINAL) instanceof Number ordinal) {
+                children.add(new PlannedParentsQueryBuilder.SideChunk(level.intValue(), ordinal.intValue(), child.getScore()));
             }
         }
-        return out;
+        return LexicalForm.bestChunks(hit.getScore(), children, n);
     }
 
     private PlannedParentsQueryBuilder.Planned planned() {

@@ -90,7 +90,7 @@ public class HybridShardQueryTests {
                 float[] lexical = { 9f, 5f, 1f };
                 for (Fusion fusion : List.of(Fusion.DEFAULT, new Fusion(Fusion.Method.RRF, 0.3, null, 60))) {
                     HybridShardQuery q = new HybridShardQuery(dense(3, new String[] { "a", "b", "c" }, new float[] { 0.9f, 0.8f, 0.8f }),
-                        seqNos, lexical, fusion, 4, roots, new TermQuery(new Term("text", "x")));
+                        seqNos, new int[] { -1, -1, -1 }, lexical, fusion, 4, roots, new TermQuery(new Term("text", "x")));
                     TopDocs top = searcher.search(q, 10);
                     List<Fusion.Fused> expected = new ArrayList<>();
                     for (Fusion.Fused f : fusion.fuse(List.of(new Fusion.SideHit("i", "a", 0.9f), new Fusion.SideHit("i", "b", 0.8f),
@@ -112,11 +112,59 @@ public class HybridShardQueryTests {
         }
     }
 
+    /**
+     * The docs where the lexical search found its parents are used where they still hold them; every other hint (another
+     * parent's doc, a nested child, a deleted parent, out of the reader, none) is looked up by seq_no: same hits either way.
+     */
+    @Test
+    public void testDocHints_thatStillHoldTheParentSkipTheSeqNoLookup_staleOnesAreLookedUp_sameHits() throws Exception {
+        try (ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
+            try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig())) {
+                block(w, "a", 10); // docs 0-2, the parent at 2
+                block(w, "b", 11); // 3-5
+                w.commit();
+                block(w, "c", 12); // 6-8 (a second segment)
+                block(w, "d", 13); // 9-11
+                w.commit();
+                w.deleteDocuments(new Term("pid", "d"));
+            }
+            try (DirectoryReader reader = DirectoryReader.open(dir)) {
+                assertEquals(2, reader.leaves().size());
+                IndexSearcher searcher = new IndexSearcher(reader);
+                QueryBitSetProducer roots = new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y")));
+                long[] seqNos = { 12, 10, 11, 13 };
+                float[] lexical = { 9f, 7f, 5f, 3f };
+                MultiGranularQuery dense = dense(2, new String[] { "b", "c" }, new float[] { 0.9f, 0.5f });
+                TopDocs expected = searcher.search(new HybridShardQuery(dense, seqNos, new int[] { -1, -1, -1, -1 }, lexical,
+                    Fusion.DEFAULT, 4, roots, new TermQuery(new Term("text", "x"))), 10);
+                assertEquals(3, expected.scoreDocs.length);
+                int[][] hints = {
+                    { 8, 2, 5, 11 }, // where each parent is (d deleted since)
+                    { 2, 8, 5, 11 }, // a and c swapped: each holds the other's seq_no
+                    { 7, 0, 4, 10 }, // nested children of the right parents
+                    { 8, 2, 99, -1 }, // out of the reader, none
+                };
+                int[] lookedUp = { 1, 3, 4, 2 };
+                for (int h = 0; h < hints.length; h++) {
+                    HybridShardQuery q = new HybridShardQuery(dense, seqNos, hints[h], lexical, Fusion.DEFAULT, 4, roots,
+                        new TermQuery(new Term("text", "x")));
+                    TopDocs top = searcher.search(q, 10);
+                    assertEquals("hints " + h, expected.scoreDocs.length, top.scoreDocs.length);
+                    for (int i = 0; i < top.scoreDocs.length; i++) {
+                        assertEquals("hints " + h + " #" + i, expected.scoreDocs[i].doc, top.scoreDocs[i].doc);
+                        assertEquals("hints " + h + " #" + i, expected.scoreDocs[i].score, top.scoreDocs[i].score, 0f);
+                    }
+                    assertEquals("hints " + h, lookedUp[h], q.seqNoLookups());
+                }
+            }
+        }
+    }
+
     @Test
     public void testBuilder_roundTripsOverTheWire() throws Exception {
         HybridShardQueryBuilder b = new HybridShardQueryBuilder(new DenseParentsQueryBuilder(new float[] { 0.25f, -1f }, 100, 200,
-            List.of(0, 2), null, false), new long[] { 7, 3 }, new float[] { 12.5f, 3f }, new Fusion(Fusion.Method.RRF, 0.3, 50, 20), 10,
-            "who wrote it");
+            List.of(0, 2), null, false), new long[] { 7, 3 }, new int[] { 40, -1 }, new float[] { 12.5f, 3f }, new Fusion(Fusion.Method.RRF, 0.3, 50, 20), 10,
+            "who wrote it", true, new Evidence(3, 2));
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             b.writeTo(out);
             HybridShardQueryBuilder read = new HybridShardQueryBuilder(out.bytes().streamInput());

@@ -94,8 +94,8 @@ public class PlannedParentsQueryTests {
                     assertEquals(fused.get(ids.get(ids.size() - 1)).fused().score(), sd.score, 0f);
                 }
                 assertEquals(List.of("src-0:2", "src-1:1", "src-4:3"), ids);
-                assertEquals(0.9f, query.parent("src-0:2").fused().score(), 0f);
-                assertNull(query.parent("src-2:2"));
+                assertEquals(0.9f, query.parent("src-0:2", -1).fused().score(), 0f);
+                assertNull(query.parent("src-2:2", -1));
             }
         }
     }
