@@ -252,13 +252,13 @@ final class HybridShardQuery extends Query implements ExplainedParents {
                 rank.putIfAbsent(lexicalSeqNos[i], i);
             }
         }
+        logger.debug("{} of {} lexical parents looked up by seq_no (their doc hint did not hold)", rank.size(), docs.length);
         if (rank.isEmpty()) {
             return docs;
         }
         synchronized (this) {
             seqNoLookups += rank.size();
         }
-        logger.debug("{} of {} lexical parents looked up by seq_no (their doc hint did not hold)", rank.size(), docs.length);
         long[] unresolved = rank.keySet().stream().mapToLong(Long::longValue).toArray();
         Weight matching = searcher.createWeight(searcher.rewrite(LongPoint.newSetQuery(SeqNoFieldMapper.NAME, unresolved)),
             ScoreMode.COMPLETE_NO_SCORES, 1f);
