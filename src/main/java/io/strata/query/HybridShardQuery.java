@@ -1,8 +1,8 @@
 package io.strata.query;
 
+import io.strata.chunkindex.ChunkDocuments;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedNumericDocValues;
