@@ -208,6 +208,23 @@ public class HybridQueryIT extends StrataRestTestCase {
         }
     }
 
+    /** At its largest (every parent of the index, evidence at its maxima) the shard's explained form is the planned one's. */
+    public void testExplainedOnTheShard_atEveryParentAndTheEvidenceMaxima_isThePlannedForm_andTheNodeStaysUp() throws Exception {
+        ingest("hxl", 1);
+        String mg = "{\"multi_granular\": {\"query_text\": " + quote(QUESTIONS.get(2)) + ", \"k\": 5000, \"explain_child\": true,"
+            + " \"evidence\": {\"chunks\": 20, \"sentences\": 10}}}";
+        String planned = "{\"bool\": {\"must\": [" + mg + "], \"filter\": [{\"exists\": {\"field\": \"text\"}}]}}";
+        List<Map<String, Object>> direct = search("hxl-chunks", mg, 5000);
+        List<Map<String, Object>> viaPlan = search("hxl-chunks", planned, 5000);
+        assertTrue("more hits than the default window: " + direct.size(), direct.size() > 100);
+        assertEquals(ids(viaPlan), ids(direct));
+        for (int i = 0; i < direct.size(); i++) {
+            assertSameAnswer("#" + i, viaPlan.get(i).get("_score"), direct.get(i).get("_score"));
+            assertSameAnswer("#" + i, viaPlan.get(i).get("fields"), direct.get(i).get("fields"));
+        }
+        assertNotEquals("the node answers, its shards assigned", "red", call("GET", "/_cluster/health", null).get("status"));
+    }
+
     public void testHybrid_rrfAndWeights_areTheDocumentedFormulas() throws Exception {
         ingest("hr", 2);
         String question = QUESTIONS.get(0);
