@@ -30,6 +30,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -89,6 +90,8 @@ public final class QueryBench {
     static final int[] SQ_BASE = { 3, FIRST_TEXT_METHOD, FIRST_TEXT_METHOD + 1 };
     /** The default hybrid with its dense window's beam = the window ({@code num_candidates} 100; the default is 2 × the window). */
     static final int BEAM_METHOD = FIRST_SQ_METHOD + SQ_BASE.length;
+    /** The question's embedding with the lexical mode's search of it sent at the same moment (the hybrid's overlap). */
+    static final int BESIDE_METHOD = BEAM_METHOD + 1;
     static final int HYBRID_WINDOW = 100;
     static final int CONTEXT_BUDGET = 512;
     static final String CONTEXT_PIPELINE = "strata-bench-context";
@@ -151,6 +154,12 @@ public final class QueryBench {
     private final float[] vectors;
     /** The topic of each parent (the centre its vectors and its topic words come from). */
     private final int[] topics;
+    /** Sends the search that runs beside an embedding ({@link #embedBesideLexical}). */
+    private final ExecutorService beside = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "bench-beside");
+        t.setDaemon(true);
+        return t;
+    });
 
     private QueryBench(RestClient client, int parents, int queries, int warmup, int dim) {
         this.client = client;
@@ -235,7 +244,9 @@ public final class QueryBench {
             new Method("sq: query_text mode dense, no _source", body -> search(SQ, body)),
             new Method("sq: query_text hybrid (default), no _source", body -> search(SQ, body)),
             // row 21: the hybrid's latency knob, its dense window's graph search at a beam of the window instead of twice it
-            new Method("query_text hybrid, num_candidates " + HYBRID_WINDOW + ", no _source", this::multiGranular) };
+            new Method("query_text hybrid, num_candidates " + HYBRID_WINDOW + ", no _source", this::multiGranular),
+            // row 22: what the hybrid's overlap costs the embedding: the two requests it overlaps, sent at the same moment
+            new Method("(ref) _embed beside a mode lexical search", this::embedBesideLexical) };
         String[][] warmBodies = bodies(warm, questions(warmup, SEED + 4));
         String[][] bodies = bodies(measured, questions(queries, SEED + 3));
         for (int i = 0; i < warm.length; i++) {
@@ -265,7 +276,7 @@ public final class QueryBench {
                 } else if (m == BEAM_METHOD) {
                     beamParents[i] = r.parents;
                 }
-                if (new HashSet<>(r.parents).size() < K && m != FIRST_TEXT_METHOD + 3) {
+                if (new HashSet<>(r.parents).size() < K && m != FIRST_TEXT_METHOD + 3 && m != BESIDE_METHOD) {
                     fewer[m]++;
                 }
             }
@@ -278,7 +289,7 @@ public final class QueryBench {
             "p99 ratio", "took p50", "recall@10", "<10 par.");
         for (int m = 0; m < methods.length; m++) {
             // the multi_granular row of the same kind; an sq row, the float row it repeats
-            int base = m == BEAM_METHOD ? FIRST_TEXT_METHOD : m >= FIRST_SQ_METHOD ? SQ_BASE[m - FIRST_SQ_METHOD] : m <= 2 ? 0 : m < FIRST_TEXT_METHOD ? 3 : FIRST_TEXT_METHOD;
+            int base = m == BESIDE_METHOD ? FIRST_TEXT_METHOD + 3 : m == BEAM_METHOD ? FIRST_TEXT_METHOD : m >= FIRST_SQ_METHOD ? SQ_BASE[m - FIRST_SQ_METHOD] : m <= 2 ? 0 : m < FIRST_TEXT_METHOD ? 3 : FIRST_TEXT_METHOD;
             double p50 = percentile(latency[m], 50);
             double p99 = percentile(latency[m], 99);
             System.out.printf(Locale.ROOT, "%-10s %-42s %8.2f %8.2f %10.2f %10.2f %10.1f %12.3f %8d%n", String.format(Locale.ROOT, "%,d", n),
@@ -321,6 +332,10 @@ public final class QueryBench {
         System.out.printf(Locale.ROOT, "hybrid, dense window beam %d (num_candidates) / the default beam %d: p50 %.2f x dense (default %.2f);"
             + " its top %d share %.3f of the default's parents%n", HYBRID_WINDOW, 2 * HYBRID_WINDOW,
             percentile(latency[BEAM_METHOD], 50) / percentile(latency[FIRST_TEXT_METHOD], 50), h50, K, beamShared / queries);
+        double alone = percentile(latency[FIRST_TEXT_METHOD + 3], 50);
+        System.out.printf(Locale.ROOT, "the embedding beside the lexical mode's search of the question (the hybrid's overlap): p50 %.2f ms"
+            + " against %.2f alone (+%.2f ms; the search alone %.2f ms)%n", percentile(latency[BESIDE_METHOD], 50), alone,
+            percentile(latency[BESIDE_METHOD], 50) - alone, percentile(latency[FIRST_TEXT_METHOD + 2], 50));
         double g50 = percentile(latency[2], 50) / percentile(latency[0], 50);
         double g99 = percentile(latency[2], 99) / percentile(latency[0], 99);
         System.out.printf(Locale.ROOT, "target k'=%d grouping + mget / multi_granular >= 5: p50 %.2f, p99 %.2f -> %s%n", K_GROUP, g50, g99,
@@ -735,7 +750,7 @@ public final class QueryBench {
 
     /** Request bodies per method and query, built before timing (the same vector text in every method). */
     private String[][] bodies(float[][] qs, String[] questions) throws IOException {
-        String[][] out = new String[BEAM_METHOD + 1][qs.length];
+        String[][] out = new String[BESIDE_METHOD + 1][qs.length];
         // naming the vector fields in excludes is what lets the k-NN plugin skip rebuilding them from its derived source
         // (["text"] alone costs a chunk document's 8 vectors per hit); both indices fetched alike
         String texts = "\"_source\": {\"includes\": [\"text\"], \"excludes\": [\"embedding\", \"children.embedding\"]}";
@@ -787,6 +802,8 @@ public final class QueryBench {
             }
             out[BEAM_METHOD][i] = "{\"size\": " + K + ", " + none + ", \"query\": {\"multi_granular\": {\"query_text\": " + question
                 + ", \"k\": " + K + ", \"num_candidates\": " + HYBRID_WINDOW + "}}}";
+            // the two bodies on two lines: the embedding's, then the lexical search's of the same question
+            out[BESIDE_METHOD][i] = out[FIRST_TEXT_METHOD + 3][i] + "\n" + out[FIRST_TEXT_METHOD + 2][i];
         }
         return out;
     }
@@ -821,6 +838,26 @@ public final class QueryBench {
     /** The embedding of one question through {@code _embed}: what {@code query_text} adds before any search. */
     private Result embedOnly(String body) throws IOException {
         call("POST", "/_plugins/_strata/_embed", body);
+        return new Result(List.of(), 0);
+    }
+
+    /**
+     * The question's embedding while the lexical mode's search of it runs (sent at the same moment from another client
+     * thread): the two pieces of work a hybrid query overlaps. Its latency against the embedding alone is what that overlap
+     * costs the embedding on this machine; the search (a third of the embedding's time) ends first.
+     */
+    private Result embedBesideLexical(String bodies) throws IOException {
+        int cut = bodies.indexOf('\n');
+        Future<Result> lexical = beside.submit(() -> multiGranular(bodies.substring(cut + 1)));
+        call("POST", "/_plugins/_strata/_embed", bodies.substring(0, cut));
+        try {
+            lexical.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        } catch (ExecutionException e) {
+            throw new IOException(e.getCause());
+        }
         return new Result(List.of(), 0);
     }
 
