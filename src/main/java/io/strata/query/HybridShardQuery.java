@@ -135,22 +135,14 @@ final class HybridShardQuery extends Query implements ExplainedParents {
             return ids.computeIfAbsent(x, d -> idOf(searcher, d)).compareTo(ids.computeIfAbsent(y, d -> idOf(searcher, d)));
         };
         List<ScoreDoc> hits = new ArrayList<>(k);
-        Map<Integer, PlannedParentsQueryBuilder.Parent> parents = new HashMap<>();
-        Weight children = explaining == null || explaining.children() == null ? null
-            : searcher.createWeight(searcher.rewrite(explaining.children()), ScoreMode.COMPLETE, 1f);
-        for (Fusion.Keyed<Integer> f : fusion.fuseKeyed(denseSide, lexicalSide, k, byId)) {
+        List<Fusion.Keyed<Integer>> top = fusion.fuseKeyed(denseSide, lexicalSide, k, byId);
+        for (Fusion.Keyed<Integer> f : top) {
             if (f.key() >= 0) {
                 hits.add(new ScoredDocsQuery.Explained(f.key(), f.score(), PlannedParentsQuery.sides(MultiGranularQueryBuilder.Mode.HYBRID,
                     f.dense(), f.lexical(), f.score(), f.denseShare(), f.lexicalShare())));
-                if (explaining != null) {
-                    // the fetch phase quotes these as it quotes a planned parent (its index and id are not needed there)
-                    Fusion.Fused fused = new Fusion.Fused(null, null, f.score(), f.dense(), f.lexical(), f.denseShare(), f.lexicalShare());
-                    parents.put(f.key(), new PlannedParentsQueryBuilder.Parent(fused,
-                        Float.isNaN(f.lexical()) ? null : lexicalChunks(searcher, children, f.key(), f.lexical())));
-                }
             }
         }
-        explained = parents;
+        explained = explaining == null ? Map.of() : explainedParents(searcher, top);
         if (explaining != null && explaining.evidence() != null) {
             // min_max normalises each side by its window's top and last score: evidence chunks are scaled alike
             boolean minMax = fusion.method() == Fusion.Method.MIN_MAX;
@@ -168,35 +160,75 @@ final class HybridShardQuery extends Query implements ExplainedParents {
     }
 
     /**
-     * The lexical side's best chunks of the parent {@code doc} (top-level), as the planned path's inner hits give them: its
-     * children at the counted levels scored by BM25 with this shard's statistics (the window's), best first (ties: the
-     * earlier child), after the parent's own text when that scored its MAX ({@link LexicalForm#bestChunks}).
+     * The fused parents as the fetch phase quotes them (as it quotes planned parents; their index and id are not needed
+     * there), by document: each side's score and share, and for a parent the lexical side found, its best lexical chunks.
      */
-    private List<PlannedParentsQueryBuilder.SideChunk> lexicalChunks(IndexSearcher searcher, Weight weight, int doc, float parentScore)
+    private Map<Integer, PlannedParentsQueryBuilder.Parent> explainedParents(IndexSearcher searcher, List<Fusion.Keyed<Integer>> top)
         throws IOException {
-        List<PlannedParentsQueryBuilder.SideChunk> children = new ArrayList<>();
-        if (weight != null) {
-            List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
-            LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(doc, leaves));
-            int parent = doc - leaf.docBase;
+        List<Integer> lexicalParents = new ArrayList<>();
+        for (Fusion.Keyed<Integer> f : top) {
+            if (f.key() >= 0 && !Float.isNaN(f.lexical())) {
+                lexicalParents.add(f.key());
+            }
+        }
+        Map<Integer, List<PlannedParentsQueryBuilder.SideChunk>> children = lexicalChildren(searcher, lexicalParents);
+        Map<Integer, PlannedParentsQueryBuilder.Parent> parents = new HashMap<>();
+        for (Fusion.Keyed<Integer> f : top) {
+            if (f.key() >= 0) {
+                Fusion.Fused fused = new Fusion.Fused(null, null, f.score(), f.dense(), f.lexical(), f.denseShare(), f.lexicalShare());
+                parents.put(f.key(), new PlannedParentsQueryBuilder.Parent(fused, Float.isNaN(f.lexical()) ? null
+                    : LexicalForm.bestChunks(f.lexical(), children.getOrDefault(f.key(), List.of()), explaining.chunks())));
+            }
+        }
+        return parents;
+    }
+
+    /**
+     * The lexical side's scored children of each parent document (top-level), best first (ties: the earlier child), as the
+     * planned path's inner hits give them: its children at the counted levels scored by BM25 with this shard's statistics
+     * (the window's). One scorer per segment walks the parents in document order (a parent's children are the block
+     * before it), not one per parent: at k 5,000 that was 5,000 scorers, each looking up every term of the question.
+     */
+    private Map<Integer, List<PlannedParentsQueryBuilder.SideChunk>> lexicalChildren(IndexSearcher searcher, List<Integer> parentDocs)
+        throws IOException {
+        Map<Integer, List<PlannedParentsQueryBuilder.SideChunk>> out = new HashMap<>();
+        if (explaining.children() == null || parentDocs.isEmpty()) {
+            return out;
+        }
+        Weight weight = searcher.createWeight(searcher.rewrite(explaining.children()), ScoreMode.COMPLETE, 1f);
+        int[] docs = parentDocs.stream().mapToInt(Integer::intValue).sorted().toArray();
+        List<LeafReaderContext> leaves = searcher.getIndexReader().leaves();
+        for (int i = 0; i < docs.length; ) {
+            LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(docs[i], leaves));
+            int end = leaf.docBase + leaf.reader().maxDoc();
             BitSet roots = rootDocs.getBitSet(leaf);
             Scorer scorer = roots == null ? null : weight.scorer(leaf);
-            if (scorer != null) {
-                SortedNumericDocValues level = DocValues.getSortedNumeric(leaf.reader(), ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
-                SortedNumericDocValues ordinal = DocValues.getSortedNumeric(leaf.reader(), ChunkDocuments.CHILDREN + "." + ChunkDocuments.ORDINAL);
+            if (scorer == null) {
+                while (i < docs.length && docs[i] < end) {
+                    i++;
+                }
+                continue;
+            }
+            SortedNumericDocValues level = DocValues.getSortedNumeric(leaf.reader(), ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL);
+            SortedNumericDocValues ordinal = DocValues.getSortedNumeric(leaf.reader(), ChunkDocuments.CHILDREN + "." + ChunkDocuments.ORDINAL);
+            DocIdSetIterator it = scorer.iterator();
+            for (; i < docs.length && docs[i] < end; i++) {
+                int parent = docs[i] - leaf.docBase;
                 int first = parent == 0 ? 0 : roots.prevSetBit(parent - 1) + 1;
-                DocIdSetIterator it = scorer.iterator();
-                for (int child = it.advance(first); child < parent; child = it.nextDoc()) {
+                List<PlannedParentsQueryBuilder.SideChunk> chunks = new ArrayList<>();
+                // the iterator only moves forward: it may already stand in (or past) this parent's block
+                for (int child = it.docID() >= first ? it.docID() : it.advance(first); child < parent; child = it.nextDoc()) {
                     if (level.advanceExact(child) && ordinal.advanceExact(child)) {
-                        children.add(new PlannedParentsQueryBuilder.SideChunk((int) level.nextValue(), (int) ordinal.nextValue(),
+                        chunks.add(new PlannedParentsQueryBuilder.SideChunk((int) level.nextValue(), (int) ordinal.nextValue(),
                             scorer.score()));
                     }
                 }
+                // stable: among equal scores the earlier child first, as the inner hits order them
+                chunks.sort((a, b) -> Float.compare(b.score(), a.score()));
+                out.put(docs[i], chunks);
             }
         }
-        // stable: among equal scores the earlier child first, as the inner hits order them
-        children.sort((a, b) -> Float.compare(b.score(), a.score()));
-        return LexicalForm.bestChunks(parentScore, children, explaining.chunks());
+        return out;
     }
 
     @Override

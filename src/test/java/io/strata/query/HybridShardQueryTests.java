@@ -1,20 +1,26 @@
 package io.strata.query;
 
+import io.strata.chunkindex.ChunkDocuments;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.SortedNumericDocValuesField;
 import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
+import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.NoMergePolicy;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.BoostQuery;
 import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.Explanation;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
@@ -27,9 +33,13 @@ import org.opensearch.index.mapper.SeqNoFieldMapper;
 import org.opensearch.index.mapper.Uid;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
 
 /**
  * The one-shard hybrid fusion on a real Lucene index laid out as OpenSearch lays out a chunk index: blocks of nested
@@ -156,6 +166,99 @@ public class HybridShardQueryTests {
                     }
                     assertEquals("hints " + h, lookedUp[h], q.seqNoLookups());
                 }
+            }
+        }
+    }
+
+    /**
+     * Explaining on the shard, each fused parent's lexical chunks are its children the child query matches, scored as
+     * that query scores each of them alone (an oracle per child: {@code explain}), best first, ties by the earlier child;
+     * parents in any order across segments, some without a matching child, one without children.
+     */
+    @Test
+    public void testExplaining_eachParentsLexicalChunks_areItsMatchingChildrenScoredOneByOne_bestFirst() throws Exception {
+        Random random = new Random(48);
+        String[] vocabulary = { "w", "x", "y", "z" };
+        int parents = 40;
+        List<String> ids = new ArrayList<>();
+        try (ByteBuffersDirectory dir = new ByteBuffersDirectory()) {
+            try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig().setMergePolicy(NoMergePolicy.INSTANCE))) {
+                for (int p = 0; p < parents; p++) {
+                    String id = "p" + p;
+                    ids.add(id);
+                    List<Document> block = new ArrayList<>();
+                    int children = p == 7 ? 0 : 1 + random.nextInt(6);
+                    for (int c = 0; c < children; c++) {
+                        Document child = doc(id, 1, false);
+                        StringBuilder text = new StringBuilder();
+                        for (int t = 1 + random.nextInt(4); t > 0; t--) {
+                            text.append(vocabulary[random.nextInt(vocabulary.length)]).append(' ');
+                        }
+                        child.add(new TextField(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, text.toString(), Field.Store.NO));
+                        child.add(new SortedNumericDocValuesField(ChunkDocuments.CHILDREN + "." + ChunkDocuments.LEVEL, c < 2 ? 1 : 2));
+                        child.add(new SortedNumericDocValuesField(ChunkDocuments.CHILDREN + "." + ChunkDocuments.ORDINAL, c));
+                        block.add(child);
+                    }
+                    block.add(doc(id, 100 + p, true));
+                    w.addDocuments(block);
+                    if (p % 15 == 14) {
+                        w.commit(); // three segments
+                    }
+                }
+            }
+            try (DirectoryReader reader = DirectoryReader.open(dir)) {
+                assertEquals(3, reader.leaves().size());
+                IndexSearcher searcher = new IndexSearcher(reader);
+                QueryBitSetProducer roots = new QueryBitSetProducer(new TermQuery(new Term(ROOT, "y")));
+                Query children = new BooleanQuery.Builder()
+                    .add(new TermQuery(new Term(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, "x")), BooleanClause.Occur.SHOULD)
+                    .add(new TermQuery(new Term(ChunkDocuments.CHILDREN + "." + ChunkDocuments.TEXT, "z")), BooleanClause.Occur.SHOULD)
+                    .build();
+                // both windows hold every parent, the lexical one in a shuffled order
+                float[] dense = new float[parents];
+                for (int p = 0; p < parents; p++) {
+                    dense[p] = random.nextFloat();
+                }
+                List<Integer> order = new ArrayList<>();
+                for (int p = 0; p < parents; p++) {
+                    order.add(p);
+                }
+                Collections.shuffle(order, random);
+                long[] seqNos = new long[parents];
+                float[] lexical = new float[parents];
+                for (int r = 0; r < parents; r++) {
+                    seqNos[r] = 100 + order.get(r);
+                    lexical[r] = 10f - r * 0.2f;
+                }
+                int chunks = 3;
+                int[] noHints = new int[parents];
+                Arrays.fill(noHints, -1);
+                HybridShardQuery q = new HybridShardQuery(dense(parents, ids.toArray(String[]::new), dense), seqNos, noHints,
+                    lexical, Fusion.DEFAULT, parents, roots, new TermQuery(new Term("text", "x")),
+                    new HybridShardQuery.Explaining(true, null, "x z", children, chunks));
+                TopDocs top = searcher.search(q, parents);
+                assertEquals(parents, top.scoreDocs.length);
+                int withChunks = 0;
+                for (ScoreDoc hit : top.scoreDocs) {
+                    PlannedParentsQueryBuilder.Parent parent = q.parent(null, hit.doc);
+                    int first = hit.doc - 1;
+                    while (first >= 0 && reader.storedFields().document(first).getBinaryValue(IdFieldMapper.NAME) == null) {
+                        first--; // children store no _id: back to the previous parent
+                    }
+                    List<PlannedParentsQueryBuilder.SideChunk> expected = new ArrayList<>();
+                    for (int child = first + 1, ordinal = 0; child < hit.doc; child++, ordinal++) {
+                        Explanation e = searcher.explain(children, child);
+                        if (e.isMatch()) {
+                            expected.add(new PlannedParentsQueryBuilder.SideChunk(ordinal < 2 ? 1 : 2, ordinal, e.getValue().floatValue()));
+                        }
+                    }
+                    expected.sort((a, b) -> Float.compare(b.score(), a.score()));
+                    assertEquals("parent at doc " + hit.doc, LexicalForm.bestChunks(parent.fused().lexical(), expected, chunks),
+                        parent.lexicalChunks());
+                    withChunks += expected.isEmpty() ? 0 : 1;
+                }
+                assertTrue("most parents have a matching child: " + withChunks, withChunks > parents / 2);
+                assertTrue("some have none: " + withChunks, withChunks < parents);
             }
         }
     }
